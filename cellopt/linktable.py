@@ -1,0 +1,83 @@
+"""The sparse table of candidate links: flat arrays, one row per (user, cell, resource)."""
+
+from __future__ import annotations
+
+import dataclasses
+
+import numpy as np
+import pandas as pd
+
+__all__ = ["LinkTable"]
+
+
+@dataclasses.dataclass(eq=False)
+class LinkTable:
+    """Candidate links of a network and their peak rates.
+
+    Rows are sorted by user, then by the cell's rank (strongest RSRP first), then by
+    resource. Indices are row positions in the network's cells and users tables.
+
+    Attributes
+    ----------
+    user, cell, resource : ndarray of int64, shape (L,)
+        User row, cell row and resource index of each link.
+    rsrp_dbm : ndarray, shape (L,)
+        Reference-signal received power of the cell at the user [dBm per 15 kHz], at the
+        cell's maximum power spread evenly over the band.
+    sinr_db : ndarray, shape (L,)
+        SINR on the resource [dB], interference from every cell in the network.
+    rate_mbps : ndarray, shape (L,)
+        Peak rate R_e = W_k η(γ) [Mbit/s]: what the user gets with all of resource k of
+        the cell.
+    n_users, n_cells : int
+        Sizes of the network's tables.
+    resource_mhz : ndarray, shape (K,)
+        Widths of the resources [MHz].
+    """
+
+    user: np.ndarray
+    cell: np.ndarray
+    resource: np.ndarray
+    rsrp_dbm: np.ndarray
+    sinr_db: np.ndarray
+    rate_mbps: np.ndarray
+    n_users: int
+    n_cells: int
+    resource_mhz: np.ndarray
+
+    COLUMNS = ("user", "cell", "resource", "rsrp_dbm", "sinr_db", "rate_mbps")
+
+    @property
+    def n_resources(self) -> int:
+        return len(self.resource_mhz)
+
+    def __len__(self) -> int:
+        return len(self.user)
+
+    @property
+    def nbytes(self) -> int:
+        """Memory held by the link arrays [bytes]."""
+        return sum(getattr(self, c).nbytes for c in self.COLUMNS)
+
+    def to_frame(self) -> pd.DataFrame:
+        """The links as a DataFrame with the columns of :attr:`COLUMNS`."""
+        return pd.DataFrame({c: getattr(self, c) for c in self.COLUMNS})
+
+    def best_by(self, column: str = "rsrp_dbm") -> np.ndarray:
+        """For each user, the cell of its link with the largest `column` (−1: no link).
+
+        Returns
+        -------
+        ndarray of int64, shape (n_users,)
+        """
+        values = getattr(self, column)
+        order = np.lexsort((-values, self.user))
+        first = np.ones(len(order), bool)
+        first[1:] = self.user[order][1:] != self.user[order][:-1]
+        best = np.full(self.n_users, -1, dtype=np.int64)
+        best[self.user[order][first]] = self.cell[order][first]
+        return best
+
+    def __repr__(self) -> str:
+        return (f"LinkTable({len(self)} links, {self.n_users} users, {self.n_cells} cells, "
+                f"{self.n_resources} resource(s), {self.nbytes / 2**20:.1f} MiB)")

@@ -1,0 +1,449 @@
+"""The network data model: cells and users as GeoDataFrames in a metric CRS, plus the band.
+
+Tables live here, at the edge of the library; :meth:`Network.cell_arrays` and
+:meth:`Network.user_arrays` are the one conversion to the flat arrays that the radio
+model and the solvers work on.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+from collections.abc import Mapping
+from typing import Any
+
+import geopandas as gpd
+import numpy as np
+import pandas as pd
+import pyproj
+import shapely
+
+from cellopt.errors import ValidationError, describe_rows
+
+__all__ = ["CELL_COLUMNS", "OWNERS", "TIERS", "USER_COLUMNS", "Network", "cells_frame", "users_frame"]
+
+TIERS = ("macro", "pico", "femto")
+OWNERS = ("operator", "third_party")
+
+#: Required cell columns, their meaning and unit (besides ``geometry``, a Point in metres).
+CELL_COLUMNS: dict[str, str] = {
+    "cell_id": "unique id of the cell (sector or omni site)",
+    "site_id": "id of the site (mast); sectors of one site share it",
+    "tier": "one of 'macro', 'pico', 'femto'",
+    "owner": "'operator' or 'third_party'",
+    "height_m": "antenna height above ground [m]",
+    "azimuth_deg": "boresight, degrees clockwise from north; NaN = omnidirectional",
+    "antenna_gain_dbi": "boresight antenna gain [dBi]",
+    "tx_power_dbm": "maximum transmit power over the whole band [dBm]",
+    "backhaul_mbps": "backhaul capacity [Mbit/s]; inf = unlimited",
+    "price_per_mbps": "access price [utility per Mbit/s]; 0 for operator cells",
+}
+
+#: Required user columns (besides ``geometry``, a Point in metres).
+USER_COLUMNS: dict[str, str] = {
+    "user_id": "unique id of the user",
+    "indoor": "True if the user is indoors (wall loss applies)",
+    "weight": "utility weight w_i > 0 (default 1)",
+    "demand_mbps": "traffic demand [Mbit/s]; inf = elastic (full buffer)",
+}
+
+
+def _points(x_m: np.ndarray, y_m: np.ndarray, crs: Any) -> gpd.GeoSeries:
+    return gpd.GeoSeries(shapely.points(np.asarray(x_m, float), np.asarray(y_m, float)), crs=crs)
+
+
+def _column(value: Any, n: int, dtype: Any) -> np.ndarray:
+    """Broadcast a scalar or length-n sequence to a length-n array (no silent truncation)."""
+    arr = np.asarray(value, dtype=dtype)
+    if arr.ndim == 0:
+        return np.full(n, arr.item(), dtype=dtype)
+    if arr.shape != (n,):
+        raise ValidationError(f"expected a scalar or {n} values, got shape {arr.shape}")
+    return arr
+
+
+def cells_frame(
+    x_m: np.ndarray,
+    y_m: np.ndarray,
+    *,
+    crs: Any,
+    tier: str | np.ndarray,
+    tx_power_dbm: float | np.ndarray,
+    antenna_gain_dbi: float | np.ndarray,
+    site_id: np.ndarray | None = None,
+    cell_id: np.ndarray | None = None,
+    owner: str | np.ndarray = "operator",
+    height_m: float | np.ndarray = 10.0,
+    azimuth_deg: float | np.ndarray = np.nan,
+    backhaul_mbps: float | np.ndarray = np.inf,
+    price_per_mbps: float | np.ndarray = 0.0,
+    **extra: Any,
+) -> gpd.GeoDataFrame:
+    """Build a cells table with every required column.
+
+    Parameters
+    ----------
+    x_m, y_m : ndarray, shape (n,)
+        Positions in metres in `crs`.
+    crs : pyproj.CRS or str
+        A projected, metric CRS.
+    tier, tx_power_dbm, antenna_gain_dbi, owner, height_m, azimuth_deg, backhaul_mbps, price_per_mbps
+        Scalars or arrays of shape (n,); see :data:`CELL_COLUMNS` for units.
+    site_id, cell_id : ndarray, shape (n,), optional
+        Default: ``0..n-1`` (every cell its own site).
+    **extra
+        Further columns, kept as they are.
+
+    Returns
+    -------
+    geopandas.GeoDataFrame
+    """
+    n = len(np.asarray(x_m))
+    ids = np.arange(n)
+    data = {
+        "cell_id": ids if cell_id is None else np.asarray(cell_id),
+        "site_id": ids if site_id is None else np.asarray(site_id),
+        "tier": _column(tier, n, object),
+        "owner": _column(owner, n, object),
+        "height_m": _column(height_m, n, float),
+        "azimuth_deg": _column(azimuth_deg, n, float),
+        "antenna_gain_dbi": _column(antenna_gain_dbi, n, float),
+        "tx_power_dbm": _column(tx_power_dbm, n, float),
+        "backhaul_mbps": _column(backhaul_mbps, n, float),
+        "price_per_mbps": _column(price_per_mbps, n, float),
+    }
+    data.update({k: np.asarray(v) for k, v in extra.items()})
+    return gpd.GeoDataFrame(data, geometry=_points(x_m, y_m, crs).values, crs=crs)
+
+
+def users_frame(
+    x_m: np.ndarray,
+    y_m: np.ndarray,
+    *,
+    crs: Any,
+    user_id: np.ndarray | None = None,
+    indoor: bool | np.ndarray = False,
+    weight: float | np.ndarray = 1.0,
+    demand_mbps: float | np.ndarray = np.inf,
+    **extra: Any,
+) -> gpd.GeoDataFrame:
+    """Build a users table with every required column (see :data:`USER_COLUMNS`).
+
+    Parameters
+    ----------
+    x_m, y_m : ndarray, shape (n,)
+        Positions in metres in `crs`.
+    crs : pyproj.CRS or str
+        A projected, metric CRS.
+    user_id : ndarray, shape (n,), optional
+        Default ``0..n-1``.
+    indoor, weight, demand_mbps
+        Scalars or arrays of shape (n,).
+
+    Returns
+    -------
+    geopandas.GeoDataFrame
+    """
+    n = len(np.asarray(x_m))
+    data = {
+        "user_id": np.arange(n) if user_id is None else np.asarray(user_id),
+        "indoor": _column(indoor, n, bool),
+        "weight": _column(weight, n, float),
+        "demand_mbps": _column(demand_mbps, n, float),
+    }
+    data.update({k: np.asarray(v) for k, v in extra.items()})
+    return gpd.GeoDataFrame(data, geometry=_points(x_m, y_m, crs).values, crs=crs)
+
+
+@dataclasses.dataclass(eq=False)
+class Network:
+    """Cells, users and the band of one cellular network.
+
+    Parameters
+    ----------
+    cells : geopandas.GeoDataFrame
+        One row per cell with the columns of :data:`CELL_COLUMNS` and Point geometries
+        in a projected, metric CRS.
+    users : geopandas.GeoDataFrame, optional
+        One row per user with the columns of :data:`USER_COLUMNS`, same CRS. Default: none.
+    bandwidth_mhz : float
+        Total bandwidth W [MHz].
+    resource_mhz : array_like, shape (K,), optional
+        Widths W_k of the K resources (subbands) [MHz], summing to `bandwidth_mhz`.
+        Default: one resource, the whole band.
+    region : shapely.Polygon, optional
+        The service area in the same CRS (users are dropped here; densities refer to it).
+    wrap_shifts_m : ndarray, shape (n_images, 2), optional
+        Translation vectors [m] of the wraparound images, the zero shift included; set by
+        :func:`cellopt.topology.hex_grid`. None: no wraparound.
+
+    Notes
+    -----
+    Builders in :mod:`cellopt.topology` return new networks and never modify their input.
+    Geographic input is projected once by :meth:`from_frames`; distances are never taken
+    in degrees.
+    """
+
+    cells: gpd.GeoDataFrame
+    users: gpd.GeoDataFrame | None = None
+    bandwidth_mhz: float = 10.0
+    resource_mhz: np.ndarray | None = None
+    region: shapely.Geometry | None = None
+    wrap_shifts_m: np.ndarray | None = None
+
+    def __post_init__(self) -> None:
+        if self.users is None:
+            self.users = users_frame(np.empty(0), np.empty(0), crs=self.cells.crs)
+        if self.resource_mhz is None:
+            self.resource_mhz = np.array([self.bandwidth_mhz], dtype=float)
+        self.resource_mhz = np.atleast_1d(np.asarray(self.resource_mhz, dtype=float))
+        if self.wrap_shifts_m is not None:
+            self.wrap_shifts_m = np.asarray(self.wrap_shifts_m, dtype=float).reshape(-1, 2)
+
+    # ------------------------------------------------------------------ construction
+    @classmethod
+    def from_frames(
+        cls,
+        cells: gpd.GeoDataFrame,
+        users: gpd.GeoDataFrame | None = None,
+        *,
+        crs: Any = None,
+        **kwargs: Any,
+    ) -> Network:
+        """Build a network from tables, projecting geographic input once.
+
+        Parameters
+        ----------
+        cells, users : geopandas.GeoDataFrame
+            Tables with a CRS. Geographic ones (e.g. EPSG:4326) are projected to `crs`.
+        crs : pyproj.CRS or str, optional
+            Target metric CRS. Default: the cells' CRS if it is projected, else the UTM
+            zone of the cells (``estimate_utm_crs``).
+        **kwargs
+            ``bandwidth_mhz``, ``resource_mhz``, ``region``, ``wrap_shifts_m``.
+        """
+        for name, frame in (("cells", cells), ("users", users)):
+            if frame is not None and frame.crs is None:
+                raise ValidationError(
+                    f"{name} table has no CRS; fix: set one, e.g. frame.set_crs('EPSG:4326')"
+                )
+        if crs is None:
+            crs = cells.crs if cells.crs.is_projected else cells.estimate_utm_crs()
+        cells = cells.to_crs(crs)
+        users = users.to_crs(crs) if users is not None else None
+        return cls(cells=cells, users=users, **kwargs).validate()
+
+    def replace(self, **changes: Any) -> Network:
+        """A copy with some fields replaced (tables are not copied)."""
+        return dataclasses.replace(self, **changes)
+
+    def add_cells(self, new: gpd.GeoDataFrame) -> Network:
+        """A copy with the cells of `new` appended; integer ids continue the existing ones."""
+        return self.replace(cells=_append(self.cells, new, "cell_id", "site_id"))
+
+    def add_users(self, new: gpd.GeoDataFrame) -> Network:
+        """A copy with the users of `new` appended; integer ids continue the existing ones."""
+        return self.replace(users=_append(self.users, new, "user_id"))
+
+    # ------------------------------------------------------------------ views
+    @property
+    def crs(self) -> pyproj.CRS:
+        """The network's projected CRS."""
+        return self.cells.crs
+
+    @property
+    def n_cells(self) -> int:
+        return len(self.cells)
+
+    @property
+    def n_users(self) -> int:
+        return len(self.users)
+
+    @property
+    def n_resources(self) -> int:
+        return len(self.resource_mhz)
+
+    @property
+    def area_km2(self) -> float:
+        """Area of :attr:`region` [km²] (NaN without a region)."""
+        return float("nan") if self.region is None else self.region.area / 1e6
+
+    def cell_arrays(self) -> dict[str, np.ndarray]:
+        """Flat arrays of the cells: ``x_m, y_m``, numeric columns, and integer codes.
+
+        Returns
+        -------
+        dict of ndarray, each of shape (n_cells,)
+            ``x_m, y_m, height_m, azimuth_deg, antenna_gain_dbi, tx_power_dbm,
+            backhaul_mbps, price_per_mbps``; ``tier`` as codes into :data:`TIERS`;
+            ``site`` as codes 0..n_sites-1 of ``site_id``; ``third_party`` as bool.
+        """
+        c = self.cells
+        out = {"x_m": c.geometry.x.to_numpy(float), "y_m": c.geometry.y.to_numpy(float)}
+        for col in ("height_m", "azimuth_deg", "antenna_gain_dbi", "tx_power_dbm",
+                    "backhaul_mbps", "price_per_mbps"):
+            out[col] = c[col].to_numpy(float)
+        out["tier"] = pd.Categorical(c["tier"], categories=TIERS).codes.astype(np.int8)
+        out["site"] = pd.factorize(c["site_id"])[0]
+        out["third_party"] = (c["owner"] == "third_party").to_numpy(bool)
+        return out
+
+    def user_arrays(self) -> dict[str, np.ndarray]:
+        """Flat arrays of the users: ``x_m, y_m, indoor, weight, demand_mbps``, shape (n_users,)."""
+        u = self.users
+        return {
+            "x_m": u.geometry.x.to_numpy(float),
+            "y_m": u.geometry.y.to_numpy(float),
+            "indoor": u["indoor"].to_numpy(bool),
+            "weight": u["weight"].to_numpy(float),
+            "demand_mbps": u["demand_mbps"].to_numpy(float),
+        }
+
+    # ------------------------------------------------------------------ validation
+    def validate(self) -> Network:
+        """Check every table and the band; return self.
+
+        Raises
+        ------
+        ValidationError
+            Listing every problem found, each with the offending rows and the fix.
+        """
+        problems: list[str] = []
+        problems += _check_crs(self.cells, "cells")
+        if self.users.crs != self.cells.crs and len(self.users):
+            problems.append(
+                "users and cells are in different CRSs; fix: users.to_crs(cells.crs)"
+            )
+        problems += _check_table(self.cells, "cells", CELL_COLUMNS, "cell_id", _cell_rules)
+        problems += _check_table(self.users, "users", USER_COLUMNS, "user_id", _user_rules)
+        problems += _check_band(self.bandwidth_mhz, self.resource_mhz)
+        if problems:
+            raise ValidationError(problems)
+        return self
+
+    def __repr__(self) -> str:
+        tiers = self.cells["tier"].value_counts().to_dict() if self.n_cells else {}
+        return (
+            f"Network({self.n_cells} cells {tiers}, {self.n_users} users, "
+            f"{self.bandwidth_mhz:g} MHz in {self.n_resources} resource(s), crs={self.crs})"
+        )
+
+
+def _append(old: gpd.GeoDataFrame, new: gpd.GeoDataFrame, *id_cols: str) -> gpd.GeoDataFrame:
+    new = new.copy()
+    if old.crs is not None and new.crs != old.crs:
+        new = new.to_crs(old.crs)
+    for col in id_cols:
+        if len(old) and pd.api.types.is_integer_dtype(old[col]) and pd.api.types.is_integer_dtype(
+            new[col]
+        ):
+            new[col] = new[col] - new[col].min() + old[col].max() + 1
+    if not len(old):
+        return new
+    return gpd.GeoDataFrame(pd.concat([old, new], ignore_index=True), crs=old.crs)
+
+
+# ---------------------------------------------------------------------- checks
+def _check_crs(frame: gpd.GeoDataFrame, name: str) -> list[str]:
+    crs = frame.crs
+    if crs is None:
+        return [f"{name} table has no CRS; fix: set a projected metric CRS (frame.set_crs(...))"]
+    if not crs.is_projected:
+        return [
+            f"{name} table is in a geographic CRS ({crs.to_string()}); distances must be in "
+            "metres; fix: build the network with Network.from_frames(...), which projects "
+            "to UTM, or frame.to_crs(frame.estimate_utm_crs())"
+        ]
+    units = {axis.unit_name for axis in crs.axis_info}
+    if not units <= {"metre", "meter"}:
+        return [f"{name} CRS {crs.to_string()} is in {sorted(units)}, not metres; fix: to_crs a "
+                "metric CRS such as UTM"]
+    return []
+
+
+def _finite(v: pd.Series) -> np.ndarray:
+    return np.isfinite(pd.to_numeric(v, errors="coerce").to_numpy(float))
+
+
+def _num(v: pd.Series) -> np.ndarray:
+    return pd.to_numeric(v, errors="coerce").to_numpy(float)
+
+
+# Each rule: (column, bad-mask function, what is wrong, fix).
+_cell_rules = [
+    ("tier", lambda v: ~v.isin(TIERS).to_numpy(), "unknown tier",
+     f"use one of {list(TIERS)}"),
+    ("owner", lambda v: ~v.isin(OWNERS).to_numpy(), "unknown owner",
+     f"use one of {list(OWNERS)}"),
+    ("height_m", lambda v: ~(_finite(v) & (_num(v) >= 0)), "height_m is not a finite value ≥ 0",
+     "give antenna heights in metres"),
+    ("azimuth_deg", lambda v: ~(np.isnan(_num(v)) | ((_num(v) >= 0) & (_num(v) < 360))),
+     "azimuth_deg is outside [0, 360)", "give bearings clockwise from north in [0, 360), "
+     "or NaN for omni cells"),
+    ("antenna_gain_dbi", lambda v: ~_finite(v), "antenna_gain_dbi is not finite",
+     "give the boresight gain in dBi"),
+    ("tx_power_dbm", lambda v: ~_finite(v), "tx_power_dbm is not finite",
+     "give the maximum transmit power in dBm (e.g. 46 macro, 30 pico, 20 femto)"),
+    ("backhaul_mbps", lambda v: np.isnan(_num(v)) | (_num(v) < 0),
+     "backhaul_mbps is negative or NaN", "give a capacity ≥ 0 in Mbit/s, or inf for unlimited"),
+    ("price_per_mbps", lambda v: ~(_finite(v) & (_num(v) >= 0)),
+     "price_per_mbps is negative or not finite", "give a price ≥ 0 per Mbit/s"),
+]
+
+_user_rules = [
+    ("indoor", lambda v: ~v.isin([True, False]).to_numpy(), "indoor is not a boolean",
+     "set indoor to True or False"),
+    ("weight", lambda v: ~(_finite(v) & (_num(v) > 0)), "weight is not a finite value > 0",
+     "give positive weights (1 for all equal)"),
+    ("demand_mbps", lambda v: np.isnan(_num(v)) | (_num(v) <= 0),
+     "demand_mbps is not > 0", "give a demand > 0 in Mbit/s, or inf for elastic traffic"),
+]
+
+
+def _check_table(
+    frame: gpd.GeoDataFrame,
+    name: str,
+    columns: Mapping[str, str],
+    id_col: str,
+    rules: list,
+) -> list[str]:
+    missing = [c for c in columns if c not in frame.columns]
+    if missing:
+        return [f"{name} table lacks columns {missing}; fix: add them (see cellopt.network."
+                f"{name.upper()[:-1]}_COLUMNS) or build the table with cellopt.network."
+                f"{name[:-1]}s_frame"]
+    if not len(frame):
+        return []
+    ids = frame[id_col].to_numpy()
+    problems = []
+
+    def report(bad: np.ndarray, what: str, fix: str) -> None:
+        pos = np.flatnonzero(bad)
+        if len(pos):
+            problems.append(f"{name} {describe_rows(pos, ids[pos])}: {what}; fix: {fix}")
+
+    report(frame[id_col].isna().to_numpy(), f"{id_col} is missing", f"give every row an {id_col}")
+    report(frame[id_col].duplicated(keep=False).to_numpy(), f"duplicate {id_col}",
+           f"make {id_col} unique")
+    geom = frame.geometry
+    is_point = (geom.geom_type == "Point").to_numpy() & ~geom.is_empty.to_numpy()
+    report(~is_point, "geometry is not a non-empty Point", "give one point per row")
+    xy = shapely.get_coordinates(geom[is_point].values)
+    finite = np.zeros(len(frame), bool)
+    finite[np.flatnonzero(is_point)] = np.isfinite(xy).all(axis=1)
+    report(is_point & ~finite, "coordinate is NaN or infinite", "drop or fix these positions")
+    for col, bad, what, fix in rules:
+        report(np.asarray(bad(frame[col]), bool), what, fix)
+    return problems
+
+
+def _check_band(bandwidth_mhz: float, resource_mhz: np.ndarray) -> list[str]:
+    if not (np.isfinite(bandwidth_mhz) and bandwidth_mhz > 0):
+        return [f"bandwidth_mhz is {bandwidth_mhz}; fix: give a positive bandwidth in MHz"]
+    bad = np.flatnonzero(~(np.isfinite(resource_mhz) & (resource_mhz > 0)))
+    if len(bad):
+        return [f"resource_mhz entries {bad.tolist()} are not positive; fix: give positive "
+                "subband widths in MHz"]
+    if not np.isclose(resource_mhz.sum(), bandwidth_mhz, rtol=1e-9, atol=0):
+        return [f"resource_mhz sums to {resource_mhz.sum():g} MHz, not bandwidth_mhz = "
+                f"{bandwidth_mhz:g}; fix: make the subband widths add up to the band"]
+    return []

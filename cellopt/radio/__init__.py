@@ -1,0 +1,27 @@
+"""The radio model: path loss, antennas, shadowing, noise, SINR, rates and the link table."""
+
+from cellopt.radio.antenna import angle_off_boresight_deg, sector_gain_db
+from cellopt.radio.links import coupling_db, link_table, resource_power_dbm
+from cellopt.radio.model import RadioModel, sinr_db, thermal_noise_dbm
+from cellopt.radio.pathloss import free_space, tr36814_macro, tr36814_pico
+from cellopt.radio.shadowing import standard_normal_hash
+from cellopt.radio.spectral import SPECTRAL_EFFICIENCY, shannon, shannon_gap, tr36942
+
+__all__ = [
+    "SPECTRAL_EFFICIENCY",
+    "RadioModel",
+    "angle_off_boresight_deg",
+    "coupling_db",
+    "free_space",
+    "link_table",
+    "resource_power_dbm",
+    "sector_gain_db",
+    "shannon",
+    "shannon_gap",
+    "sinr_db",
+    "standard_normal_hash",
+    "thermal_noise_dbm",
+    "tr36814_macro",
+    "tr36814_pico",
+    "tr36942",
+]

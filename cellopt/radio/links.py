@@ -1,0 +1,185 @@
+"""Build the sparse link table: candidate cells per user, SINR per resource, peak rates."""
+
+from __future__ import annotations
+
+import os
+from concurrent.futures import ThreadPoolExecutor
+
+import numpy as np
+
+from cellopt.errors import ValidationError
+from cellopt.linktable import LinkTable
+from cellopt.network import Network
+from cellopt.radio.model import RSRP_SUBCARRIER_HZ, Coupling, RadioModel, thermal_noise_dbm
+
+__all__ = ["coupling_db", "link_table", "resource_power_dbm", "shadowing_seed"]
+
+#: Elements (users × cells) of one block; a few arrays of this size are alive per worker.
+BLOCK_ELEMENTS = 1 << 20
+
+
+def shadowing_seed(rng: np.random.Generator | int | None) -> int:
+    """The integer that keys shadowing: an int seed as it is, or one drawn from a Generator."""
+    if isinstance(rng, (int, np.integer)):
+        if rng < 0:
+            raise ValidationError(f"rng={rng}; fix: give a seed ≥ 0")
+        return int(rng)
+    return int(np.random.default_rng(rng).integers(0, 2**63))
+
+
+def resource_power_dbm(network: Network, power_dbm: np.ndarray | None = None) -> np.ndarray:
+    """Transmit power of every cell on every resource [dBm], shape (n_cells, K).
+
+    Parameters
+    ----------
+    network : Network
+    power_dbm : ndarray, shape (n_cells,) or (n_cells, K), optional
+        Shape (n_cells, K): the power on each resource as given (−inf = off). Shape
+        (n_cells,): a total power spread over the band in proportion to resource width.
+        Default: each cell's ``tx_power_dbm`` spread over the band.
+    """
+    share_db = 10.0 * np.log10(network.resource_mhz / network.bandwidth_mhz)
+    if power_dbm is None:
+        power_dbm = network.cells["tx_power_dbm"].to_numpy(float)
+    p = np.asarray(power_dbm, dtype=float)
+    if p.shape == (network.n_cells,):
+        return p[:, None] + share_db[None, :]
+    if p.shape != (network.n_cells, network.n_resources):
+        raise ValidationError(f"power_dbm has shape {p.shape}; fix: give shape ({network.n_cells},)"
+                              f" or ({network.n_cells}, {network.n_resources})")
+    if np.isnan(p).any() or (p == np.inf).any():
+        raise ValidationError("power_dbm has NaN or +inf entries; fix: give powers in dBm, "
+                              "-inf for a cell that is off")
+    return p
+
+
+def coupling_db(
+    network: Network,
+    *,
+    model: RadioModel | None = None,
+    rng: np.random.Generator | int | None = None,
+    users: np.ndarray | None = None,
+) -> np.ndarray:
+    """Dense coupling gains [dB] between users and every cell (small networks, tests, plots).
+
+    Parameters
+    ----------
+    network : Network
+    model : RadioModel, optional
+    rng : int or numpy.random.Generator, optional
+        Shadowing seed; the same seed gives the same shadowing as :func:`link_table`.
+    users : ndarray of int, shape (U,), optional
+        User rows; default all.
+
+    Returns
+    -------
+    ndarray, shape (U, n_cells)
+    """
+    users = np.arange(network.n_users) if users is None else np.asarray(users)
+    return Coupling(network, model or RadioModel(), shadowing_seed(rng)).gain_db(users)
+
+
+def link_table(
+    network: Network,
+    n_candidates: int = 8,
+    window_db: float | None = None,
+    *,
+    model: RadioModel | None = None,
+    power_dbm: np.ndarray | None = None,
+    rng: np.random.Generator | int | None = None,
+    workers: int | None = None,
+) -> LinkTable:
+    """Candidate links of every user with RSRP, SINR and peak rate per resource.
+
+    Each user keeps its `n_candidates` strongest cells by RSRP, and of those only the ones
+    within `window_db` of its best if a window is given. Interference on each resource
+    sums over every cell of the network, candidate or not. Users are processed in blocks
+    of about :data:`BLOCK_ELEMENTS` user–cell pairs, on `workers` threads, so memory
+    grows with the number of links, never with users × cells.
+
+    Parameters
+    ----------
+    network : Network
+    n_candidates : int
+        Candidate cells per user (8).
+    window_db : float, optional
+        Keep only candidates whose RSRP is within this many dB of the user's best.
+    model : RadioModel, optional
+        Radio parameters; default :class:`RadioModel` ().
+    power_dbm : ndarray, shape (n_cells,) or (n_cells, K), optional
+        Transmit powers for the SINR; see :func:`resource_power_dbm`.
+    rng : int or numpy.random.Generator, optional
+        Shadowing seed (same seed → same shadowing, whatever the block size or workers).
+    workers : int, optional
+        Threads (numpy releases the GIL); default the number of CPUs.
+
+    Returns
+    -------
+    LinkTable
+        ``n_users × min(n_candidates, n_cells) × K`` links at most.
+    """
+    network.validate()
+    if network.n_cells == 0:
+        raise ValidationError("the network has no cells; fix: add cells before building links")
+    if int(n_candidates) != n_candidates or n_candidates < 1:
+        raise ValidationError(f"n_candidates={n_candidates}; fix: give a whole number ≥ 1")
+    if window_db is not None and not window_db >= 0:
+        raise ValidationError(f"window_db={window_db}; fix: give a window ≥ 0 dB or None")
+    model = model or RadioModel()
+    coupling = Coupling(network, model, shadowing_seed(rng))
+    power_mw = 10.0 ** (resource_power_dbm(network, power_dbm) / 10.0)  # (C, K)
+    noise_mw = 10.0 ** (thermal_noise_dbm(network.resource_mhz, model.noise_figure_db) / 10.0)
+    rsrp_offset_db = network.cells["tx_power_dbm"].to_numpy(float) - 10.0 * np.log10(
+        network.bandwidth_mhz * 1e6 / RSRP_SUBCARRIER_HZ
+    )
+    n_keep = min(int(n_candidates), network.n_cells)
+    efficiency = model.efficiency()
+    n_images = 1 if network.wrap_shifts_m is None else len(network.wrap_shifts_m)
+    block = max(1, BLOCK_ELEMENTS // (network.n_cells * n_images))
+    starts = range(0, network.n_users, block)
+
+    def one_block(start: int) -> tuple[np.ndarray, ...]:
+        users = np.arange(start, min(start + block, network.n_users))
+        gain = coupling.gain_db(users)  # (U, C)
+        rsrp = gain + rsrp_offset_db
+        if n_keep < network.n_cells:
+            cand = np.argpartition(-rsrp, n_keep - 1, axis=1)[:, :n_keep]
+        else:
+            cand = np.broadcast_to(np.arange(network.n_cells), rsrp.shape)
+        rows = np.arange(len(users))[:, None]
+        cand = np.take_along_axis(cand, np.argsort(-rsrp[rows, cand], axis=1, kind="stable"),
+                                  axis=1)
+        cand_rsrp = rsrp[rows, cand]  # (U, n)
+        linear = 10.0 ** (gain / 10.0)
+        total = linear @ power_mw  # (U, K): received power from every cell
+        signal = linear[rows, cand][:, :, None] * power_mw[cand]  # (U, n, K)
+        interference = np.maximum(total[:, None, :] - signal, 0.0)
+        with np.errstate(divide="ignore"):
+            sinr = 10.0 * np.log10(signal / (noise_mw + interference))
+        keep = np.ones(sinr.shape, bool)
+        if window_db is not None:
+            keep &= (cand_rsrp >= cand_rsrp[:, :1] - window_db)[:, :, None]
+        k = network.n_resources
+        u = np.broadcast_to(users[:, None, None], sinr.shape)[keep]
+        c = np.broadcast_to(cand[:, :, None], sinr.shape)[keep]
+        r = np.broadcast_to(np.arange(k), sinr.shape)[keep]
+        p = np.broadcast_to(cand_rsrp[:, :, None], sinr.shape)[keep]
+        return u, c, r, p, sinr[keep]
+
+    workers = workers or os.cpu_count() or 1
+    if workers > 1 and len(starts) > 1:
+        with ThreadPoolExecutor(max_workers=workers) as pool:
+            parts = list(pool.map(one_block, starts))
+    else:
+        parts = [one_block(s) for s in starts]
+    if parts:
+        user, cell, resource, rsrp, sinr = (np.concatenate(a) for a in zip(*parts, strict=True))
+    else:
+        user = cell = resource = np.empty(0, np.int64)
+        rsrp = sinr = np.empty(0)
+    rate = network.resource_mhz[resource] * efficiency(10.0 ** (sinr / 10.0))
+    return LinkTable(
+        user=user.astype(np.int64), cell=cell.astype(np.int64), resource=resource.astype(np.int64),
+        rsrp_dbm=rsrp, sinr_db=sinr, rate_mbps=np.asarray(rate, float),
+        n_users=network.n_users, n_cells=network.n_cells, resource_mhz=network.resource_mhz.copy(),
+    )

@@ -1,0 +1,216 @@
+"""The radio model: coupling gains between users and cells, noise, SINR.
+
+Everything here works on a block of users against all cells at once; the link table
+(:mod:`cellopt.radio.links`) walks over the users block by block so that no array of
+size users × cells is ever allocated for a large network.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+from collections.abc import Callable, Mapping
+
+import numpy as np
+
+from cellopt.errors import ValidationError
+from cellopt.network import TIERS, Network
+from cellopt.radio.antenna import angle_off_boresight_deg, sector_gain_db
+from cellopt.radio.pathloss import tr36814_macro, tr36814_pico
+from cellopt.radio.shadowing import standard_normal_hash
+from cellopt.radio.spectral import get_efficiency
+
+__all__ = ["Coupling", "RadioModel", "sinr_db", "thermal_noise_dbm"]
+
+THERMAL_NOISE_DBM_PER_HZ = -174.0
+RSRP_SUBCARRIER_HZ = 15e3
+
+
+def thermal_noise_dbm(bandwidth_mhz: float | np.ndarray, noise_figure_db: float = 9.0) -> np.ndarray:
+    """Noise power ``−174 dBm/Hz + 10 log10 W[Hz] + NF`` [dBm] over `bandwidth_mhz`.
+
+    Parameters
+    ----------
+    bandwidth_mhz : float or ndarray
+        Bandwidth [MHz].
+    noise_figure_db : float
+        Receiver noise figure [dB] (9 dB, TR 36.814 UE).
+    """
+    return THERMAL_NOISE_DBM_PER_HZ + 10.0 * np.log10(np.asarray(bandwidth_mhz) * 1e6) + noise_figure_db
+
+
+
+@dataclasses.dataclass(frozen=True)
+class RadioModel:
+    """Parameters of the radio model; every default is TR 36.814 unless noted.
+
+    Parameters
+    ----------
+    pathloss : mapping tier -> callable(distance_m) -> dB
+        Path-loss model per tier (macro ``128.1 + 37.6 log10 R``; pico and femto
+        ``140.7 + 36.7 log10 R``, R in km).
+    min_distance_m : mapping tier -> float
+        Distances below this are raised to it before the path loss (35 m macro, 10 m
+        pico, TR 36.814; 10 m femto, an assumption).
+    shadowing_std_db : mapping tier -> float
+        Log-normal shadowing standard deviation (8 dB macro, 10 dB pico and femto);
+        0 disables it. Sectors of one site share the value (full intra-site correlation);
+        different sites are independent.
+    wall_loss_db : float or mapping tier -> float
+        Penetration loss for indoor users (20 dB).
+    noise_figure_db : float
+        UE noise figure (9 dB).
+    theta_3db_deg, max_attenuation_db : float
+        3-sector pattern beamwidth (70°) and floor (25 dB).
+    spectral_efficiency : str or callable
+        ``"tr36942"`` (default), ``"shannon"``, ``"shannon_gap"``, or a callable of the
+        linear SINR returning bit/s/Hz.
+    """
+
+    pathloss: Mapping[str, Callable[[np.ndarray], np.ndarray]] = dataclasses.field(
+        default_factory=lambda: {"macro": tr36814_macro, "pico": tr36814_pico,
+                                 "femto": tr36814_pico})
+    min_distance_m: Mapping[str, float] = dataclasses.field(
+        default_factory=lambda: {"macro": 35.0, "pico": 10.0, "femto": 10.0})
+    shadowing_std_db: Mapping[str, float] = dataclasses.field(
+        default_factory=lambda: {"macro": 8.0, "pico": 10.0, "femto": 10.0})
+    wall_loss_db: float | Mapping[str, float] = 20.0
+    noise_figure_db: float = 9.0
+    theta_3db_deg: float = 70.0
+    max_attenuation_db: float = 25.0
+    spectral_efficiency: str | Callable[[np.ndarray], np.ndarray] = "tr36942"
+
+    def per_tier(self, name: str) -> np.ndarray:
+        """A tier-indexed array (order of :data:`cellopt.network.TIERS`) of a mapping field."""
+        value = getattr(self, name)
+        if not isinstance(value, Mapping):
+            return np.full(len(TIERS), float(value))
+        missing = [t for t in TIERS if t not in value]
+        if missing:
+            raise ValidationError(f"RadioModel.{name} has no value for tiers {missing}; fix: "
+                                  f"give one for each of {list(TIERS)}")
+        return np.array([float(value[t]) for t in TIERS])
+
+    def efficiency(self) -> Callable[[np.ndarray], np.ndarray]:
+        return get_efficiency(self.spectral_efficiency)
+
+
+class Coupling:
+    """Coupling gains (antenna gain − path loss − shadowing − wall loss) [dB] of user blocks.
+
+    Built once per network; :meth:`gain_db` then evaluates any block of users against
+    every cell.
+
+    Parameters
+    ----------
+    network : Network
+    model : RadioModel
+    seed : int
+        Shadowing seed.
+    """
+
+    def __init__(self, network: Network, model: RadioModel, seed: int):
+        c = network.cell_arrays()
+        u = network.user_arrays()
+        self.model = model
+        self.seed = int(seed)
+        self.cell_xy = np.column_stack([c["x_m"], c["y_m"]])
+        self.user_xy = np.column_stack([u["x_m"], u["y_m"]])
+        self.indoor = u["indoor"]
+        self.tier = c["tier"]
+        self.site = c["site"]
+        self.n_sites = int(self.site.max()) + 1 if len(self.site) else 0
+        self.azimuth = c["azimuth_deg"]
+        self.sectorised = np.flatnonzero(~np.isnan(self.azimuth))
+        self.boresight_dbi = c["antenna_gain_dbi"]
+        self.shifts = network.wrap_shifts_m
+        self.min_distance = model.per_tier("min_distance_m")[self.tier]
+        self.shadow_std = model.per_tier("shadowing_std_db")[self.tier]
+        self.wall_loss = model.per_tier("wall_loss_db")[self.tier]
+        self.tier_columns = [(t, np.flatnonzero(self.tier == k)) for k, t in enumerate(TIERS)]
+        missing = [t for t, cols in self.tier_columns if len(cols) and t not in model.pathloss]
+        if missing:
+            raise ValidationError(f"RadioModel.pathloss has no model for tiers {missing}; fix: "
+                                  "add one (any callable of distance in metres)")
+
+    def displacement_m(self, users: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+        """East and north offsets [m] from each cell to each user, shape (U, C).
+
+        With wraparound, the offset to the nearest image of each cell.
+        """
+        dx = self.user_xy[users, 0][:, None] - self.cell_xy[None, :, 0]
+        dy = self.user_xy[users, 1][:, None] - self.cell_xy[None, :, 1]
+        if self.shifts is None:
+            return dx, dy
+        best = dx * dx + dy * dy
+        bx, by = dx.copy(), dy.copy()
+        for sx, sy in self.shifts[1:]:  # a handful of images, not a loop over cells
+            ix, iy = dx - sx, dy - sy
+            d2 = ix * ix + iy * iy
+            closer = d2 < best
+            np.copyto(best, d2, where=closer)
+            np.copyto(bx, ix, where=closer)
+            np.copyto(by, iy, where=closer)
+        return bx, by
+
+    def gain_db(self, users: np.ndarray) -> np.ndarray:
+        """Coupling gain [dB] from every cell to the given users.
+
+        Parameters
+        ----------
+        users : ndarray of int, shape (U,)
+            Row positions of the users.
+
+        Returns
+        -------
+        ndarray, shape (U, C)
+            ``G_ant − PL(d) − S − L_wall`` [dB]; add the transmit power for received power.
+        """
+        users = np.asarray(users)
+        dx, dy = self.displacement_m(users)
+        dist = np.maximum(np.hypot(dx, dy), self.min_distance)
+        gain = np.empty_like(dist)
+        for tier, cols in self.tier_columns:
+            if len(cols):
+                gain[:, cols] = -self.model.pathloss[tier](dist[:, cols])
+        gain += self.boresight_dbi
+        if len(self.sectorised):
+            s = self.sectorised
+            bearing = np.degrees(np.arctan2(dx[:, s], dy[:, s]))
+            gain[:, s] += sector_gain_db(angle_off_boresight_deg(bearing, self.azimuth[s]),
+                                         self.model.theta_3db_deg, self.model.max_attenuation_db)
+        if np.any(self.shadow_std > 0):
+            z = standard_normal_hash(self.seed, users[:, None], np.arange(self.n_sites)[None, :])
+            gain -= z[:, self.site] * self.shadow_std
+        if self.indoor[users].any():
+            gain -= np.where(self.indoor[users][:, None], self.wall_loss[None, :], 0.0)
+        return gain
+
+
+def sinr_db(
+    gain_db: np.ndarray, power_dbm: np.ndarray, noise_dbm: np.ndarray | float
+) -> np.ndarray:
+    """SINR of every user–cell pair on every resource, dense (for small networks and tests).
+
+    ``γ_ijk = g_ij p_jk / (N_k + Σ_{l≠j} g_il p_lk)``; every cell interferes.
+
+    Parameters
+    ----------
+    gain_db : ndarray, shape (U, C)
+        Coupling gains [dB].
+    power_dbm : ndarray, shape (C,) or (C, K)
+        Transmit power per cell and resource [dBm]; −inf switches a cell off.
+    noise_dbm : float or ndarray, shape (K,)
+        Noise power per resource [dBm].
+
+    Returns
+    -------
+    ndarray, shape (U, C, K)
+        SINR [dB] (−inf where the serving cell is off).
+    """
+    g = 10.0 ** (np.asarray(gain_db, float) / 10.0)
+    p = 10.0 ** (np.asarray(power_dbm, float).reshape(g.shape[1], -1) / 10.0)
+    noise = 10.0 ** (np.broadcast_to(np.asarray(noise_dbm, float), (p.shape[1],)) / 10.0)
+    signal = g[:, :, None] * p[None, :, :]
+    interference = (g @ p)[:, None, :] - signal
+    with np.errstate(divide="ignore"):
+        return 10.0 * np.log10(signal / (noise + np.maximum(interference, 0.0)))

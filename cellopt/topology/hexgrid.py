@@ -1,0 +1,235 @@
+"""The 3GPP hexagonal macro layout (TR 36.814 §A.2.1.1) and pico placement (Config. 4)."""
+
+from __future__ import annotations
+
+import numpy as np
+import shapely
+from scipy.spatial import cKDTree
+
+from cellopt.errors import ValidationError
+from cellopt.network import Network, cells_frame
+from cellopt.topology.sampling import as_rng
+
+__all__ = ["add_picos", "hex_grid", "hex_site_positions"]
+
+#: Projected CRS of synthetic layouts: UTM zone 31N, a metric CRS centred near (0 °E, 0 °N)
+#: so that synthetic coordinates are plain metres around a false origin.
+SYNTHETIC_CRS = "EPSG:32631"
+_ORIGIN_M = np.array([500_000.0, 1_000_000.0])
+
+# Neighbour sites lie at bearings 0°, 60°, ... (north first); sector boresights at 30°,
+# 150°, 270° then point between two neighbours, at a corner of the site's hexagon.
+_BASIS = np.array([[np.sin(np.pi / 3), np.cos(np.pi / 3)], [0.0, 1.0]])  # bearings 60°, 0°
+
+
+def _rotate(v: np.ndarray, degrees: float) -> np.ndarray:
+    a = np.deg2rad(degrees)
+    rot = np.array([[np.cos(a), -np.sin(a)], [np.sin(a), np.cos(a)]])
+    return v @ rot.T
+
+
+def hex_site_positions(n_rings: int, isd_m: float) -> np.ndarray:
+    """Site positions of a hexagonal layout with `n_rings` rings around a centre site.
+
+    Parameters
+    ----------
+    n_rings : int
+        0 gives one site, 1 gives 7, 2 gives 19 (3 n² + 3 n + 1 in general).
+    isd_m : float
+        Inter-site distance [m].
+
+    Returns
+    -------
+    ndarray, shape (n_sites, 2)
+        Positions [m] relative to the centre site, centre first, then ring by ring.
+    """
+    q, r = np.meshgrid(np.arange(-n_rings, n_rings + 1), np.arange(-n_rings, n_rings + 1))
+    q, r = q.ravel(), r.ravel()
+    keep = np.abs(q + r) <= n_rings
+    q, r = q[keep], r[keep]
+    ring = np.maximum(np.maximum(np.abs(q), np.abs(r)), np.abs(q + r))
+    xy = isd_m * (np.column_stack([q, r]) @ _BASIS)
+    order = np.lexsort((np.round(np.arctan2(xy[:, 0], xy[:, 1]) % (2 * np.pi), 9), ring))
+    return xy[order]
+
+
+def _hexagon(center: np.ndarray, isd_m: float) -> shapely.Polygon:
+    """The site's hexagon (its Voronoi cell): corners at bearings 30°, 90°, ..."""
+    bearings = np.deg2rad(30 + 60 * np.arange(6))
+    radius = isd_m / np.sqrt(3)
+    return shapely.Polygon(center + radius * np.column_stack([np.sin(bearings), np.cos(bearings)]))
+
+
+def hex_grid(
+    n_rings: int = 2,
+    isd_m: float = 500.0,
+    *,
+    sectors: int = 3,
+    wraparound: bool = True,
+    tx_power_dbm: float = 46.0,
+    antenna_gain_dbi: float = 14.0,
+    height_m: float = 25.0,
+    bandwidth_mhz: float = 10.0,
+    resource_mhz: np.ndarray | None = None,
+    crs: str = SYNTHETIC_CRS,
+) -> Network:
+    """A hexagonal macro layout with TR 36.814 Case-1 defaults.
+
+    Parameters
+    ----------
+    n_rings : int
+        Rings of sites around the centre: 1 → 7 sites, 2 → 19 sites (the 3GPP layout).
+    isd_m : float
+        Inter-site distance [m] (500 m, TR 36.814 Case 1).
+    sectors : {3, 1}
+        3: sectors with boresights 30°, 150°, 270° (clockwise from north); 1: omni sites.
+    wraparound : bool
+        Store the 6 wraparound translations (and the zero shift) so that the radio model
+        measures every distance to the nearest copy of each site, as if the layout tiled
+        the plane (removes the edge effect of a finite layout).
+    tx_power_dbm, antenna_gain_dbi, height_m : float
+        46 dBm over 10 MHz, 14 dBi boresight gain, 25 m (TR 36.814 Table A.2.1.1-2).
+        Omni sites (``sectors=1``) get the same gain.
+    bandwidth_mhz : float
+        10 MHz (TR 36.814 Case 1).
+    resource_mhz : array_like, optional
+        Subband widths [MHz]; default one resource.
+    crs : str
+        Projected CRS of the coordinates (synthetic layouts sit at a false origin).
+
+    Returns
+    -------
+    Network
+        ``n_sites * sectors`` macro cells, ``region`` the union of the site hexagons.
+    """
+    if n_rings < 0 or int(n_rings) != n_rings:
+        raise ValidationError(f"n_rings={n_rings}; fix: give a whole number ≥ 0 (1 → 7, 2 → 19 sites)")
+    if not isd_m > 0:
+        raise ValidationError(f"isd_m={isd_m}; fix: give a positive inter-site distance in metres")
+    if sectors not in (1, 3):
+        raise ValidationError(f"sectors={sectors}; fix: use 3 (sectorised) or 1 (omni)")
+    sites = hex_site_positions(int(n_rings), isd_m)
+    n_sites = len(sites)
+    azimuths = np.array([30.0, 150.0, 270.0]) if sectors == 3 else np.array([np.nan])
+    xy = np.repeat(sites, sectors, axis=0) + _ORIGIN_M
+    cells = cells_frame(
+        xy[:, 0], xy[:, 1], crs=crs, tier="macro",
+        site_id=np.repeat(np.arange(n_sites), sectors),
+        azimuth_deg=np.tile(azimuths, n_sites),
+        tx_power_dbm=tx_power_dbm, antenna_gain_dbi=antenna_gain_dbi, height_m=height_m,
+    )
+    region = shapely.union_all([_hexagon(s + _ORIGIN_M, isd_m) for s in sites])
+    shifts = None
+    if wraparound and n_rings > 0:
+        # The cluster of 3n²+3n+1 sites tiles the plane under translations by the
+        # lattice vector (2n+1, -n) and its rotations by multiples of 60°.
+        v = np.array([2 * n_rings + 1, -n_rings]) @ _BASIS * isd_m
+        shifts = np.vstack([np.zeros(2)] + [_rotate(v, 60 * k) for k in range(6)])
+    return Network(
+        cells=cells, bandwidth_mhz=bandwidth_mhz, resource_mhz=resource_mhz,
+        region=region, wrap_shifts_m=shifts,
+    ).validate()
+
+
+def add_picos(
+    network: Network,
+    per_sector: int = 4,
+    *,
+    min_dist_macro_m: float = 75.0,
+    min_dist_pico_m: float = 40.0,
+    tx_power_dbm: float = 30.0,
+    antenna_gain_dbi: float = 5.0,
+    height_m: float = 10.0,
+    max_rounds: int = 1000,
+    rng: np.random.Generator | int | None = None,
+) -> Network:
+    """Drop `per_sector` picos uniformly in each macro sector (TR 36.814 Config. 4a/4b).
+
+    Each sector's area is the rhombus of its site hexagon around its boresight (the third
+    of the hexagon the sector covers); omni macro sites use their whole hexagon.
+    Positions that violate the minimum distances are redrawn.
+
+    Parameters
+    ----------
+    network : Network
+        A layout from :func:`hex_grid` (the site spacing is read from its macro cells).
+    per_sector : int
+        Picos per macro cell (4 in TR 36.814 Config. 4).
+    min_dist_macro_m, min_dist_pico_m : float
+        Minimum pico–macro-site (75 m) and pico–pico (40 m) distances.
+    tx_power_dbm, antenna_gain_dbi, height_m : float
+        30 dBm, 5 dBi omni, 10 m (TR 36.814 Table A.2.1.1.2-1).
+    max_rounds : int
+        Redraw rounds before giving up with a ValidationError (too dense a request).
+    rng : numpy.random.Generator or int, optional
+
+    Returns
+    -------
+    Network
+        With ``per_sector × n_macro`` pico cells appended, each its own site.
+    """
+    rng = as_rng(rng)
+    cells = network.cells
+    macro = cells[cells["tier"] == "macro"]
+    if not len(macro):
+        raise ValidationError("the network has no macro cells; fix: build it with hex_grid()")
+    mxy = np.column_stack([macro.geometry.x, macro.geometry.y])
+    sites = np.unique(mxy, axis=0)
+    if len(sites) < 2:
+        raise ValidationError("add_picos needs at least two macro sites to infer the inter-site "
+                              "distance; fix: use hex_grid(n_rings >= 1)")
+    d = np.hypot(*(sites[:, None, :] - sites[None, :, :]).transpose(2, 0, 1))
+    isd_m = d[d > 0].min()
+    radius = isd_m / np.sqrt(3)
+    az = macro["azimuth_deg"].to_numpy(float)
+    omni = np.isnan(az)
+    # Rhombus edges at boresight ± 60° reach two hexagon corners; omni: whole hexagon.
+    e1 = radius * _unit(np.where(omni, 90.0, az - 60.0))
+    e2 = radius * _unit(np.where(omni, 210.0, az + 60.0))
+
+    n_macro = len(macro)
+    need = np.full(n_macro, per_sector)
+    placed: list[np.ndarray] = []
+    for _ in range(max_rounds):
+        todo = np.repeat(np.arange(n_macro), need)
+        if not len(todo):
+            break
+        u, v = rng.uniform(size=(2, len(todo)))
+        xy = mxy[todo] + u[:, None] * e1[todo] + v[:, None] * e2[todo]
+        # Omni sites: three rhombi (rotations by 120°) cover the hexagon.
+        turn = np.where(omni[todo], rng.integers(0, 3, len(todo)) * 120.0, 0.0)
+        xy = mxy[todo] + _rotate_each(xy - mxy[todo], turn)
+        ok = _min_dist(xy, sites) >= min_dist_macro_m
+        if placed:
+            ok &= _min_dist(xy, np.vstack(placed)) >= min_dist_pico_m
+        # Among this round's candidates, keep the first of any too-close pair.
+        cand = np.flatnonzero(ok)
+        gap = np.hypot(*(xy[cand][:, None] - xy[cand][None, :]).transpose(2, 0, 1))
+        conflict = np.triu(gap < min_dist_pico_m, k=1).any(axis=0)
+        keep = cand[~conflict]
+        placed.append(xy[keep])
+        need -= np.bincount(todo[keep], minlength=n_macro)
+    else:
+        raise ValidationError(f"could not place {per_sector} picos per sector with the minimum "
+                              "distances; fix: fewer picos or smaller minimum distances")
+    pxy = np.vstack(placed) if placed else np.empty((0, 2))
+    picos = cells_frame(
+        pxy[:, 0], pxy[:, 1], crs=network.crs, tier="pico",
+        tx_power_dbm=tx_power_dbm, antenna_gain_dbi=antenna_gain_dbi, height_m=height_m,
+    )
+    return network.add_cells(picos).validate()
+
+
+def _unit(bearing_deg: np.ndarray) -> np.ndarray:
+    b = np.deg2rad(bearing_deg)
+    return np.column_stack([np.sin(b), np.cos(b)])
+
+
+def _rotate_each(v: np.ndarray, degrees: np.ndarray) -> np.ndarray:
+    a = np.deg2rad(degrees)
+    c, s = np.cos(a), np.sin(a)
+    return np.column_stack([c * v[:, 0] - s * v[:, 1], s * v[:, 0] + c * v[:, 1]])
+
+
+def _min_dist(a: np.ndarray, b: np.ndarray) -> np.ndarray:
+    return cKDTree(b).query(a)[0]
