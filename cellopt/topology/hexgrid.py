@@ -118,7 +118,8 @@ def hex_grid(
         azimuth_deg=np.tile(azimuths, n_sites),
         tx_power_dbm=tx_power_dbm, antenna_gain_dbi=antenna_gain_dbi, height_m=height_m,
     )
-    region = shapely.union_all([_hexagon(s + _ORIGIN_M, isd_m) for s in sites])
+    # A millimetre grid merges the shared hexagon edges that float round-off keeps apart.
+    region = shapely.union_all([_hexagon(s + _ORIGIN_M, isd_m) for s in sites], grid_size=1e-3)
     shifts = None
     if wraparound and n_rings > 0:
         # The cluster of 3n²+3n+1 sites tiles the plane under translations by the
