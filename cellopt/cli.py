@@ -8,18 +8,14 @@ import time
 from collections.abc import Sequence
 from pathlib import Path
 
-import matplotlib
+import matplotlib.pyplot as plt
+import numpy as np
+import pandas as pd
 
-matplotlib.use("Agg")  # files only; never a window
-
-import matplotlib.pyplot as plt  # noqa: E402
-import numpy as np  # noqa: E402
-import pandas as pd  # noqa: E402
-
-from cellopt import __version__, radio, topology  # noqa: E402
-from cellopt.linktable import LinkTable  # noqa: E402
-from cellopt.network import TIERS, Network  # noqa: E402
-from cellopt.plotting import plot_network  # noqa: E402
+from cellopt import __version__, radio, topology
+from cellopt.linktable import LinkTable
+from cellopt.network import TIERS, Network
+from cellopt.plotting import plot_network
 
 
 def default_scenario(n_users: int, n_rings: int, picos_per_sector: int, seed: int) -> Network:
@@ -58,17 +54,20 @@ def link_summary(network: Network, links: LinkTable) -> pd.DataFrame:
     rows = {}
     for tier in [*(t for t in TIERS if (cell_tier == t).any()), "all"]:
         m = np.ones(links.n_users, bool) if tier == "all" else user_tier == tier
-        pct = (lambda v, q: float(np.nanpercentile(v[m], q)) if m.any() else np.nan)  # noqa: E731
         rows[tier] = {
             "cells": int((cell_tier == tier).sum()) if tier != "all" else network.n_cells,
             "users": int(m.sum()),
             "user_share": float(m.mean()) if links.n_users else np.nan,
-            "sinr_p5_db": pct(sinr, 5),
-            "sinr_p50_db": pct(sinr, 50),
-            "rate_p5_mbps": pct(rate, 5),
-            "rate_p50_mbps": pct(rate, 50),
+            "sinr_p5_db": _percentile(sinr[m], 5),
+            "sinr_p50_db": _percentile(sinr[m], 50),
+            "rate_p5_mbps": _percentile(rate[m], 5),
+            "rate_p50_mbps": _percentile(rate[m], 50),
         }
     return pd.DataFrame.from_dict(rows, orient="index")
+
+
+def _percentile(values: np.ndarray, q: float) -> float:
+    return float(np.nanpercentile(values, q)) if len(values) else float("nan")
 
 
 def _run(args: argparse.Namespace) -> int:

@@ -1,6 +1,8 @@
 """Topology builders: standard 3GPP layouts, real cell sites, femtocells and users."""
 
+from cellopt.topology.femto import WIFI_DENSITY_PER_KM2, add_femtocells
+from cellopt.topology.files import read_cells
 from cellopt.topology.hexgrid import add_picos, hex_grid
 from cellopt.topology.users import drop_users
 
-__all__ = ["add_picos", "drop_users", "hex_grid"]
+__all__ = ["WIFI_DENSITY_PER_KM2", "add_femtocells", "add_picos", "drop_users", "hex_grid", "read_cells"]

@@ -496,16 +496,15 @@ def _opencellid_codes(frame: pd.DataFrame, name: str) -> tuple[dict[str, np.ndar
 
 # ---------------------------------------------------------------------- filters
 def _as_list(value: Any, what: str, integer: bool) -> list:
-    arr = np.atleast_1d(np.asarray(value, dtype=object)).ravel()
     if integer:
-        try:
-            ints = arr.astype(np.int64)
-        except (TypeError, ValueError):
-            ints = None
-        if ints is None or not np.array_equal(ints, arr.astype(float)):
+        arr = np.atleast_1d(np.asarray(value)).ravel()
+        ok = arr.dtype.kind in "iu" or (
+            arr.dtype.kind == "f" and np.isfinite(arr).all() and (arr == np.round(arr)).all())
+        if not ok or not len(arr):
             raise ValidationError(f"{what}={value!r} is not an integer or a list of integers; "
                                   f"fix: e.g. {what}=311")
-        return ints.tolist()
+        return arr.astype(np.int64).tolist()
+    arr = np.atleast_1d(np.asarray(value, dtype=object)).ravel()
     return [str(v).strip().upper() for v in arr]
 
 
@@ -591,7 +590,7 @@ def _spatial_filters(frame: pd.DataFrame, x: np.ndarray, y: np.ndarray, keep: np
                                   "lat_max) in the file's coordinates")
         out &= (x >= box[0]) & (x <= box[2]) & (y >= box[1]) & (y <= box[3])
         if not (out & keep).any():
-            raise ValidationError(f"{src.name}: no rows left after filter bbox={tuple(box)} "
+            raise ValidationError(f"{src.name}: no rows left after filter bbox={tuple(box.tolist())} "
                                   f"({int(keep.sum())} rows before it; {span}); fix: widen or "
                                   "drop the bbox filter (it is in the file's CRS, "
                                   f"{src.crs.to_string()})")
