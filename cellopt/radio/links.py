@@ -42,14 +42,14 @@ def resource_power_dbm(network: Network, power_dbm: np.ndarray | None = None) ->
     if power_dbm is None:
         power_dbm = network.cells["tx_power_dbm"].to_numpy(float)
     p = np.asarray(power_dbm, dtype=float)
+    if np.isnan(p).any() or (p == np.inf).any():
+        raise ValidationError("power_dbm has NaN or +inf entries; fix: give powers in dBm, "
+                              "-inf for a cell that is off")
     if p.shape == (network.n_cells,):
         return p[:, None] + share_db[None, :]
     if p.shape != (network.n_cells, network.n_resources):
         raise ValidationError(f"power_dbm has shape {p.shape}; fix: give shape ({network.n_cells},)"
                               f" or ({network.n_cells}, {network.n_resources})")
-    if np.isnan(p).any() or (p == np.inf).any():
-        raise ValidationError("power_dbm has NaN or +inf entries; fix: give powers in dBm, "
-                              "-inf for a cell that is off")
     return p
 
 
@@ -151,7 +151,9 @@ def link_table(
                                   axis=1)
         cand_rsrp = rsrp[rows, cand]  # (U, n)
         linear = 10.0 ** (gain / 10.0)
-        total = linear @ power_mw  # (U, K): received power from every cell
+        # (U, K) received power from every cell; einsum sums each row in a fixed order, so
+        # the result does not depend on the block size (a BLAS matmul's order does).
+        total = np.einsum("uc,ck->uk", linear, power_mw)
         signal = linear[rows, cand][:, :, None] * power_mw[cand]  # (U, n, K)
         interference = np.maximum(total[:, None, :] - signal, 0.0)
         with np.errstate(divide="ignore"):

@@ -17,6 +17,7 @@ _GOLDEN = np.uint64(0x9E3779B97F4A7C15)
 
 
 def _splitmix64(z: np.ndarray) -> np.ndarray:
+    z = z + _GOLDEN  # the generator's increment: keeps the key 0 away from the fixed point 0
     z = z ^ (z >> np.uint64(30))
     z *= _M1
     z ^= z >> np.uint64(27)

@@ -57,7 +57,9 @@ def _hexagon(center: np.ndarray, isd_m: float) -> shapely.Polygon:
     """The site's hexagon (its Voronoi cell): corners at bearings 30°, 90°, ..."""
     bearings = np.deg2rad(30 + 60 * np.arange(6))
     radius = isd_m / np.sqrt(3)
-    return shapely.Polygon(center + radius * np.column_stack([np.sin(bearings), np.cos(bearings)]))
+    corners = center + radius * np.column_stack([np.sin(bearings), np.cos(bearings)])
+    # Rounded to a micrometre so that neighbours' shared corners are bit-identical.
+    return shapely.Polygon(np.round(corners, 6))
 
 
 def hex_grid(
@@ -118,8 +120,8 @@ def hex_grid(
         azimuth_deg=np.tile(azimuths, n_sites),
         tx_power_dbm=tx_power_dbm, antenna_gain_dbi=antenna_gain_dbi, height_m=height_m,
     )
-    # A millimetre grid merges the shared hexagon edges that float round-off keeps apart.
-    region = shapely.union_all([_hexagon(s + _ORIGIN_M, isd_m) for s in sites], grid_size=1e-3)
+    # The hexagons form a coverage (edge-to-edge, no overlaps): its union is exact.
+    region = shapely.coverage_union_all([_hexagon(s + _ORIGIN_M, isd_m) for s in sites])
     shifts = None
     if wraparound and n_rings > 0:
         # The cluster of 3n²+3n+1 sites tiles the plane under translations by the
@@ -188,13 +190,14 @@ def add_picos(
     e1 = radius * _unit(np.where(omni, 90.0, az - 60.0))
     e2 = radius * _unit(np.where(omni, 210.0, az + 60.0))
 
+    shifts = np.zeros((1, 2)) if network.wrap_shifts_m is None else network.wrap_shifts_m
     n_macro = len(macro)
     need = np.full(n_macro, per_sector)
     placed: list[np.ndarray] = []
     for _ in range(max_rounds):
-        todo = np.repeat(np.arange(n_macro), need)
-        if not len(todo):
+        if not need.any():
             break
+        todo = np.repeat(np.arange(n_macro), need)
         u, v = rng.uniform(size=(2, len(todo)))
         xy = mxy[todo] + u[:, None] * e1[todo] + v[:, None] * e2[todo]
         # Omni sites: three rhombi (rotations by 120°) cover the hexagon.
@@ -202,14 +205,19 @@ def add_picos(
         xy = mxy[todo] + _rotate_each(xy - mxy[todo], turn)
         ok = _min_dist(xy, sites) >= min_dist_macro_m
         if placed:
-            ok &= _min_dist(xy, np.vstack(placed)) >= min_dist_pico_m
+            ok &= _min_dist(xy, _images(np.vstack(placed), shifts)) >= min_dist_pico_m
         # Among this round's candidates, keep the first of any too-close pair.
         cand = np.flatnonzero(ok)
-        gap = np.hypot(*(xy[cand][:, None] - xy[cand][None, :]).transpose(2, 0, 1))
+        gap = np.full((len(cand), len(cand)), np.inf)
+        for shift in shifts:  # the wraparound images, a handful
+            d = xy[cand][:, None] - (xy[cand] + shift)[None, :]
+            gap = np.minimum(gap, np.hypot(d[..., 0], d[..., 1]))
         conflict = np.triu(gap < min_dist_pico_m, k=1).any(axis=0)
         keep = cand[~conflict]
         placed.append(xy[keep])
         need -= np.bincount(todo[keep], minlength=n_macro)
+        if not need.any():
+            break
     else:
         raise ValidationError(f"could not place {per_sector} picos per sector with the minimum "
                               "distances; fix: fewer picos or smaller minimum distances")
@@ -230,6 +238,11 @@ def _rotate_each(v: np.ndarray, degrees: np.ndarray) -> np.ndarray:
     a = np.deg2rad(degrees)
     c, s = np.cos(a), np.sin(a)
     return np.column_stack([c * v[:, 0] - s * v[:, 1], s * v[:, 0] + c * v[:, 1]])
+
+
+def _images(xy: np.ndarray, shifts: np.ndarray) -> np.ndarray:
+    """All wraparound copies of the points, shape (n_shifts * n, 2)."""
+    return (xy[None, :, :] + shifts[:, None, :]).reshape(-1, 2)
 
 
 def _min_dist(a: np.ndarray, b: np.ndarray) -> np.ndarray:
