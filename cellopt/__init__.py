@@ -4,7 +4,13 @@ from cellopt import radio, topology
 from cellopt.errors import ValidationError
 from cellopt.linktable import LinkTable
 from cellopt.network import Network
+from cellopt.problem import Problem
+from cellopt.solution import Solution
+from cellopt.solvers import METHODS, solve
 
 __version__ = "0.1.0"
 
-__all__ = ["LinkTable", "Network", "ValidationError", "__version__", "radio", "topology"]
+__all__ = [
+    "METHODS", "LinkTable", "Network", "Problem", "Solution", "ValidationError", "__version__",
+    "radio", "solve", "topology",
+]

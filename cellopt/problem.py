@@ -1,0 +1,360 @@
+"""The association problem (DESIGN §2.3) as flat arrays.
+
+Decision ``x_e ∈ [0, 1]`` per link e = (user i, cell j, resource k): the share of
+resource k of cell j given to user i. With ``r_i = Σ_{e∋i} R_e x_e`` and
+``T_j = Σ_{e∋j} R_e x_e``::
+
+    maximize    Σ_i w_i U_α(r_i) − Σ_j c_j T_j
+    subject to  Σ_{e ∈ (j,k)} x_e ≤ 1      airtime of every cell and resource
+                T_j ≤ C_j                   backhaul of every cell
+                r_i ≤ d_i                   demand of every user
+                x ≥ 0
+"""
+
+from __future__ import annotations
+
+import dataclasses
+from typing import Any
+
+import numpy as np
+
+from cellopt.errors import ValidationError, describe_rows
+from cellopt.linktable import LinkTable
+from cellopt.network import TIERS, Network
+
+__all__ = ["Problem", "utility", "utility_derivative"]
+
+
+def utility(rate_mbps: np.ndarray, alpha: float) -> np.ndarray:
+    """α-fair utility U_α(r): ``log r`` for α = 1, ``r^(1−α) / (1−α)`` otherwise.
+
+    Parameters
+    ----------
+    rate_mbps : ndarray
+        Rates r ≥ 0 [Mbit/s].
+    alpha : float
+        Fairness α ≥ 0 (0: sum rate, 1: proportional fair, → ∞: max-min).
+
+    Returns
+    -------
+    ndarray
+        Same shape; −inf at r = 0 when α ≥ 1.
+    """
+    r = np.asarray(rate_mbps, dtype=float)
+    with np.errstate(divide="ignore"):
+        if alpha == 1:
+            return np.log(r)
+        if alpha > 1:
+            return np.where(r > 0, r ** (1 - alpha) / (1 - alpha), -np.inf)
+        return r ** (1 - alpha) / (1 - alpha)
+
+
+def utility_derivative(rate_mbps: np.ndarray, alpha: float) -> np.ndarray:
+    """U_α'(r) = r^(−α) [utility per Mbit/s] (inf at r = 0 for α > 0)."""
+    r = np.asarray(rate_mbps, dtype=float)
+    with np.errstate(divide="ignore"):
+        return r ** (-alpha) if alpha else np.ones_like(r)
+
+
+@dataclasses.dataclass(frozen=True, eq=False)
+class Problem:
+    """One instance of the association problem, validated, as flat arrays.
+
+    Build it with :meth:`from_network` or :meth:`from_links`. Links with zero rate are
+    dropped (they can carry nothing); ``link_index`` maps the problem's links back to the
+    rows that were given. Links are sorted by user.
+
+    Attributes
+    ----------
+    user, cell, resource : ndarray of int64, shape (L,)
+    rate_mbps : ndarray, shape (L,)
+        Peak rate R_e > 0 [Mbit/s].
+    link_index : ndarray of int64, shape (L,)
+        Row of each link in the input (e.g. in the :class:`~cellopt.LinkTable`).
+    n_users, n_cells, n_resources : int
+    weight : ndarray, shape (n_users,)
+        w_i > 0.
+    alpha : float
+        α ≥ 0 of the α-fair utility.
+    demand_mbps : ndarray, shape (n_users,)
+        d_i > 0 [Mbit/s], inf = elastic.
+    backhaul_mbps : ndarray, shape (n_cells,)
+        C_j ≥ 0 [Mbit/s], inf = unlimited.
+    price_per_mbps : ndarray, shape (n_cells,)
+        c_j ≥ 0 [utility per Mbit/s].
+    rsrp_dbm, sinr_db : ndarray, shape (L,), optional
+        Link attributes the baselines choose by (from a LinkTable).
+    cell_tier : ndarray of int8, shape (n_cells,), optional
+        Codes into :data:`cellopt.network.TIERS` (for per-tier range-expansion bias).
+    """
+
+    user: np.ndarray
+    cell: np.ndarray
+    resource: np.ndarray
+    rate_mbps: np.ndarray
+    link_index: np.ndarray
+    n_users: int
+    n_cells: int
+    n_resources: int
+    weight: np.ndarray
+    alpha: float
+    demand_mbps: np.ndarray
+    backhaul_mbps: np.ndarray
+    price_per_mbps: np.ndarray
+    rsrp_dbm: np.ndarray | None = None
+    sinr_db: np.ndarray | None = None
+    cell_tier: np.ndarray | None = None
+
+    # ------------------------------------------------------------------ construction
+    @classmethod
+    def from_links(
+        cls,
+        user: np.ndarray,
+        cell: np.ndarray,
+        rate_mbps: np.ndarray,
+        *,
+        n_users: int,
+        n_cells: int,
+        resource: np.ndarray | None = None,
+        n_resources: int = 1,
+        weight: np.ndarray | float | None = None,
+        alpha: float = 1.0,
+        demand_mbps: np.ndarray | float | None = None,
+        backhaul_mbps: np.ndarray | float | None = None,
+        price_per_mbps: np.ndarray | float | None = None,
+        rsrp_dbm: np.ndarray | None = None,
+        sinr_db: np.ndarray | None = None,
+        cell_tier: np.ndarray | None = None,
+    ) -> Problem:
+        """A problem from raw link arrays.
+
+        Parameters
+        ----------
+        user, cell : array_like of int, shape (L,)
+            User and cell index of each link, in ``[0, n_users)`` and ``[0, n_cells)``.
+        rate_mbps : array_like, shape (L,)
+            Peak rate R_e ≥ 0 [Mbit/s]; links with rate 0 are dropped.
+        n_users, n_cells : int
+        resource : array_like of int, shape (L,), optional
+            Resource index in ``[0, n_resources)``; default 0.
+        n_resources : int
+        weight : float or array_like, shape (n_users,), optional
+            Default 1.
+        alpha : float
+            α-fair utility (1: proportional fair).
+        demand_mbps : float or array_like, shape (n_users,), optional
+            Default inf (elastic).
+        backhaul_mbps, price_per_mbps : float or array_like, shape (n_cells,), optional
+            Default inf and 0.
+        rsrp_dbm, sinr_db : array_like, shape (L,), optional
+        cell_tier : array_like of int, shape (n_cells,), optional
+
+        Raises
+        ------
+        ValidationError
+            Naming the offending entries: NaN or negative rates, indices out of range,
+            duplicate links, bad weights, demands, capacities or prices, and (for α ≥ 1)
+            users with no link of positive rate.
+        """
+        n_links = len(np.asarray(user))
+        arrays = {
+            "user": np.asarray(user), "cell": np.asarray(cell),
+            "resource": np.zeros(n_links, np.int64) if resource is None else np.asarray(resource),
+            "rate_mbps": np.asarray(rate_mbps, dtype=float),
+        }
+        extra = {"rsrp_dbm": rsrp_dbm, "sinr_db": sinr_db}
+        problems = _check_links(arrays, extra, n_users, n_cells, n_resources)
+        per_user = {"weight": _broadcast(weight, 1.0, n_users, "weight", problems),
+                    "demand_mbps": _broadcast(demand_mbps, np.inf, n_users, "demand_mbps", problems)}
+        per_cell = {"backhaul_mbps": _broadcast(backhaul_mbps, np.inf, n_cells, "backhaul_mbps",
+                                                problems),
+                    "price_per_mbps": _broadcast(price_per_mbps, 0.0, n_cells, "price_per_mbps",
+                                                 problems)}
+        problems += _check_parameters(per_user, per_cell, alpha)
+        if problems:
+            raise ValidationError(problems)
+
+        keep = np.flatnonzero(arrays["rate_mbps"] > 0)
+        keep = keep[np.argsort(arrays["user"][keep], kind="stable")]
+        has_link = np.zeros(n_users, bool)
+        has_link[arrays["user"][keep]] = True
+        if alpha >= 1 and not has_link.all():
+            bad = np.flatnonzero(~has_link)
+            raise ValidationError(
+                f"users {describe_rows(bad)} have no link with a positive rate, so their "
+                f"utility is −inf for alpha={alpha}; fix: more candidates (n_candidates), a "
+                "wider window_db, other powers, or drop these users")
+        tier = None if cell_tier is None else np.asarray(cell_tier)
+        if tier is not None:
+            if tier.shape != (n_cells,):
+                raise ValidationError(f"cell_tier has shape {tier.shape}; fix: give ({n_cells},)")
+            bad = np.flatnonzero((tier < 0) | (tier >= len(TIERS)))
+            if len(bad):
+                raise ValidationError(f"cells {describe_rows(bad)}: cell_tier is not a code in "
+                                      f"[0, {len(TIERS)}); fix: use indices into {list(TIERS)}")
+            tier = tier.astype(np.int8)
+        return cls(
+            user=arrays["user"][keep].astype(np.int64), cell=arrays["cell"][keep].astype(np.int64),
+            resource=arrays["resource"][keep].astype(np.int64),
+            rate_mbps=arrays["rate_mbps"][keep], link_index=keep.astype(np.int64),
+            n_users=int(n_users), n_cells=int(n_cells), n_resources=int(n_resources),
+            alpha=float(alpha), **per_user, **per_cell,
+            rsrp_dbm=None if rsrp_dbm is None else np.asarray(rsrp_dbm, float)[keep],
+            sinr_db=None if sinr_db is None else np.asarray(sinr_db, float)[keep],
+            cell_tier=tier,
+        )
+
+    @classmethod
+    def from_network(
+        cls, network: Network, links: LinkTable, alpha: float = 1.0, **overrides: Any
+    ) -> Problem:
+        """A problem from a network and its link table.
+
+        Weights and demands come from the users table, backhaul capacities and prices
+        from the cells table, RSRP and SINR from the links (for the baselines), tiers
+        from the cells.
+
+        Parameters
+        ----------
+        network : Network
+        links : LinkTable
+            Built from `network` (same users and cells).
+        alpha : float
+        **overrides
+            Any keyword of :meth:`from_links` (e.g. ``backhaul_mbps=50.0``).
+        """
+        if (links.n_users, links.n_cells) != (network.n_users, network.n_cells):
+            raise ValidationError(
+                f"links were built for {links.n_users} users and {links.n_cells} cells, the "
+                f"network has {network.n_users} and {network.n_cells}; fix: rebuild the links "
+                "with radio.link_table(network)")
+        u, c = network.user_arrays(), network.cell_arrays()
+        kwargs = dict(
+            resource=links.resource, n_resources=links.n_resources, weight=u["weight"],
+            alpha=alpha, demand_mbps=u["demand_mbps"], backhaul_mbps=c["backhaul_mbps"],
+            price_per_mbps=c["price_per_mbps"], rsrp_dbm=links.rsrp_dbm, sinr_db=links.sinr_db,
+            cell_tier=c["tier"],
+        )
+        kwargs.update(overrides)
+        return cls.from_links(links.user, links.cell, links.rate_mbps, n_users=network.n_users,
+                              n_cells=network.n_cells, **kwargs)
+
+    def restrict(self, keep: np.ndarray) -> Problem:
+        """The same problem on a subset of the links (mask or indices into the links).
+
+        ``link_index`` keeps pointing at the original input rows.
+        """
+        idx = np.flatnonzero(keep) if np.asarray(keep).dtype == bool else np.asarray(keep)
+        idx = np.sort(idx)
+
+        def take(a: np.ndarray | None) -> np.ndarray | None:
+            return None if a is None else a[idx]
+
+        return dataclasses.replace(
+            self, user=self.user[idx], cell=self.cell[idx], resource=self.resource[idx],
+            rate_mbps=self.rate_mbps[idx], link_index=self.link_index[idx],
+            rsrp_dbm=take(self.rsrp_dbm), sinr_db=take(self.sinr_db))
+
+    def replace(self, **changes: Any) -> Problem:
+        """A copy with some per-user or per-cell parameters replaced (not revalidated)."""
+        return dataclasses.replace(self, **changes)
+
+    # ------------------------------------------------------------------ derived
+    @property
+    def n_links(self) -> int:
+        return len(self.user)
+
+    @property
+    def n_groups(self) -> int:
+        """Number of airtime constraints, one per (cell, resource)."""
+        return self.n_cells * self.n_resources
+
+    @property
+    def group(self) -> np.ndarray:
+        """Airtime constraint of each link: ``cell * n_resources + resource``, shape (L,)."""
+        return self.cell * self.n_resources + self.resource
+
+    @property
+    def rate_cap_mbps(self) -> np.ndarray:
+        """r̄_i = min(d_i, Σ_{e∋i} R_e), the most user i can get, shape (n_users,)."""
+        return np.minimum(self.demand_mbps,
+                          np.bincount(self.user, self.rate_mbps, minlength=self.n_users))
+
+    def tier_names(self) -> np.ndarray | None:
+        return None if self.cell_tier is None else np.asarray(TIERS)[self.cell_tier]
+
+    def __repr__(self) -> str:
+        caps = int(np.isfinite(self.backhaul_mbps).sum())
+        return (f"Problem({self.n_links} links, {self.n_users} users, {self.n_cells} cells, "
+                f"{self.n_resources} resource(s), alpha={self.alpha:g}, {caps} backhaul caps)")
+
+
+# ---------------------------------------------------------------------- validation
+def _broadcast(value: Any, default: float, n: int, name: str, problems: list[str]) -> np.ndarray:
+    arr = np.asarray(default if value is None else value, dtype=float)
+    if arr.ndim == 0:
+        return np.full(n, arr.item())
+    if arr.shape != (n,):
+        problems.append(f"{name} has shape {arr.shape}; fix: give a scalar or shape ({n},)")
+        return np.full(n, default)
+    return arr.copy()
+
+
+def _check_links(arrays: dict, extra: dict, n_users: int, n_cells: int,
+                 n_resources: int) -> list[str]:
+    problems = []
+    n = len(arrays["user"])
+    for name, a in {**arrays, **{k: v for k, v in extra.items() if v is not None}}.items():
+        if np.shape(a) != (n,):
+            problems.append(f"{name} has shape {np.shape(a)}; fix: one value per link ({n},)")
+    if problems:
+        return problems
+    for name, a in extra.items():
+        if a is not None and np.isnan(np.asarray(a, float)).any():
+            bad = np.flatnonzero(np.isnan(np.asarray(a, float)))
+            problems.append(f"links {describe_rows(bad)}: {name} is NaN; fix: give finite values")
+    for name, size in (("user", n_users), ("cell", n_cells), ("resource", n_resources)):
+        a = arrays[name]
+        if not np.issubdtype(a.dtype, np.integer):
+            problems.append(f"{name} indices are {a.dtype}, not integers; fix: pass row positions")
+            continue
+        bad = np.flatnonzero((a < 0) | (a >= size))
+        if len(bad):
+            problems.append(f"links {describe_rows(bad)}: {name} index outside [0, {size}); fix: "
+                            f"use row positions of the {name} table")
+    rate = arrays["rate_mbps"]
+    bad = np.flatnonzero(~(rate >= 0) | np.isinf(rate))
+    if len(bad):
+        problems.append(f"links {describe_rows(bad)}: rate_mbps is NaN, negative or infinite "
+                        f"(values {rate[bad][:10].tolist()}); fix: give finite peak rates ≥ 0")
+    if not problems:
+        key = (arrays["user"].astype(np.int64) * n_cells + arrays["cell"]) * n_resources \
+            + arrays["resource"]
+        _, first, counts = np.unique(key, return_index=True, return_counts=True)
+        dup = np.flatnonzero(np.isin(key, key[first[counts > 1]]))
+        if len(dup):
+            problems.append(f"links {describe_rows(dup)} repeat the same (user, cell, resource); "
+                            "fix: give each link once")
+    return problems
+
+
+def _check_parameters(per_user: dict, per_cell: dict, alpha: float) -> list[str]:
+    problems = []
+    rules = [
+        (per_user["weight"], "weight", "users", lambda v: ~(np.isfinite(v) & (v > 0)),
+         "give finite weights > 0"),
+        (per_user["demand_mbps"], "demand_mbps", "users", lambda v: ~(v > 0),
+         "give demands > 0 in Mbit/s (inf for elastic)"),
+        (per_cell["backhaul_mbps"], "backhaul_mbps", "cells", lambda v: ~(v >= 0),
+         "give capacities ≥ 0 in Mbit/s (inf for unlimited)"),
+        (per_cell["price_per_mbps"], "price_per_mbps", "cells",
+         lambda v: ~(np.isfinite(v) & (v >= 0)), "give prices ≥ 0 per Mbit/s"),
+    ]
+    for values, name, table, bad_fn, fix in rules:
+        bad = np.flatnonzero(bad_fn(values))
+        if len(bad):
+            problems.append(f"{table} {describe_rows(bad)}: {name} invalid (values "
+                            f"{values[bad][:10].tolist()}); fix: {fix}")
+    if not (np.isfinite(alpha) and alpha >= 0):
+        problems.append(f"alpha={alpha}; fix: give a fairness exponent ≥ 0 (1: proportional fair)")
+    return problems

@@ -1,0 +1,125 @@
+"""The one result type every solver returns."""
+
+from __future__ import annotations
+
+import dataclasses
+from typing import Any
+
+import geopandas as gpd
+import numpy as np
+import pandas as pd
+
+__all__ = ["STATUSES", "Solution"]
+
+#: Status values. Only "optimal" claims a certified gap ≤ tol.
+STATUSES = {
+    "optimal": "certified: gap ≤ tol",
+    "solved": "the method finished (a heuristic or a rounding; the gap says how good it is)",
+    "max_iter": "stopped at max_iter before the gap reached tol",
+    "time_limit": "stopped at time_limit_s before the gap reached tol",
+    "stopped": "the callback asked to stop",
+    "failed": "the method could not produce a certified answer (see message)",
+}
+
+
+@dataclasses.dataclass(eq=False)
+class Solution:
+    """A feasible answer to a :class:`~cellopt.Problem`, with its certificate.
+
+    Every method fills every field; `upper_bound` and `gap` are None only when a method
+    computed no bound.
+
+    Attributes
+    ----------
+    status : str
+        One of :data:`STATUSES`.
+    message : str
+    method : str
+    utility : float
+        Σ_i w_i U(r_i).
+    cost : float
+        Σ_j c_j T_j, the payment for third-party capacity.
+    objective : float
+        utility − cost.
+    upper_bound : float or None
+        g(μ, ν) ≥ optimum, from the dual function at the reported prices.
+    gap : float or None
+        (upper_bound − objective) / max(1, |objective|).
+    n_iter : int
+    wall_s : float
+    history : pandas.DataFrame
+        One row per iteration: ``iteration, objective, upper_bound, gap`` and the
+        method's residuals.
+    x : ndarray, shape (L,)
+        Share of its resource given on each link of the problem.
+    user_rate_mbps : ndarray, shape (n_users,)
+    cell_airtime : ndarray, shape (n_cells, n_resources)
+        Σ of shares per cell and resource (≤ 1).
+    cell_traffic_mbps : ndarray, shape (n_cells,)
+        T_j (≤ C_j).
+    prices : dict of ndarray
+        ``"airtime"`` μ, shape (n_cells, n_resources) [utility per unit airtime];
+        ``"backhaul"`` ν, shape (n_cells,) [utility per Mbit/s].
+    serving_cell : ndarray of int64, shape (n_users,)
+        The cell carrying most of each user's rate (−1: none).
+    exceeded_backhaul : ndarray of int64
+        Cells whose backhaul cap the method's own choice exceeded before the rates were
+        scaled down to fit (baselines only; empty for the optimizers).
+    """
+
+    status: str
+    message: str
+    method: str
+    utility: float
+    cost: float
+    objective: float
+    upper_bound: float | None
+    gap: float | None
+    n_iter: int
+    wall_s: float
+    history: pd.DataFrame
+    x: np.ndarray
+    user_rate_mbps: np.ndarray
+    cell_airtime: np.ndarray
+    cell_traffic_mbps: np.ndarray
+    prices: dict[str, np.ndarray]
+    serving_cell: np.ndarray
+    exceeded_backhaul: np.ndarray
+
+    @property
+    def success(self) -> bool:
+        """True for "optimal" and "solved"."""
+        return self.status in ("optimal", "solved")
+
+    def to_frames(
+        self, network: Any = None
+    ) -> tuple[pd.DataFrame | gpd.GeoDataFrame, pd.DataFrame | gpd.GeoDataFrame]:
+        """User and cell tables; joined to `network`'s tables (GeoDataFrames) if given.
+
+        Returns
+        -------
+        users : DataFrame
+            ``rate_mbps, serving_cell`` per user row.
+        cells : DataFrame
+            ``airtime`` (summed over resources / K), ``traffic_mbps``,
+            ``airtime_price`` (mean over resources), ``backhaul_price_per_mbps``.
+        """
+        users = pd.DataFrame({"rate_mbps": self.user_rate_mbps, "serving_cell": self.serving_cell})
+        cells = pd.DataFrame({
+            "airtime": self.cell_airtime.mean(axis=1),
+            "traffic_mbps": self.cell_traffic_mbps,
+            "airtime_price": self.prices["airtime"].mean(axis=1),
+            "backhaul_price_per_mbps": self.prices["backhaul"],
+        })
+        if network is not None:
+            users = network.users.reset_index(drop=True).join(users)
+            cells = network.cells.reset_index(drop=True).join(cells)
+            cells["backhaul_use"] = cells["traffic_mbps"] / cells["backhaul_mbps"]
+        return users, cells
+
+    def __repr__(self) -> str:
+        ub = "None" if self.upper_bound is None else f"{self.upper_bound:.6g}"
+        gap = "None" if self.gap is None else f"{self.gap:.2e}"
+        return (f"Solution(method={self.method!r}, status={self.status!r}, "
+                f"objective={self.objective:.6g}, upper_bound={ub}, gap={gap}, "
+                f"n_iter={self.n_iter}, wall_s={self.wall_s:.3f})")

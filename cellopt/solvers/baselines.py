@@ -1,0 +1,725 @@
+"""Baseline association rules (DESIGN §2.6): max RSRP, max SINR, range expansion, load aware.
+
+Each baseline does two things:
+
+1. **Association.** Every user is given one serving cell by a rule that ignores backhaul
+   caps and prices: the strongest cell (``max_rsrp``), the best mean SINR (``max_sinr``),
+   the strongest cell after a per-tier bias (``range_expansion``), or a selfish best
+   response to the cells' loads (``load_aware``). Only the problem's links count (links of
+   zero rate were dropped when the problem was built); users without links get cell −1
+   and rate 0.
+2. **In-cell shares.** Given the association, the problem restricted to the serving
+   cells' links is separable per cell. It is solved exactly, *without* backhaul caps but
+   with the prices c_j in the objective: in closed form (vectorized bisection on the
+   cells' airtime prices) for one resource, by an inner convex solver for several. Cells
+   whose traffic then exceeds their cap are reported in ``Solution.exceeded_backhaul`` and
+   their shares scaled down by :func:`~cellopt.solvers.common.repair`, so that every
+   reported rate is achievable.
+
+The reported prices are the in-cell airtime prices μ (ν = 0). By weak duality
+``g(μ, 0)`` is a valid, if loose, upper bound on the optimum of the *full* problem; it is
+kept as ``upper_bound``.
+"""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Callable, Mapping
+from typing import Any
+
+import numpy as np
+from scipy.special import gammaln
+
+from cellopt.network import TIERS
+from cellopt.problem import Problem, utility
+from cellopt.solution import Solution
+from cellopt.solvers.common import (
+    best_rate,
+    build_solution,
+    dual_bound,
+    loads,
+    objective_terms,
+    relative_gap,
+    repair,
+)
+from cellopt.solvers.registry import register
+
+__all__ = [
+    "DEFAULT_BIAS_DB", "in_cell_shares", "load_aware", "max_rsrp", "max_sinr", "range_expansion",
+]
+
+#: Default range-expansion bias per tier [dB].
+DEFAULT_BIAS_DB: dict[str, float] = {"macro": 0.0, "pico": 6.0, "femto": 6.0}
+
+#: Names of the baselines (not usable as the inner solver of a baseline).
+BASELINES = ("max_rsrp", "max_sinr", "range_expansion", "load_aware")
+
+#: Log-space bisection steps for the in-cell airtime price (bracket of ≤ ~700 in log μ
+#: → relative precision ≤ 700 / 2^64 ≈ 4e-17).
+_BISECTION_STEPS = 64
+#: A move must raise the mover's log payoff by more than this (guards against cycling on
+#: rounding noise; with equal weights every accepted move raises the potential by as much).
+_MOVE_EPS = 1e-12
+#: Rounds of the disjoint-move selection per best-response round (each pass takes every
+#: move that is the best at both of its cells; the rest wait for the next round).
+_SELECTION_PASSES = 32
+
+Callback = Callable[[dict[str, Any]], bool | None] | None
+
+
+# ============================================================================ registered
+@register("max_rsrp")
+def max_rsrp(
+    problem: Problem,
+    *,
+    tol: float = 1e-4,
+    max_iter: int | None = None,
+    time_limit_s: float | None = None,
+    callback: Callback = None,
+    **options: Any,
+) -> Solution:
+    """Serve each user by the cell of its link with the largest RSRP.
+
+    Parameters
+    ----------
+    problem : Problem
+        Needs ``rsrp_dbm`` (shape (L,), [dBm]).
+    tol : float
+        Relative gap passed to the inner solver (several resources only).
+    max_iter : int, optional
+        Unused (one-shot rule).
+    time_limit_s : float, optional
+        Wall-clock budget [s] handed to the inner solver.
+    callback : callable, optional
+        Called once with the final row (``iteration, objective, upper_bound, gap, moves``);
+        its return value has no effect.
+    **options
+        ``inner_method`` (str, default ``"alm"``): solver of the in-cell problem when
+        ``n_resources > 1``; ``inner_options`` (dict): extra keywords for it.
+
+    Returns
+    -------
+    Solution
+        status ``"solved"`` (or the inner solver's status if it did not succeed).
+
+    Raises
+    ------
+    ValueError
+        If the problem has no RSRP, or for unknown options.
+    """
+    t0 = time.perf_counter()
+    inner = _inner_options(options, "max_rsrp")
+    rsrp = _require(problem, "rsrp_dbm", "max_rsrp")
+    pairs = _Pairs(problem)
+    assoc = pairs.cell_of(_argmax_per_user(pairs.user, pairs.max_per_pair(rsrp), problem.n_users))
+    return _finish(problem, assoc, method="max_rsrp", rule="each user served by its strongest "
+                   "cell (max RSRP)", t0=t0, tol=tol, time_limit_s=time_limit_s,
+                   callback=callback, inner=inner)
+
+
+@register("max_sinr")
+def max_sinr(
+    problem: Problem,
+    *,
+    tol: float = 1e-4,
+    max_iter: int | None = None,
+    time_limit_s: float | None = None,
+    callback: Callback = None,
+    **options: Any,
+) -> Solution:
+    """Serve each user by the cell with the largest mean linear SINR over its resources.
+
+    The mean is ``Σ_k 10^(SINR_ijk / 10) / K`` over the K resources; a resource whose link
+    was dropped (rate 0, so negligible SINR) counts as 0.
+
+    Parameters
+    ----------
+    problem : Problem
+        Needs ``sinr_db`` (shape (L,), [dB]).
+    tol, max_iter, time_limit_s, callback, **options
+        As for :func:`max_rsrp`.
+
+    Returns
+    -------
+    Solution
+
+    Raises
+    ------
+    ValueError
+        If the problem has no SINR, or for unknown options.
+    """
+    t0 = time.perf_counter()
+    inner = _inner_options(options, "max_sinr")
+    sinr = _require(problem, "sinr_db", "max_sinr")
+    pairs = _Pairs(problem)
+    mean_linear = pairs.sum_per_pair(10.0 ** (sinr / 10.0)) / problem.n_resources
+    assoc = pairs.cell_of(_argmax_per_user(pairs.user, mean_linear, problem.n_users))
+    return _finish(problem, assoc, method="max_sinr", rule="each user served by its cell of "
+                   "largest mean SINR (max SINR)", t0=t0, tol=tol, time_limit_s=time_limit_s,
+                   callback=callback, inner=inner)
+
+
+@register("range_expansion")
+def range_expansion(
+    problem: Problem,
+    *,
+    tol: float = 1e-4,
+    max_iter: int | None = None,
+    time_limit_s: float | None = None,
+    callback: Callback = None,
+    bias_db: float | Mapping[str, float] | None = None,
+    **options: Any,
+) -> Solution:
+    """Serve each user by the cell maximizing RSRP + the bias of the cell's tier.
+
+    Parameters
+    ----------
+    problem : Problem
+        Needs ``rsrp_dbm`` (shape (L,), [dBm]) and ``cell_tier`` (shape (n_cells,)).
+    tol, max_iter, time_limit_s, callback
+        As for :func:`max_rsrp`.
+    bias_db : float or dict, optional
+        A float: bias [dB] of pico and femto cells (macro 0). A dict: tier name → bias
+        [dB] for any of :data:`cellopt.network.TIERS` (missing tiers 0). Default
+        :data:`DEFAULT_BIAS_DB` (6 dB for picos and femtos). All-zero biases give
+        :func:`max_rsrp` (and then ``cell_tier`` is not needed).
+    **options
+        As for :func:`max_rsrp`.
+
+    Returns
+    -------
+    Solution
+
+    Raises
+    ------
+    ValueError
+        If RSRP or tiers are missing, for an unknown tier or a non-finite bias, or for
+        unknown options.
+    """
+    t0 = time.perf_counter()
+    inner = _inner_options(options, "range_expansion", "bias_db")
+    rsrp = _require(problem, "rsrp_dbm", "range_expansion")
+    bias = _tier_bias(bias_db)
+    if bias.any() and problem.cell_tier is None:
+        raise ValueError("range_expansion needs each cell's tier (problem.cell_tier is None); "
+                         "fix: build the problem with Problem.from_network(network, links) or "
+                         "pass cell_tier= (codes into cellopt.network.TIERS) to "
+                         "Problem.from_links")
+    score = rsrp if not bias.any() else rsrp + bias[problem.cell_tier[problem.cell]]
+    pairs = _Pairs(problem)
+    assoc = pairs.cell_of(_argmax_per_user(pairs.user, pairs.max_per_pair(score), problem.n_users))
+    shown = ", ".join(f"{t} {b:g} dB" for t, b in zip(TIERS, bias, strict=True))
+    return _finish(problem, assoc, method="range_expansion", rule=f"each user served by its "
+                   f"cell of largest RSRP + tier bias (range expansion: {shown})", t0=t0,
+                   tol=tol, time_limit_s=time_limit_s, callback=callback, inner=inner)
+
+
+@register("load_aware")
+def load_aware(
+    problem: Problem,
+    *,
+    tol: float = 1e-4,
+    max_iter: int | None = None,
+    time_limit_s: float | None = None,
+    callback: Callback = None,
+    max_rounds: int | None = None,
+    **options: Any,
+) -> Solution:
+    """Selfish best response of the users to the cells' loads.
+
+    Start from max RSRP (max full-band rate if the problem has no RSRP). A user's payoff
+    in cell j is the rate it would get there under weight-proportional sharing of the
+    current loads: ``w_i R_ij / W_j`` where it is and ``w_i R_ij / (W_j + w_i)`` if it
+    moved in, with ``W_j`` the total weight already in j and ``R_ij = Σ_k R_ijk`` the
+    user's full-band rate in j [Mbit/s]. In each round every user's best alternative and
+    log gain are computed at once; a set of improving moves whose origin and destination
+    cells are all distinct is selected (greedy by gain, vectorized: a move is taken when
+    it is the best move touching both of its cells, repeated on the moves left untouched)
+    and applied. Rounds repeat until nobody can raise its payoff by more than a factor
+    ``exp(1e-12)`` (a Nash equilibrium) or the round cap is hit. The in-cell shares of the
+    final association are then optimized as for every baseline.
+
+    **Termination (equal weights).** With all ``w_i = w`` the payoff is
+    ``log(w R_ij / n_j)`` (``n_j`` users in j) and
+    ``Φ(σ) = Σ_i log R_{i,σ(i)} − Σ_j log(n_j!)`` is an exact potential: a single move
+    ``a → b`` changes Φ by ``log R_ib − log R_ia − log(n_b + 1) + log n_a``, exactly the
+    mover's gain. Φ is a sum of per-cell terms plus per-user terms, and the moves of a
+    round touch pairwise distinct cells, so Φ changes by the sum of the movers' gains, each
+    > 1e-12: Φ strictly increases every round. There are finitely many associations, so
+    none repeats and the dynamics stop at a Nash equilibrium. With unequal weights the
+    payoff ``log(w_i R_ij / W_j)`` is a weighted congestion game, which in general has no
+    potential of this form (``F(W + w) − F(W) = w log(W + w)`` for all W, w is impossible);
+    termination is then only guaranteed by the round cap. Either way ``message`` says
+    whether an equilibrium was reached and after how many rounds and moves.
+
+    Parameters
+    ----------
+    problem : Problem
+    tol : float
+        Relative gap passed to the inner solver (several resources only).
+    max_iter : int, optional
+        Cap on the rounds (the smaller of `max_iter` and `max_rounds` applies).
+    time_limit_s : float, optional
+        Wall-clock budget [s]; checked every round (status ``"time_limit"``).
+    callback : callable, optional
+        Called after round 0 (the start) and every round with ``iteration, objective,
+        upper_bound (None), gap (None), moves, potential``; returning True stops the
+        rounds (status ``"stopped"``; the in-cell shares are still optimized).
+    max_rounds : int, optional
+        Cap on the rounds; default ``10 × n_users``.
+    **options
+        As for :func:`max_rsrp`.
+
+    Returns
+    -------
+    Solution
+        status ``"solved"`` at an equilibrium, ``"max_iter"`` if the cap stopped moves
+        that were still improving, ``"time_limit"`` or ``"stopped"``. ``n_iter`` = rounds;
+        ``history`` has one row per round (round 0 = the start) with ``moves``, the
+        ``objective`` of weight-proportional sharing in that round's association (before
+        the in-cell optimization and the backhaul repair) and the ``potential`` Φ (NaN
+        with unequal weights); ``upper_bound`` and ``gap`` are NaN per round.
+
+    Raises
+    ------
+    ValueError
+        For unknown options or a bad `max_rounds`.
+    """
+    t0 = time.perf_counter()
+    inner = _inner_options(options, "load_aware", "max_rounds")
+    cap = 10 * problem.n_users if max_rounds is None else max_rounds
+    if int(cap) != cap or cap < 0:
+        raise ValueError(f"max_rounds={max_rounds}; fix: give a whole number of rounds ≥ 0")
+    cap = int(cap) if max_iter is None else min(int(cap), int(max_iter))
+    pairs = _Pairs(problem)
+    start_score = pairs.max_per_pair(problem.rsrp_dbm) if problem.rsrp_dbm is not None \
+        else pairs.rate
+    start = "max RSRP" if problem.rsrp_dbm is not None else "max full-band rate (no RSRP)"
+    game = _LoadGame(problem, pairs, _argmax_per_user(pairs.user, start_score, problem.n_users))
+
+    history = [game.row(0, 0)]
+    stop = _call(callback, history[-1])
+    rounds = moves = 0
+    reason = "stopped" if stop else ""
+    while not reason:
+        mover, dest = game.improving_moves()
+        if not len(mover):
+            reason = "equilibrium"
+        elif rounds >= cap:
+            reason = "cap"
+        elif time_limit_s is not None and time.perf_counter() - t0 > time_limit_s:
+            reason = "time"
+        else:
+            game.current[mover] = dest
+            rounds += 1
+            moves += len(mover)
+            history.append(game.row(rounds, len(mover)))
+            if _call(callback, history[-1]):
+                reason = "stopped"
+    status = {"equilibrium": "solved", "cap": "max_iter", "time": "time_limit",
+              "stopped": "stopped"}[reason]
+    what = {"equilibrium": "reached a Nash equilibrium",
+            "cap": f"hit the round cap ({cap}) with improving moves left",
+            "time": f"hit the time limit ({time_limit_s:g} s) with improving moves left"
+            if time_limit_s is not None else "",
+            "stopped": "stopped by the callback"}[reason]
+    proof = "equal weights: exact potential, termination guaranteed" if game.equal_weights \
+        else "unequal weights: no potential argument, capped by max_rounds"
+    rule = (f"selfish best response to cell loads (load aware) from {start}: {what} after "
+            f"{rounds} rounds and {moves} moves ({proof})")
+    return _finish(problem, pairs.cell_of(game.current), method="load_aware", rule=rule, t0=t0,
+                   tol=tol, time_limit_s=time_limit_s, callback=None, inner=inner,
+                   n_iter=rounds, history=history, status=status)
+
+
+# ============================================================================ in-cell shares
+def in_cell_shares(
+    problem: Problem,
+    serving_cell: np.ndarray,
+    *,
+    tol: float = 1e-4,
+    time_limit_s: float | None = None,
+    inner_method: str = "alm",
+    inner_options: Mapping[str, Any] | None = None,
+) -> tuple[np.ndarray, np.ndarray, str | None, str]:
+    """Optimal shares for a fixed association, without backhaul caps.
+
+    Solves the problem restricted to the links of each user's serving cell, with every
+    backhaul cap removed and the prices c_j kept. With one resource this is exact in closed
+    form per cell: user i in cell j gets ``r_i = min(d_i, R_i, (w_i / (μ_j / R_i + c_j))^(1/α))``
+    (α > 0), with μ_j ≥ 0 found by log-space bisection (all cells at once) so that
+    ``Σ_i r_i / R_i = 1``, or μ_j = 0 if the users' demands at μ_j = 0 already fit; for
+    α = 0 airtime goes greedily by decreasing ``(w_i − c_j) R_i > 0`` up to the demand caps
+    and μ_j is the value of the marginal user. With several resources the restricted
+    problem is solved by ``cellopt.solve(restricted, method=inner_method, tol=tol)``.
+
+    Parameters
+    ----------
+    problem : Problem
+    serving_cell : ndarray of int, shape (n_users,)
+        Cell of each user (−1: none).
+    tol : float
+        Relative gap for the inner solver.
+    time_limit_s : float, optional
+        Wall-clock budget [s] for the inner solver.
+    inner_method : str
+        Registered method for several resources (ignored for one resource).
+    inner_options : dict, optional
+        Extra keywords for the inner solver.
+
+    Returns
+    -------
+    x : ndarray, shape (L,)
+        Shares on the problem's links (0 off the serving cells); airtime-feasible and
+        within the demands, not necessarily within the backhaul caps.
+    mu : ndarray, shape (n_cells, n_resources)
+        Airtime prices of the restricted problem (≥ 0) [utility per unit airtime].
+    inner_status : str or None
+        The inner solver's status (None for the closed form).
+    how : str
+        A short description of how the shares were computed.
+    """
+    serving_cell = np.asarray(serving_cell, np.int64)
+    keep = np.flatnonzero(problem.cell == serving_cell[problem.user])
+    sub = problem.restrict(keep).replace(backhaul_mbps=np.full(problem.n_cells, np.inf))
+    x = np.zeros(problem.n_links)
+    if problem.n_resources == 1:
+        x_sub, mu = _single_resource_shares(sub)
+        x[keep] = x_sub
+        return x, mu.reshape(problem.n_cells, 1), None, "in-cell shares optimal in closed form"
+    if inner_method in BASELINES:
+        raise ValueError(f"inner_method={inner_method!r} is a baseline; fix: use a solver of the "
+                         "convex problem, e.g. 'alm' or 'reference'")
+    from cellopt.solvers import solve  # late: cellopt.solvers imports this module
+
+    inner = solve(sub, method=inner_method, tol=tol, time_limit_s=time_limit_s,
+                  **dict(inner_options or {}))
+    x[keep] = inner.x
+    mu = np.maximum(np.asarray(inner.prices["airtime"], float), 0.0)
+    mu = mu.reshape(problem.n_cells, problem.n_resources)
+    return x, mu, inner.status, f"in-cell shares by {inner_method!r} ({inner.status})"
+
+
+def _single_resource_shares(sub: Problem) -> tuple[np.ndarray, np.ndarray]:
+    """Closed-form in-cell optimum for K = 1 when each user has at most one link.
+
+    Returns
+    -------
+    x : ndarray, shape (L_sub,)
+    mu : ndarray, shape (n_cells,)
+    """
+    cell, rate = sub.cell, sub.rate_mbps
+    w = sub.weight[sub.user]
+    c = sub.price_per_mbps[cell]
+    cap = np.minimum(sub.demand_mbps[sub.user], rate)  # [Mbit/s]
+    n_cells = sub.n_cells
+    mu = np.zeros(n_cells)
+    if not sub.n_links:
+        return np.zeros(0), mu
+    if sub.alpha == 0:
+        return _greedy_linear(cell, (w - c) * rate, cap / rate, n_cells)
+
+    def shares(mu_cell: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+        x = best_rate(mu_cell[cell] / rate + c, w, sub.alpha, cap) / rate
+        return x, np.bincount(cell, x, minlength=n_cells)
+
+    x, total = shares(mu)
+    need = total > 1.0
+    if not need.any():
+        return x, mu
+    # Upper bracket: with μ ≥ w_i R_i^(1−α) n_j^α every x_i ≤ 1/n_j, so Σ x ≤ 1.
+    n_in = np.bincount(cell, minlength=n_cells)
+    hi = np.zeros(n_cells)
+    np.maximum.at(hi, cell, w * rate ** (1.0 - sub.alpha) * n_in[cell] ** sub.alpha)
+    hi = np.where(need, 2.0 * hi, 1.0)
+    # Lower bracket: shrink until Σ x > 1 (Σ x(μ) → Σ x(0) > 1 as μ → 0).
+    lo = hi * 1e-6
+    for _ in range(45):
+        _, total = shares(np.where(need, lo, 0.0))
+        short = need & (total <= 1.0)
+        if not short.any():
+            break
+        lo = np.where(short, lo * 1e-6, lo)
+    for _ in range(_BISECTION_STEPS):
+        mid = np.sqrt(lo * hi)
+        _, total = shares(np.where(need, mid, 0.0))
+        over = total > 1.0
+        lo, hi = np.where(over, mid, lo), np.where(over, hi, mid)
+    mu = np.where(need, hi, 0.0)  # the feasible side of the bracket: Σ x ≤ 1
+    x, _ = shares(mu)
+    return x, mu
+
+
+def _greedy_linear(cell: np.ndarray, value: np.ndarray, x_cap: np.ndarray,
+                   n_cells: int) -> tuple[np.ndarray, np.ndarray]:
+    """Fractional knapsack per cell: airtime by decreasing value per unit airtime.
+
+    Parameters
+    ----------
+    cell : ndarray of int, shape (n,)
+    value : ndarray, shape (n,)
+        ``(w_i − c_j) R_i`` [utility per unit airtime]; only positive values get airtime.
+    x_cap : ndarray, shape (n,)
+        Largest useful share ``min(d_i, R_i) / R_i``.
+    n_cells : int
+
+    Returns
+    -------
+    x : ndarray, shape (n,)
+    mu : ndarray, shape (n_cells,)
+        Value of each cell's marginal user (0 if airtime is left over).
+    """
+    x = np.zeros(len(cell))
+    mu = np.zeros(n_cells)
+    pos = np.flatnonzero(value > 0)
+    if not len(pos):
+        return x, mu
+    order = pos[np.lexsort((-value[pos], cell[pos]))]
+    g, xc = cell[order], x_cap[order]
+    first = np.r_[True, g[1:] != g[:-1]]
+    before = np.cumsum(xc) - xc  # airtime handed out earlier, over all cells
+    before -= before[np.flatnonzero(first)][np.cumsum(first) - 1]  # … within the cell
+    x[order] = np.clip(1.0 - before, 0.0, xc)
+    marginal = (before < 1.0) & (before + xc >= 1.0)
+    mu[g[marginal]] = value[order][marginal]
+    return x, mu
+
+
+# ============================================================================ load-aware game
+class _LoadGame:
+    """State of the best-response dynamics: each user's current (user, cell) pair."""
+
+    def __init__(self, problem: Problem, pairs: _Pairs, current: np.ndarray):
+        self.problem, self.pairs = problem, pairs
+        self.current = np.asarray(current, np.int64).copy()  # pair index per user (−1: none)
+        self.weight = problem.weight
+        self.equal_weights = bool(problem.n_users == 0 or np.ptp(problem.weight) == 0)
+
+    def _load(self) -> tuple[np.ndarray, np.ndarray]:
+        """Users with a cell, and W_j (total weight per cell), shape (n_cells,)."""
+        has = np.flatnonzero(self.current >= 0)
+        cells = self.pairs.cell[self.current[has]]
+        return has, np.bincount(cells, self.weight[has], minlength=self.problem.n_cells)
+
+    def improving_moves(self) -> tuple[np.ndarray, np.ndarray]:
+        """Users to move this round and their new pairs (disjoint origin / destination cells).
+
+        Returns
+        -------
+        mover : ndarray of int64, shape (m,)
+        dest : ndarray of int64, shape (m,)
+            Pair index of each mover's new cell.
+        """
+        pairs, cur = self.pairs, self.current
+        has, load = self._load()
+        n_pairs = len(pairs.user)
+        own = np.zeros(n_pairs, bool)
+        own[cur[has]] = True
+        here = pairs.rate[cur[has]] / load[pairs.cell[cur[has]]]
+        here_of_user = np.full(self.problem.n_users, np.nan)
+        here_of_user[has] = here
+        w = self.weight[pairs.user]
+        with np.errstate(divide="ignore", invalid="ignore"):
+            gain = np.log(pairs.rate / (load[pairs.cell] + w)) - np.log(here_of_user[pairs.user])
+        gain[own | ~np.isfinite(gain)] = -np.inf
+        best = _argmax_per_user(pairs.user, gain, self.problem.n_users)
+        user = np.flatnonzero(best >= 0)
+        user = user[gain[best[user]] > _MOVE_EPS]
+        if not len(user):
+            return user, user
+        origin, dest = pairs.cell[cur[user]], pairs.cell[best[user]]
+        keep = _disjoint_moves(origin, dest, gain[best[user]], self.problem.n_cells)
+        return user[keep], best[user[keep]]
+
+    def row(self, iteration: int, moves: int) -> dict[str, Any]:
+        """History row: objective of weight-proportional sharing and the potential."""
+        has, load = self._load()
+        p = self.problem
+        pair = self.current[has]
+        cells = self.pairs.cell[pair]
+        rate = self.weight[has] * self.pairs.rate[pair] / load[cells]
+        with np.errstate(invalid="ignore", divide="ignore"):
+            # Users without links add U(0) = 0 (they exist only for α < 1).
+            util = float(np.sum(p.weight[has] * utility(rate, p.alpha)))
+        cost = float(np.dot(p.price_per_mbps[cells], rate))
+        potential = np.nan
+        if self.equal_weights:
+            n_in = np.bincount(cells, minlength=p.n_cells)
+            potential = float(np.log(self.pairs.rate[pair]).sum() - gammaln(n_in + 1.0).sum())
+        return {"iteration": iteration, "objective": util - cost, "upper_bound": np.nan,
+                "gap": np.nan, "moves": moves, "potential": potential}
+
+
+def _disjoint_moves(origin: np.ndarray, dest: np.ndarray, gain: np.ndarray,
+                    n_cells: int) -> np.ndarray:
+    """Greedy-by-gain set of moves whose cells (origins and destinations) are all distinct.
+
+    Each pass takes every remaining move that has the largest gain among the remaining
+    moves touching its origin and among those touching its destination (ties by position),
+    then drops the moves that touch a cell just taken. The best remaining move is always
+    taken, so each pass makes progress; after :data:`_SELECTION_PASSES` passes the rest
+    waits for the next round.
+
+    Parameters
+    ----------
+    origin, dest : ndarray of int, shape (m,)
+        Cells of each move (origin ≠ destination).
+    gain : ndarray, shape (m,)
+    n_cells : int
+
+    Returns
+    -------
+    ndarray of bool, shape (m,)
+        The moves taken.
+    """
+    m = len(gain)
+    rank = np.empty(m, np.int64)
+    rank[np.argsort(-gain, kind="stable")] = np.arange(m)
+    active = np.ones(m, bool)
+    take = np.zeros(m, bool)
+    for _ in range(_SELECTION_PASSES):
+        idx = np.flatnonzero(active)
+        if not len(idx):
+            break
+        best = np.full(n_cells, m, np.int64)
+        np.minimum.at(best, origin[idx], rank[idx])
+        np.minimum.at(best, dest[idx], rank[idx])
+        win = idx[(best[origin[idx]] == rank[idx]) & (best[dest[idx]] == rank[idx])]
+        take[win] = True
+        used = np.zeros(n_cells, bool)
+        used[origin[win]] = True
+        used[dest[win]] = True
+        active &= ~(used[origin] | used[dest])
+    return take
+
+
+# ============================================================================ helpers
+class _Pairs:
+    """The problem's distinct (user, cell) pairs, sorted by user then cell.
+
+    Attributes
+    ----------
+    user, cell : ndarray of int64, shape (P,)
+    of_link : ndarray of int64, shape (L,)
+        Pair of each link.
+    rate : ndarray, shape (P,)
+        Full-band rate ``R_ij = Σ_k R_ijk`` [Mbit/s].
+    """
+
+    def __init__(self, problem: Problem):
+        key = problem.user * problem.n_cells + problem.cell
+        uniq, self.of_link = np.unique(key, return_inverse=True)
+        self.of_link = self.of_link.reshape(-1)
+        self.user, self.cell = uniq // problem.n_cells, uniq % problem.n_cells
+        self.rate = self.sum_per_pair(problem.rate_mbps)
+
+    def sum_per_pair(self, values: np.ndarray) -> np.ndarray:
+        return np.bincount(self.of_link, values, minlength=len(self.user))
+
+    def max_per_pair(self, values: np.ndarray) -> np.ndarray:
+        out = np.full(len(self.user), -np.inf)
+        np.maximum.at(out, self.of_link, values)
+        return out
+
+    def cell_of(self, pair: np.ndarray) -> np.ndarray:
+        """Cell of each user's pair (−1 where the pair is −1), shape (n_users,)."""
+        return np.where(pair >= 0, self.cell[np.maximum(pair, 0)] if len(self.cell) else -1, -1)
+
+
+def _argmax_per_user(pair_user: np.ndarray, score: np.ndarray, n_users: int) -> np.ndarray:
+    """Index of each user's pair of largest score (first on ties; −1: no pair), (n_users,)."""
+    out = np.full(n_users, -1, np.int64)
+    if len(pair_user):
+        order = np.lexsort((-score, pair_user))
+        u = pair_user[order]
+        first = np.r_[True, u[1:] != u[:-1]]
+        out[u[first]] = order[first]
+    return out
+
+
+def _require(problem: Problem, name: str, method: str) -> np.ndarray:
+    values = getattr(problem, name)
+    if values is None:
+        raise ValueError(
+            f"{method} needs {name} per link but the problem has none; fix: build the problem "
+            f"with Problem.from_network(network, links) or pass {name}= to Problem.from_links")
+    return values
+
+
+def _tier_bias(bias_db: float | Mapping[str, float] | None) -> np.ndarray:
+    """Bias per tier code [dB], shape (len(TIERS),)."""
+    if bias_db is None:
+        bias_db = DEFAULT_BIAS_DB
+    if isinstance(bias_db, Mapping):
+        unknown = sorted(set(bias_db) - set(TIERS))
+        if unknown:
+            raise ValueError(f"bias_db has unknown tiers {unknown}; fix: use tiers from {list(TIERS)}")
+        bias = np.array([float(bias_db.get(t, 0.0)) for t in TIERS])
+    else:
+        bias = np.array([0.0 if t == "macro" else float(bias_db) for t in TIERS])
+    if not np.isfinite(bias).all():
+        raise ValueError(f"bias_db={bias_db}; fix: give finite biases in dB")
+    return bias
+
+
+def _inner_options(options: dict[str, Any], method: str, *own: str) -> dict[str, Any]:
+    """Check a baseline's extra options; return the inner-solver ones."""
+    allowed = {"inner_method", "inner_options"}
+    unknown = sorted(set(options) - allowed)
+    if unknown:
+        raise ValueError(f"{method} got unknown options {unknown}; valid options: "
+                         f"{sorted(allowed | set(own))}")
+    return {"inner_method": options.get("inner_method", "alm"),
+            "inner_options": options.get("inner_options")}
+
+
+def _call(callback: Callback, row: dict[str, Any]) -> bool:
+    """Call the callback with a history row (NaN bound and gap passed as None)."""
+    if callback is None:
+        return False
+    info = {k: None if k in ("upper_bound", "gap") and (v is None or not np.isfinite(v)) else v
+            for k, v in row.items()}
+    return bool(callback(info))
+
+
+def _finish(
+    problem: Problem,
+    assoc: np.ndarray,
+    *,
+    method: str,
+    rule: str,
+    t0: float,
+    tol: float,
+    time_limit_s: float | None,
+    callback: Callback,
+    inner: dict[str, Any],
+    n_iter: int = 1,
+    history: list[dict[str, Any]] | None = None,
+    status: str = "solved",
+) -> Solution:
+    """In-cell shares for `assoc`, backhaul repair, and the Solution."""
+    remaining = None if time_limit_s is None else max(0.0, time_limit_s - (time.perf_counter() - t0))
+    x, mu, inner_status, how = in_cell_shares(problem, assoc, tol=tol, time_limit_s=remaining,
+                                              **inner)
+    if inner_status is not None and inner_status not in ("optimal", "solved") and status == "solved":
+        status = inner_status
+    _, _, traffic = loads(problem, x)
+    exceeded = np.flatnonzero(traffic > problem.backhaul_mbps * (1.0 + 1e-9))
+    x = repair(problem, x)
+    message = f"{method}: {rule}; {how}"
+    if len(exceeded):
+        message += (f"; {len(exceeded)} cell(s) over their backhaul cap (cells "
+                    f"{exceeded[:10].tolist()}{' …' if len(exceeded) > 10 else ''}): their "
+                    "shares scaled down to fit")
+    if history is None:
+        util, cost = objective_terms(problem, x)
+        bound = dual_bound(problem, mu, None)
+        gap = relative_gap(bound, util - cost)
+        history = [{"iteration": 1, "objective": util - cost, "upper_bound": bound,
+                    "gap": np.nan if gap is None else gap, "moves": 0}]
+        _call(callback, history[-1])  # one-shot: nothing left to stop
+    else:
+        bound = dual_bound(problem, mu, None)
+    return build_solution(problem, x, method=method, status=status, message=message, mu=mu,
+                          nu=None, n_iter=n_iter, wall_s=time.perf_counter() - t0, history=history,
+                          upper_bound=bound, exceeded_backhaul=exceeded)

@@ -1,0 +1,197 @@
+"""Pieces every solver shares: user best responses, the dual bound, loads, repair, results."""
+
+from __future__ import annotations
+
+import numpy as np
+import pandas as pd
+
+from cellopt.problem import Problem, utility
+from cellopt.solution import Solution
+
+__all__ = [
+    "best_rate", "build_solution", "dual_bound", "link_prices", "loads", "objective_terms",
+    "relative_gap",
+    "repair", "user_min", "user_value",
+]
+
+
+def best_rate(price: np.ndarray, weight: np.ndarray, alpha: float, cap: np.ndarray) -> np.ndarray:
+    """argmax over 0 ≤ r ≤ cap of ``w U_α(r) − π r``, in closed form.
+
+    ``r = min(cap, (w / π)^(1/α))`` for α > 0 (cap where π = 0); for α = 0 (linear),
+    cap where w > π, else 0.
+
+    Parameters
+    ----------
+    price : ndarray, shape (n,)
+        π ≥ 0 [utility per Mbit/s].
+    weight : ndarray, shape (n,)
+    alpha : float
+    cap : ndarray, shape (n,)
+        r̄ [Mbit/s].
+    """
+    price = np.asarray(price, float)
+    if alpha == 0:
+        return np.where(weight > price, cap, 0.0)
+    with np.errstate(divide="ignore"):
+        return np.minimum(cap, (weight / price) ** (1.0 / alpha))
+
+
+def user_value(price: np.ndarray, weight: np.ndarray, alpha: float, cap: np.ndarray) -> np.ndarray:
+    """max over 0 ≤ r ≤ cap of ``w U_α(r) − π r`` per user (the user's term of g)."""
+    r = best_rate(price, weight, alpha, cap)
+    with np.errstate(invalid="ignore", divide="ignore"):
+        value = weight * utility(r, alpha) - price * r
+    # r = 0 only happens for α < 1 (value 0) or a user with nothing to buy (α ≥ 1: −inf).
+    return np.where(r > 0, value, 0.0 if alpha < 1 else -np.inf)
+
+
+def user_min(problem: Problem, values: np.ndarray) -> np.ndarray:
+    """Minimum of a per-link quantity over each user's links, shape (n_users,) (inf: none).
+
+    Relies on the problem's links being sorted by user.
+    """
+    out = np.full(problem.n_users, np.inf)
+    if problem.n_links:
+        starts = np.flatnonzero(np.r_[True, problem.user[1:] != problem.user[:-1]])
+        out[problem.user[starts]] = np.minimum.reduceat(values, starts)
+    return out
+
+
+def link_prices(problem: Problem, mu: np.ndarray, nu: np.ndarray) -> np.ndarray:
+    """π_e = μ_jk / R_e + c_j + ν_j, the price per Mbit/s of each link, shape (L,)."""
+    mu = np.asarray(mu, float).reshape(-1)
+    return mu[problem.group] / problem.rate_mbps + problem.price_per_mbps[problem.cell] \
+        + np.asarray(nu, float)[problem.cell]
+
+
+def dual_bound(problem: Problem, mu: np.ndarray, nu: np.ndarray | None = None) -> float:
+    """The dual function g(μ, ν) of DESIGN §2.4: an upper bound on the optimum for any μ, ν ≥ 0.
+
+    ``g = Σ μ_jk + Σ ν_j C_j + Σ_i max_{0≤r≤r̄_i} [w_i U(r) − π_i* r]`` with
+    ``π_i* = min_{e∋i} (μ_jk / R_e + c_j + ν_j)`` and ``r̄_i = min(d_i, Σ_{e∋i} R_e)``.
+
+    Parameters
+    ----------
+    problem : Problem
+    mu : ndarray, shape (n_cells, n_resources) or (n_groups,)
+        Airtime prices ≥ 0.
+    nu : ndarray, shape (n_cells,), optional
+        Backhaul prices ≥ 0 [utility per Mbit/s]; ignored (taken as 0) on cells without a
+        cap, where any positive price would only loosen the bound. Default 0.
+
+    Returns
+    -------
+    float
+    """
+    mu = np.asarray(mu, float).reshape(-1)
+    nu = np.zeros(problem.n_cells) if nu is None else np.asarray(nu, float)
+    if mu.shape != (problem.n_groups,) or nu.shape != (problem.n_cells,):
+        raise ValueError(f"prices have shapes {mu.shape}, {nu.shape}; expected "
+                         f"({problem.n_groups},) and ({problem.n_cells},)")
+    if (mu < 0).any() or (nu < 0).any() or np.isnan(mu).any() or np.isnan(nu).any():
+        raise ValueError("prices must be ≥ 0 (and not NaN)")
+    capped = np.isfinite(problem.backhaul_mbps)
+    nu = np.where(capped, nu, 0.0)
+    pi = user_min(problem, link_prices(problem, mu, nu))
+    # Users without links (allowed for α < 1) contribute max_r≤0 = w U(0).
+    value = user_value(np.where(np.isfinite(pi), pi, 0.0), problem.weight, problem.alpha,
+                       problem.rate_cap_mbps)
+    return float(mu.sum() + (nu[capped] * problem.backhaul_mbps[capped]).sum() + value.sum())
+
+
+def loads(problem: Problem, x: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """User rates (n_users,), airtime per group (n_groups,), cell traffic (n_cells,)."""
+    flow = problem.rate_mbps * x
+    return (np.bincount(problem.user, flow, minlength=problem.n_users),
+            np.bincount(problem.group, x, minlength=problem.n_groups),
+            np.bincount(problem.cell, flow, minlength=problem.n_cells))
+
+
+def repair(problem: Problem, x: np.ndarray) -> np.ndarray:
+    """Scale shares down until every constraint holds: airtime, then backhaul, then demand.
+
+    Each step only lowers shares, so it never breaks the earlier constraints.
+
+    Returns
+    -------
+    ndarray, shape (L,)
+        A feasible x.
+    """
+    x = np.clip(np.asarray(x, float), 0.0, 1.0)
+    _, airtime, _ = loads(problem, x)
+    x = x / np.maximum(airtime, 1.0)[problem.group]
+    _, _, traffic = loads(problem, x)
+    with np.errstate(divide="ignore", invalid="ignore"):
+        over = np.where(traffic > problem.backhaul_mbps, problem.backhaul_mbps / traffic, 1.0)
+    x = x * over[problem.cell]
+    rate, _, _ = loads(problem, x)
+    with np.errstate(divide="ignore", invalid="ignore"):
+        over = np.where(rate > problem.demand_mbps, problem.demand_mbps / rate, 1.0)
+    return x * over[problem.user]
+
+
+def objective_terms(problem: Problem, x: np.ndarray) -> tuple[float, float]:
+    """(utility Σ w U(r), cost Σ c T) of shares x."""
+    rate, _, traffic = loads(problem, x)
+    with np.errstate(invalid="ignore"):
+        util = float(np.sum(problem.weight * utility(rate, problem.alpha)))
+    return util, float(np.dot(problem.price_per_mbps, traffic))
+
+
+def relative_gap(upper_bound: float | None, objective: float) -> float | None:
+    """(upper_bound − objective) / max(1, |objective|), or None without a bound."""
+    if upper_bound is None or not np.isfinite(objective):
+        return None
+    return float((upper_bound - objective) / max(1.0, abs(objective)))
+
+
+def build_solution(
+    problem: Problem,
+    x: np.ndarray,
+    *,
+    method: str,
+    status: str,
+    message: str,
+    mu: np.ndarray | None,
+    nu: np.ndarray | None,
+    n_iter: int,
+    wall_s: float,
+    history: pd.DataFrame | list[dict] | None = None,
+    upper_bound: float | None = None,
+    exceeded_backhaul: np.ndarray | None = None,
+) -> Solution:
+    """Fill every field of a :class:`Solution` from shares and prices.
+
+    `x` must be feasible (pass it through :func:`repair`). With prices and no explicit
+    `upper_bound`, the bound is g(μ, ν) at those prices.
+    """
+    rate, airtime, traffic = loads(problem, x)
+    util, cost = objective_terms(problem, x)
+    mu = np.zeros(problem.n_groups) if mu is None else np.maximum(np.asarray(mu, float), 0.0)
+    nu = np.zeros(problem.n_cells) if nu is None else np.maximum(np.asarray(nu, float), 0.0)
+    nu = np.where(np.isfinite(problem.backhaul_mbps), nu, 0.0)
+    if upper_bound is None:
+        upper_bound = dual_bound(problem, mu, nu)
+    objective = util - cost
+    serving = np.full(problem.n_users, -1, dtype=np.int64)
+    flow = problem.rate_mbps * x
+    per_cell = pd.DataFrame({"u": problem.user, "c": problem.cell, "f": flow})
+    per_cell = per_cell.groupby(["u", "c"], sort=False)["f"].sum().reset_index()
+    top = per_cell.sort_values(["u", "f"], ascending=[True, False]).drop_duplicates("u")
+    top = top[top["f"] > 0]
+    serving[top["u"].to_numpy()] = top["c"].to_numpy()
+    if history is None:
+        history = []
+    history = history if isinstance(history, pd.DataFrame) else pd.DataFrame(history)
+    return Solution(
+        status=status, message=message, method=method, utility=util, cost=cost,
+        objective=objective, upper_bound=upper_bound, gap=relative_gap(upper_bound, objective),
+        n_iter=int(n_iter), wall_s=float(wall_s), history=history, x=x,
+        user_rate_mbps=rate, cell_airtime=airtime.reshape(problem.n_cells, problem.n_resources),
+        cell_traffic_mbps=traffic,
+        prices={"airtime": mu.reshape(problem.n_cells, problem.n_resources), "backhaul": nu},
+        serving_cell=serving,
+        exceeded_backhaul=np.zeros(0, np.int64) if exceeded_backhaul is None
+        else np.asarray(exceeded_backhaul, np.int64),
+    )

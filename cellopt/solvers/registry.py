@@ -1,0 +1,36 @@
+"""The method registry behind :func:`cellopt.solve`."""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+
+from cellopt.problem import Problem
+from cellopt.solution import Solution
+
+__all__ = ["METHODS", "register"]
+
+#: name -> function(problem, *, tol, max_iter, time_limit_s, callback, **options) -> Solution
+METHODS: dict[str, Callable[..., Solution]] = {}
+
+
+def register(name: str) -> Callable[[Callable[..., Solution]], Callable[..., Solution]]:
+    """Decorator: make a solver available as ``solve(problem, method=name)``."""
+
+    def deco(fn: Callable[..., Solution]) -> Callable[..., Solution]:
+        METHODS[name] = fn
+        return fn
+
+    return deco
+
+
+def get_method(name: str) -> Callable[..., Solution]:
+    try:
+        return METHODS[name]
+    except KeyError:
+        raise ValueError(f"unknown method {name!r}; valid methods: {sorted(METHODS)}") from None
+
+
+def check_problem(problem: Problem) -> None:
+    if not isinstance(problem, Problem):
+        raise TypeError(f"expected a cellopt.Problem, got {type(problem).__name__}; build one "
+                        "with Problem.from_network(...) or Problem.from_links(...)")
