@@ -1,4 +1,4 @@
-"""Command line: ``cellopt run`` builds the default HetNet scenario and summarises its links."""
+"""Command line: ``cellopt run`` solves the default HetNet scenario with the baselines and alm."""
 
 from __future__ import annotations
 
@@ -16,6 +16,9 @@ from cellopt import __version__, radio, topology
 from cellopt.linktable import LinkTable
 from cellopt.network import TIERS, Network
 from cellopt.plotting import plot_network
+from cellopt.problem import Problem
+from cellopt.solution import Solution
+from cellopt.solvers import solve
 
 
 def default_scenario(n_users: int, n_rings: int, picos_per_sector: int, seed: int) -> Network:
@@ -70,29 +73,85 @@ def _percentile(values: np.ndarray, q: float) -> float:
     return float(np.nanpercentile(values, q)) if len(values) else float("nan")
 
 
+#: Methods of the default run: (label, method, options).
+DEFAULT_METHODS = (
+    ("max_rsrp", "max_rsrp", {}),
+    ("range_expansion_6db", "range_expansion", {"bias_db": 6.0}),
+    ("load_aware", "load_aware", {}),
+    ("optimized (alm)", "alm", {}),
+)
+
+
+def method_summary(network: Network, solutions: dict[str, Solution], n_unserved: int) -> pd.DataFrame:
+    """One row per method: utility, bound, gap, rate percentiles, tier shares, cap violations.
+
+    Users without any usable link (outage) count with rate 0 in the percentiles.
+    """
+    tiers = network.cells["tier"].to_numpy()
+    rows = {}
+    for label, sol in solutions.items():
+        rate = np.concatenate([sol.user_rate_mbps, np.zeros(n_unserved)])
+        served = sol.serving_cell >= 0
+        row = {
+            "utility": sol.objective,
+            "upper_bound": sol.upper_bound,
+            "gap": sol.gap,
+            "rate_p5_mbps": _percentile(rate, 5),
+            "rate_p50_mbps": _percentile(rate, 50),
+            "rate_mean_mbps": float(rate.mean()) if len(rate) else float("nan"),
+        }
+        for tier in TIERS:
+            if (tiers == tier).any():
+                row[f"share_{tier}"] = float((tiers[sol.serving_cell[served]] == tier).sum()
+                                             / max(len(rate), 1))
+        row["backhaul_violations"] = len(sol.exceeded_backhaul)
+        row["time_s"] = sol.wall_s
+        rows[label] = row
+    return pd.DataFrame.from_dict(rows, orient="index")
+
+
 def _run(args: argparse.Namespace) -> int:
     t0 = time.perf_counter()
     net = default_scenario(args.users, args.rings, args.picos_per_sector, args.seed)
     t1 = time.perf_counter()
     links = radio.link_table(net, n_candidates=args.candidates, rng=args.seed)
     t2 = time.perf_counter()
-    summary = link_summary(net, links)
+    radio_summary = link_summary(net, links)
+    # Users with no usable link (SINR below the efficiency map's floor on every candidate)
+    # cannot be given a positive rate: they are left out of the problem, counted as 0.
+    usable = links.users_with_rate()
+    served_net = net.replace(users=net.users[usable].reset_index(drop=True))
+    problem = Problem.from_network(served_net, links.select_users(usable))
+    solutions = {label: solve(problem, method=method, **opts)
+                 for label, method, opts in DEFAULT_METHODS}
+    summary = method_summary(net, solutions, int((~usable).sum()))
+
     out = Path(args.out)
     out.mkdir(parents=True, exist_ok=True)
-    summary.to_csv(out / "summary.csv", index_label="tier")
-    links.to_frame().to_csv(out / "links.csv", index=False)
-    ax = plot_network(net, links=links)
-    ax.set_title(f"HetNet default: {net.n_cells} cells, {net.n_users} users (max-RSRP association)")
+    radio_summary.to_csv(out / "radio_summary.csv", index_label="tier")
+    summary.to_csv(out / "method_summary.csv", index_label="method")
+    rates = pd.DataFrame({label: sol.user_rate_mbps for label, sol in solutions.items()})
+    rates.insert(0, "user_id", served_net.users["user_id"].to_numpy())
+    rates.to_csv(out / "user_rates.csv", index=False)
+    optimized = solutions[DEFAULT_METHODS[-1][0]]
+    serving = np.full(net.n_users, -1)
+    serving[np.flatnonzero(usable)] = optimized.serving_cell
+    ax = plot_network(net, serving_cell=serving)
+    ax.set_title(f"HetNet default: {net.n_cells} cells, {net.n_users} users (optimized association)")
     ax.figure.savefig(out / "network_map.png", dpi=120, bbox_inches="tight")
     plt.close(ax.figure)
 
     print(f"cellopt {__version__} - HetNet default scenario (seed {args.seed})")
     print(f"{net}")
     print(f"network built in {t1 - t0:.2f} s; {len(links)} links "
-          f"({args.candidates} candidates per user) in {t2 - t1:.2f} s")
-    print("max-RSRP association, SINR and full-band peak rate of the serving link:")
-    print(summary.to_string(float_format=lambda v: f"{v:.2f}"))
-    print(f"wrote {out / 'summary.csv'}, {out / 'links.csv'}, {out / 'network_map.png'}")
+          f"({args.candidates} candidates per user) in {t2 - t1:.2f} s; "
+          f"{int((~usable).sum())} user(s) without a usable link (rate 0)")
+    print("\nradio: max-RSRP cell, SINR and full-band peak rate of the serving link")
+    print(radio_summary.to_string(float_format=lambda v: f"{v:.2f}"))
+    print(f"\nassociation ({problem}):")
+    print(summary.to_string(float_format=lambda v: f"{v:.4g}"))
+    print(f"\nwrote {out / 'method_summary.csv'}, {out / 'radio_summary.csv'}, "
+          f"{out / 'user_rates.csv'}, {out / 'network_map.png'}")
     return 0
 
 
@@ -100,8 +159,8 @@ def build_parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(prog="cellopt", description=__doc__)
     parser.add_argument("--version", action="version", version=f"cellopt {__version__}")
     sub = parser.add_subparsers(dest="command", required=True)
-    run = sub.add_parser("run", help="build the default HetNet scenario, its link table, a summary "
-                         "and a network map")
+    run = sub.add_parser("run", help="solve the default HetNet scenario with the baselines and the "
+                         "optimizer; print summaries, write tables and a network map")
     run.add_argument("--out", default="results/default", help="output folder (results/default)")
     run.add_argument("--users", type=int, default=2000, help="number of users (2000)")
     run.add_argument("--rings", type=int, default=2, help="rings of macro sites (2: 19 sites)")

@@ -78,6 +78,19 @@ class LinkTable:
         best[self.user[order][first]] = self.cell[order][first]
         return best
 
+    def users_with_rate(self) -> np.ndarray:
+        """Mask of the users with at least one link of positive rate, shape (n_users,)."""
+        return np.bincount(self.user[self.rate_mbps > 0], minlength=self.n_users) > 0
+
+    def select_users(self, keep: np.ndarray) -> LinkTable:
+        """The links of the users in the mask `keep` (n_users,), users renumbered 0..n−1."""
+        keep = np.asarray(keep, bool)
+        new_index = np.cumsum(keep) - 1
+        rows = keep[self.user]
+        fields = {c: getattr(self, c)[rows] for c in self.COLUMNS}
+        fields["user"] = new_index[fields["user"]]
+        return dataclasses.replace(self, **fields, n_users=int(keep.sum()))
+
     def __repr__(self) -> str:
         return (f"LinkTable({len(self)} links, {self.n_users} users, {self.n_cells} cells, "
                 f"{self.n_resources} resource(s), {self.nbytes / 2**20:.1f} MiB)")
