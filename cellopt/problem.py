@@ -14,6 +14,7 @@ resource k of cell j given to user i. With ``r_i = Σ_{e∋i} R_e x_e`` and
 from __future__ import annotations
 
 import dataclasses
+import functools
 from typing import Any
 
 import numpy as np
@@ -269,12 +270,12 @@ class Problem:
         """Number of airtime constraints, one per (cell, resource)."""
         return self.n_cells * self.n_resources
 
-    @property
+    @functools.cached_property
     def group(self) -> np.ndarray:
         """Airtime constraint of each link: ``cell * n_resources + resource``, shape (L,)."""
         return self.cell * self.n_resources + self.resource
 
-    @property
+    @functools.cached_property
     def rate_cap_mbps(self) -> np.ndarray:
         """r̄_i = min(d_i, Σ_{e∋i} R_e), the most user i can get, shape (n_users,)."""
         return np.minimum(self.demand_mbps,

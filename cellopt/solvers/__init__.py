@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import importlib
 from collections.abc import Callable
 from typing import Any
 
@@ -13,12 +12,7 @@ from cellopt.solvers.registry import METHODS, check_problem, get_method, registe
 __all__ = ["METHODS", "register", "solve"]
 
 # Each module registers its methods on import.
-for _module in ("reference", "alm", "dual", "baselines"):
-    try:
-        importlib.import_module(f"cellopt.solvers.{_module}")
-    except ModuleNotFoundError as err:  # pragma: no cover - only while a module is being written
-        if err.name != f"cellopt.solvers.{_module}":
-            raise
+from cellopt.solvers import alm, baselines, dual, reference  # noqa: F401
 
 
 def solve(

@@ -38,7 +38,14 @@ from threadpoolctl import ThreadpoolController
 
 from cellopt.problem import Problem, utility, utility_derivative
 from cellopt.solution import Solution
-from cellopt.solvers.common import build_solution, dual_bound, loads, objective_terms, repair
+from cellopt.solvers.common import (
+    block_zero_capacity,
+    build_solution,
+    dual_bound,
+    loads,
+    objective_terms,
+    repair,
+)
 from cellopt.solvers.registry import register
 
 __all__ = ["solve_alm"]
@@ -46,7 +53,9 @@ __all__ = ["solve_alm"]
 _DENSE_SCHUR_MAX = 2500  # Schur sizes up to this are factorized densely
 _REG = 1e-4              # Newton-matrix regularization, relative to each link's curvature
 _BLAS = ThreadpoolController()
+_SIGMA_MAX = 1e6         # largest penalty, relative to the price scale
 _X_MAX = 2.0             # loose upper box on shares during the inner steps
+_EPS_ACTIVE = 1e-3       # ε of the ε-active set (Bertsekas)
 
 
 class _Lagrangian:
@@ -59,19 +68,27 @@ class _Lagrangian:
         self.g = p.group
         self.w = p.weight
         self.alpha = p.alpha
-        self.capped = np.flatnonzero(np.isfinite(p.backhaul_mbps))
-        self.inv_cap = np.zeros(p.n_cells)
-        self.inv_cap[self.capped] = 1.0 / p.backhaul_mbps[self.capped]
+        # Zero-capacity cells need no row: their links are pinned at zero.
+        self.capped = np.flatnonzero(np.isfinite(p.backhaul_mbps) & (p.backhaul_mbps > 0))
         self.has_demand = np.isfinite(p.demand_mbps)
-        self.inv_demand = np.where(self.has_demand, 1.0 / p.demand_mbps, 0.0)
+        # Backhaul and demand rows are divided by their bound, so that all rows read
+        # "excess ≤ 0" in comparable units — but never by less than 1 % of the median link
+        # rate: a demand of 1e-13 Mbit/s must not turn into coefficients of 1e14.
+        floor = 1e-2 * float(np.median(self.R)) if len(self.R) else 1.0
+        self.inv_cap = np.zeros(p.n_cells)
+        self.inv_cap[self.capped] = 1.0 / np.maximum(p.backhaul_mbps[self.capped], floor)
+        self.inv_demand = np.where(self.has_demand, 1.0 / np.maximum(p.demand_mbps, floor), 0.0)
         self.link_cost = p.price_per_mbps[p.cell] * self.R
         self.has_link = np.bincount(p.user, minlength=p.n_users) > 0
 
     # --- values -----------------------------------------------------------------
     def rows(self, x: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
-        """Rates, airtime, scaled backhaul use T/C and scaled demand use r/d."""
+        """Rates, and the scaled excess of each row: airtime − 1, (T − C)/C, (r − d)/d."""
         r, air, traffic = loads(self.p, x)
-        return r, air, traffic * self.inv_cap, r * self.inv_demand
+        with np.errstate(invalid="ignore"):
+            bh = np.where(self.inv_cap > 0, (traffic - self.p.backhaul_mbps) * self.inv_cap, 0.0)
+            dm = np.where(self.has_demand, (r - self.p.demand_mbps) * self.inv_demand, 0.0)
+        return r, air - 1.0, bh, dm
 
     def value(self, x: np.ndarray, y: tuple[np.ndarray, ...], sigma: float) -> float:
         r, air, bh, dm = self.rows(x)
@@ -80,7 +97,7 @@ class _Lagrangian:
             return np.inf
         f = -np.sum(self.w * utility(r, self.alpha)) + np.dot(self.link_cost, x)
         for mult, use, mask in zip(y, (air, bh, dm), self._masks(), strict=True):
-            s = np.maximum(mult + sigma * (use - 1.0), 0.0)[mask]
+            s = np.maximum(mult + sigma * use, 0.0)[mask]
             f += np.sum(s * s - mult[mask] ** 2) / (2.0 * sigma)
         return float(f)
 
@@ -93,9 +110,9 @@ class _Lagrangian:
         """Gradient and the per-row penalty prices s = max(0, y + σ (use − 1))."""
         r, air, bh, dm = self.rows(x)
         mu, nu, lam = y
-        s_g = np.maximum(mu + sigma * (air - 1.0), 0.0)
-        s_c = np.where(self._masks()[1], np.maximum(nu + sigma * (bh - 1.0), 0.0), 0.0)
-        s_d = np.where(self.has_demand, np.maximum(lam + sigma * (dm - 1.0), 0.0), 0.0)
+        s_g = np.maximum(mu + sigma * air, 0.0)
+        s_c = np.where(self._masks()[1], np.maximum(nu + sigma * bh, 0.0), 0.0)
+        s_d = np.where(self.has_demand, np.maximum(lam + sigma * dm, 0.0), 0.0)
         marginal = self.w * utility_derivative(r, self.alpha)
         per_user = -marginal + s_d * self.inv_demand
         grad = self.R * (per_user[self.p.user] + (s_c * self.inv_cap)[self.p.cell]) \
@@ -122,7 +139,7 @@ class _Lagrangian:
         act_c = s_c > 0
         rho = R * self.inv_cap[c]  # coefficient of the link in its cell's scaled backhaul row
         diag = h[u] * R * R + sigma * (act_g[g] + act_c[c] * rho * rho)
-        D = _REG * (diag + sigma * 1e-6) + 1e-300
+        D = _REG * (diag + sigma * 1e-3) + 1e-300
 
         # B = D + Σ_i h_i R_i R_iᵀ;  B⁻¹ v = v/D − (R/D) β_i Σ_{e∈i} R_e v_e / D_e.
         a = np.bincount(u, R * R / D, minlength=p.n_users)
@@ -194,6 +211,7 @@ def _initial_point(problem: Problem) -> tuple[np.ndarray, np.ndarray]:
     x = np.zeros(p.n_links)
     count = np.bincount(p.group[best], minlength=p.n_groups)
     x[best] = 1.0 / count[p.group[best]]
+    x = repair(p, x)  # within backhaul caps and demands too
     r, _, _ = loads(p, x)
     marginal = p.weight * utility_derivative(np.maximum(r, 1e-300), p.alpha)
     mu = np.bincount(p.group, x * p.rate_mbps * marginal[p.user], minlength=p.n_groups)
@@ -274,22 +292,18 @@ def solve_alm(
     prev_violation = np.inf
     n_iter = 0
     for n_iter in range(1, max_iter + 1):
-        steps = 0
-        for _ in range(inner_steps):
+        steps, inner_done = 0, False
+        while steps < inner_steps and not inner_done:
             steps += 1
-            if _projected_newton_step(lag, x, y, sigma, blocked, inner_tol * scale):
-                break
-        r, air, bh, dm = lag.rows(x)
-        uses = (air, bh, dm)
-        masks = lag._masks()
-        violation = max(float(np.max(np.where(mk, use - 1.0, 0.0), initial=0.0))
-                        for use, mk in zip(uses, (np.ones_like(air, bool), *masks[1:]),
-                                           strict=True))
-        y = tuple(np.where(mk, np.maximum(mult + sigma * (use - 1.0), 0.0), 0.0)
-                  for mult, use, mk in zip(y, uses, (np.ones_like(air, bool), *masks[1:]),
-                                           strict=True))
+            inner_done = _projected_newton_step(lag, x, y, sigma, blocked, inner_tol * scale)
+        _, *excess = lag.rows(x)
+        masks = (np.ones(p.n_groups, bool), *lag._masks()[1:])
+        violation = max(float(np.max(np.where(mk, e, 0.0), initial=0.0))
+                        for e, mk in zip(excess, masks, strict=True))
+        y = tuple(np.where(mk, np.maximum(mult + sigma * e, 0.0), 0.0)
+                  for mult, e, mk in zip(y, excess, masks, strict=True))
         mu_k, nu_k = y[0], y[1] * lag.inv_cap
-        nu_k = _price_blocked_cells(p, mu_k, nu_k)
+        nu_k = block_zero_capacity(p, mu_k, nu_k)
         bound = dual_bound(p, mu_k, nu_k)
         x_feas = repair(p, x)
         util, cost = objective_terms(p, x_feas)
@@ -310,33 +324,15 @@ def solve_alm(
         if time_limit_s is not None and time.perf_counter() - t0 > time_limit_s:
             status, message = "time_limit", f"reached time_limit_s={time_limit_s:g}"
             break
-        if violation > 0.25 * prev_violation:
-            sigma = min(sigma * 4.0, 1e10 * scale)
+        # A larger penalty only helps once the inner problem is actually solved; raising
+        # it on an unfinished inner solve makes the next one harder still.
+        if inner_done and violation > 0.25 * prev_violation:
+            sigma = min(sigma * 4.0, _SIGMA_MAX * scale)
         prev_violation = violation
     _, x_best, mu_best, nu_best, bound_best = best
     return build_solution(
         p, x_best, method="alm", status=status, message=message, mu=mu_best, nu=nu_best,
         upper_bound=bound_best, n_iter=n_iter, wall_s=time.perf_counter() - t0, history=history)
-
-
-def _price_blocked_cells(problem: Problem, mu: np.ndarray, nu: np.ndarray) -> np.ndarray:
-    """Backhaul price on zero-capacity cells high enough that no user wants to buy there."""
-    p = problem
-    zero = p.backhaul_mbps <= 0
-    if not zero.any():
-        return nu
-    from cellopt.solvers.common import link_prices, user_min
-
-    nu = nu.copy()
-    nu[zero] = 0.0
-    pi = link_prices(p, mu, nu)
-    open_pi = np.where(zero[p.cell], np.inf, pi)
-    best = user_min(p, open_pi)
-    need = np.where(zero[p.cell], np.maximum(best[p.user] - pi, 0.0), 0.0)
-    top = np.zeros(p.n_cells)
-    np.maximum.at(top, p.cell, need)
-    nu[zero] = top[zero] * 1.0000001 + 1e-12
-    return nu
 
 
 def _projected_newton_step(lag: _Lagrangian, x: np.ndarray, y: tuple, sigma: float,
@@ -355,7 +351,7 @@ def _projected_newton_step(lag: _Lagrangian, x: np.ndarray, y: tuple, sigma: flo
     if np.max(np.abs(pg), initial=0.0) <= stop_at:
         return True
     # ε-active set (Bertsekas): links within ε of a bound that the gradient pushes out.
-    eps = min(1e-3, float(np.sqrt(np.dot(pg, pg))))
+    eps = min(_EPS_ACTIVE, float(np.sqrt(np.dot(pg, pg))))
     active = ((x <= eps) & (grad > 0)) | ((x >= _X_MAX - eps) & (grad < 0)) | blocked
     free = ~active
     d = np.zeros_like(x)

@@ -9,9 +9,8 @@ from cellopt.problem import Problem, utility
 from cellopt.solution import Solution
 
 __all__ = [
-    "best_rate", "build_solution", "dual_bound", "link_prices", "loads", "objective_terms",
-    "relative_gap",
-    "repair", "user_min", "user_value",
+    "best_rate", "block_zero_capacity", "build_solution", "dual_bound", "link_prices", "loads",
+    "objective_terms", "relative_gap", "repair", "user_min", "user_value",
 ]
 
 
@@ -33,7 +32,7 @@ def best_rate(price: np.ndarray, weight: np.ndarray, alpha: float, cap: np.ndarr
     price = np.asarray(price, float)
     if alpha == 0:
         return np.where(weight > price, cap, 0.0)
-    with np.errstate(divide="ignore"):
+    with np.errstate(divide="ignore", over="ignore"):
         return np.minimum(cap, (weight / price) ** (1.0 / alpha))
 
 
@@ -98,6 +97,31 @@ def dual_bound(problem: Problem, mu: np.ndarray, nu: np.ndarray | None = None) -
     value = user_value(np.where(np.isfinite(pi), pi, 0.0), problem.weight, problem.alpha,
                        problem.rate_cap_mbps)
     return float(mu.sum() + (nu[capped] * problem.backhaul_mbps[capped]).sum() + value.sum())
+
+
+def block_zero_capacity(problem: Problem, mu: np.ndarray, nu: np.ndarray) -> np.ndarray:
+    """ν on zero-capacity cells just high enough that no user would buy there.
+
+    A cell with C_j = 0 can carry nothing; in the dual its ν_j C_j term is 0 for any ν_j,
+    so a finite ν_j that prices its links above every user's best open link keeps the
+    bound exact.
+    """
+    p = problem
+    zero = p.backhaul_mbps <= 0
+    if not zero.any() or not p.n_links:
+        return nu
+    nu = nu.copy()
+    nu[zero] = 0.0
+    pi = link_prices(p, mu, nu)
+    best_open = user_min(p, np.where(zero[p.cell], np.inf, pi))
+    # A user with links only to blocked cells (α < 1): price its links out by far.
+    fallback = 1e12 * max(float(np.max(pi, initial=0.0)), 1.0)
+    target = np.where(np.isfinite(best_open), best_open, fallback)[p.user]
+    need = np.where(zero[p.cell], np.maximum(target - pi, 0.0), 0.0)
+    top = np.zeros(p.n_cells)
+    np.maximum.at(top, p.cell, need)
+    nu[zero] = top[zero] * (1.0 + 1e-9) + 1e-12
+    return nu
 
 
 def loads(problem: Problem, x: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:

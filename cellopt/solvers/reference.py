@@ -21,7 +21,14 @@ import scipy.sparse as sp
 
 from cellopt.problem import Problem
 from cellopt.solution import Solution
-from cellopt.solvers.common import build_solution, dual_bound, objective_terms, relative_gap, repair
+from cellopt.solvers.common import (
+    block_zero_capacity,
+    build_solution,
+    dual_bound,
+    objective_terms,
+    relative_gap,
+    repair,
+)
 from cellopt.solvers.registry import register
 
 __all__ = ["solve_reference"]
@@ -365,6 +372,7 @@ def _finish(problem: Problem, x: np.ndarray, mu: np.ndarray, nu: np.ndarray, *, 
     """Certify (bound and gap from our own dual function), pick the status, fill the Solution."""
     util, cost = objective_terms(problem, x)
     objective = util - cost
+    nu = block_zero_capacity(problem, mu, nu)
     upper = dual_bound(problem, mu, nu)
     gap = relative_gap(upper, objective)
     certified = gap is not None and gap <= tol

@@ -163,6 +163,7 @@ def round_to_single(
     return build_solution(
         problem, sol.x, method=fractional.method, status=status,
         message=f"single association (rounded {fractional.method}, {n_round} round(s)): {message}",
-        mu=sol.prices["airtime"], nu=sol.prices["backhaul"], upper_bound=bound,
+        # The fractional prices: g at them is the reported (fractional) bound.
+        mu=fractional.prices["airtime"], nu=fractional.prices["backhaul"], upper_bound=bound,
         n_iter=fractional.n_iter + n_round, wall_s=fractional.wall_s + time.perf_counter() - t0,
         history=history)
