@@ -34,7 +34,6 @@ import numpy as np
 import scipy.linalg
 import scipy.sparse as sp
 import scipy.sparse.linalg as spla
-from threadpoolctl import ThreadpoolController
 
 from cellopt.problem import Problem, utility, utility_derivative
 from cellopt.solution import Solution
@@ -44,6 +43,7 @@ from cellopt.solvers.common import (
     dual_bound,
     loads,
     objective_terms,
+    one_blas_thread,
     repair,
 )
 from cellopt.solvers.registry import register
@@ -52,7 +52,6 @@ __all__ = ["solve_alm"]
 
 _DENSE_SCHUR_MAX = 2500  # Schur sizes up to this are factorized densely
 _REG = 1e-4              # Newton-matrix regularization, relative to each link's curvature
-_BLAS = ThreadpoolController()
 _SIGMA_MAX = 1e6         # largest penalty, relative to the price scale
 _X_MAX = 2.0             # loose upper box on shares during the inner steps
 _EPS_ACTIVE = 1e-3       # ε of the ε-active set (Bertsekas)
@@ -192,9 +191,7 @@ class _Lagrangian:
                           shape=(m, m))
         rhs = w_t(rhs_u)
         if m <= _DENSE_SCHUR_MAX:
-            # One BLAS thread: multithreaded OpenBLAS is orders of magnitude slower on
-            # matrices this small (thread start-up dominates).
-            with _BLAS.limit(limits=1, user_api="blas"):
+            with one_blas_thread():
                 z = scipy.linalg.cho_solve(scipy.linalg.cho_factor(M.toarray(), check_finite=False),
                                            rhs, check_finite=False)
         else:

@@ -2,16 +2,28 @@
 
 from __future__ import annotations
 
+from typing import Any
+
 import numpy as np
 import pandas as pd
+from threadpoolctl import ThreadpoolController
 
 from cellopt.problem import Problem, utility
 from cellopt.solution import Solution
 
 __all__ = [
     "best_rate", "block_zero_capacity", "build_solution", "dual_bound", "link_prices", "loads",
-    "objective_terms", "relative_gap", "repair", "user_min", "user_value",
+    "objective_terms", "one_blas_thread", "relative_gap", "repair", "user_min", "user_value",
 ]
+
+
+_BLAS = ThreadpoolController()
+
+
+def one_blas_thread() -> Any:
+    """Context manager: one BLAS thread. Multithreaded OpenBLAS factorizes the small dense
+    Schur / Newton matrices of the solvers orders of magnitude slower (thread start-up)."""
+    return _BLAS.limit(limits=1, user_api="blas")
 
 
 def best_rate(price: np.ndarray, weight: np.ndarray, alpha: float, cap: np.ndarray) -> np.ndarray:

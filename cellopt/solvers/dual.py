@@ -135,7 +135,6 @@ import scipy.linalg
 import scipy.sparse as sp
 import scipy.sparse.linalg as spla
 from scipy.special import expit
-from threadpoolctl import ThreadpoolController
 
 from cellopt.errors import ValidationError, describe_rows
 from cellopt.problem import Problem, utility_derivative
@@ -146,6 +145,7 @@ from cellopt.solvers.common import (
     dual_bound,
     loads,
     objective_terms,
+    one_blas_thread,
     relative_gap,
     repair,
     user_value,
@@ -160,7 +160,6 @@ _ACTIVE_WEIGHT = 1e-14   # links with soft-min weight p_e below this are left ou
 # The Newton systems are small (groups + caps): multithreaded BLAS only adds overhead, and
 # on a loaded machine OpenBLAS's spinning threads made a 400 × 400 Cholesky take 0.35 s
 # instead of 2 ms. The factorizations run single-threaded.
-_BLAS = ThreadpoolController()
 
 
 class _Point:
@@ -646,7 +645,7 @@ class _FreeSystem:
                 if self.dense:
                     A = self.A.copy()
                     A[np.diag_indices_from(A)] += shift
-                    with _BLAS.limit(limits=1, user_api="blas"):
+                    with one_blas_thread():
                         factor = scipy.linalg.cho_factor(A, check_finite=False)
                         return self.d * scipy.linalg.cho_solve(factor, rhs, check_finite=False)
                 n = self.A.shape[0]
