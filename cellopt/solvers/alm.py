@@ -44,6 +44,7 @@ from cellopt.solvers.common import (
     loads,
     objective_terms,
     one_blas_thread,
+    relative_gap,
     repair,
 )
 from cellopt.solvers.registry import register
@@ -79,6 +80,10 @@ class _Lagrangian:
         self.inv_demand = np.where(self.has_demand, 1.0 / np.maximum(p.demand_mbps, floor), 0.0)
         self.link_cost = p.price_per_mbps[p.cell] * self.R
         self.has_link = np.bincount(p.user, minlength=p.n_users) > 0
+        capped_mask = np.zeros(p.n_cells, bool)
+        capped_mask[self.capped] = True
+        #: Which rows exist: every airtime group, capped cells, users with a demand.
+        self.row_masks = (np.ones(p.n_groups, bool), capped_mask, self.has_demand)
 
     # --- values -----------------------------------------------------------------
     def rows(self, x: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
@@ -95,22 +100,17 @@ class _Lagrangian:
         if self.alpha > 0 and (r[self.has_link] <= 0).any():
             return np.inf
         f = -np.sum(self.w * utility(r, self.alpha)) + np.dot(self.link_cost, x)
-        for mult, use, mask in zip(y, (air, bh, dm), self._masks(), strict=True):
+        for mult, use, mask in zip(y, (air, bh, dm), self.row_masks, strict=True):
             s = np.maximum(mult + sigma * use, 0.0)[mask]
             f += np.sum(s * s - mult[mask] ** 2) / (2.0 * sigma)
         return float(f)
-
-    def _masks(self) -> tuple[Any, np.ndarray, np.ndarray]:
-        cell_mask = np.zeros(self.p.n_cells, bool)
-        cell_mask[self.capped] = True
-        return slice(None), cell_mask, self.has_demand
 
     def gradient(self, x: np.ndarray, y: tuple[np.ndarray, ...], sigma: float):
         """Gradient and the per-row penalty prices s = max(0, y + σ (use − 1))."""
         r, air, bh, dm = self.rows(x)
         mu, nu, lam = y
         s_g = np.maximum(mu + sigma * air, 0.0)
-        s_c = np.where(self._masks()[1], np.maximum(nu + sigma * bh, 0.0), 0.0)
+        s_c = np.where(self.row_masks[1], np.maximum(nu + sigma * bh, 0.0), 0.0)
         s_d = np.where(self.has_demand, np.maximum(lam + sigma * dm, 0.0), 0.0)
         marginal = self.w * utility_derivative(r, self.alpha)
         per_user = -marginal + s_d * self.inv_demand
@@ -269,14 +269,14 @@ def solve_alm(
         x = np.clip(np.asarray(x0, float), 0.0, None)
     if prices0 is not None:
         mu = np.asarray(prices0[0], float).reshape(-1).copy()
-        nu_hat = np.asarray(prices0[1], float) * np.where(np.isfinite(p.backhaul_mbps),
-                                                          p.backhaul_mbps, 0.0)
+        with np.errstate(divide="ignore", invalid="ignore"):  # backhaul rows scaled by inv_cap
+            nu_hat = np.where(lag.inv_cap > 0, np.asarray(prices0[1], float) / lag.inv_cap, 0.0)
     # Zero-capacity cells can carry nothing: pin their links at zero.
     blocked = (p.backhaul_mbps <= 0)[p.cell]
     x[blocked] = 0.0
-    # Every user needs a positive rate for α ≥ 1: keep a small share on its best link.
+    # U'(0) = inf for α > 0: start every user with a link at a positive rate.
     r, _, _ = loads(p, x)
-    if p.alpha > 0 and (r[np.bincount(p.user, minlength=p.n_users) > 0] <= 0).any():
+    if p.alpha > 0 and (r[lag.has_link] <= 0).any():
         x = np.maximum(x, 1e-6 * (~blocked))
     lam_hat = np.zeros(p.n_users)
     y = (mu, nu_hat, lam_hat)
@@ -294,18 +294,17 @@ def solve_alm(
             steps += 1
             inner_done = _projected_newton_step(lag, x, y, sigma, blocked, inner_tol * scale)
         _, *excess = lag.rows(x)
-        masks = (np.ones(p.n_groups, bool), *lag._masks()[1:])
         violation = max(float(np.max(np.where(mk, e, 0.0), initial=0.0))
-                        for e, mk in zip(excess, masks, strict=True))
+                        for e, mk in zip(excess, lag.row_masks, strict=True))
         y = tuple(np.where(mk, np.maximum(mult + sigma * e, 0.0), 0.0)
-                  for mult, e, mk in zip(y, excess, masks, strict=True))
+                  for mult, e, mk in zip(y, excess, lag.row_masks, strict=True))
         mu_k, nu_k = y[0], y[1] * lag.inv_cap
         nu_k = block_zero_capacity(p, mu_k, nu_k)
         bound = dual_bound(p, mu_k, nu_k)
         x_feas = repair(p, x)
         util, cost = objective_terms(p, x_feas)
         objective = util - cost
-        gap = (bound - objective) / max(1.0, abs(objective))
+        gap = relative_gap(bound, objective)
         if best is None or bound - objective < best[0]:
             best = (bound - objective, x_feas, mu_k.copy(), nu_k.copy(), bound)
         row = dict(iteration=n_iter, objective=objective, upper_bound=bound, gap=gap,
