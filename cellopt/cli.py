@@ -1,4 +1,4 @@
-"""Command line: ``cellopt run`` solves the default HetNet scenario with the baselines and alm."""
+"""Command line: ``cellopt run SCENARIO.toml`` solves one drop of a scenario with its methods."""
 
 from __future__ import annotations
 
@@ -12,27 +12,13 @@ import matplotlib.pyplot as plt
 import numpy as np
 import pandas as pd
 
-from cellopt import __version__, radio, topology
+from cellopt import __version__
 from cellopt.linktable import LinkTable
 from cellopt.network import TIERS, Network
-from cellopt.plotting import plot_network
-from cellopt.problem import Problem
+from cellopt.plotting import plot_network, plot_rate_cdf
+from cellopt.scenario import MethodSpec, load_scenario
 from cellopt.solution import Solution
-from cellopt.solvers import solve
-
-
-def default_scenario(n_users: int, n_rings: int, picos_per_sector: int, seed: int) -> Network:
-    """The HetNet default: 3GPP hex layout, 4 picos per sector, 2/3 of users near picos.
-
-    TR 36.814 Case 1 macro layer with Config. 4b picos and user clustering. Independent
-    random streams for the picos and the users come from one seed.
-    """
-    pico_rng, user_rng = (np.random.default_rng(s) for s in np.random.SeedSequence(seed).spawn(2))
-    net = topology.hex_grid(n_rings=n_rings)
-    if picos_per_sector:
-        net = topology.add_picos(net, per_sector=picos_per_sector, rng=pico_rng)
-    clustered = 2 / 3 if picos_per_sector else 0.0
-    return topology.drop_users(net, n_users, clustered_fraction=clustered, rng=user_rng)
+from cellopt.solvers import METHODS, solve
 
 
 def link_summary(network: Network, links: LinkTable) -> pd.DataFrame:
@@ -73,15 +59,6 @@ def _percentile(values: np.ndarray, q: float) -> float:
     return float(np.nanpercentile(values, q)) if len(values) else float("nan")
 
 
-#: Methods of the default run: (label, method, options).
-DEFAULT_METHODS = (
-    ("max_rsrp", "max_rsrp", {}),
-    ("range_expansion_6db", "range_expansion", {"bias_db": 6.0}),
-    ("load_aware", "load_aware", {}),
-    ("optimized (alm)", "alm", {}),
-)
-
-
 def method_summary(network: Network, solutions: dict[str, Solution], n_unserved: int) -> pd.DataFrame:
     """One row per method: utility, bound, gap, rate percentiles, tier shares, cap violations.
 
@@ -111,47 +88,50 @@ def method_summary(network: Network, solutions: dict[str, Solution], n_unserved:
 
 
 def _run(args: argparse.Namespace) -> int:
+    scenario = load_scenario(args.scenario)
+    seed = scenario.seed_base if args.seed is None else args.seed
+    methods = (scenario.methods if not args.method
+               else tuple(MethodSpec(name=m, label=m) for m in args.method))
     t0 = time.perf_counter()
-    net = default_scenario(args.users, args.rings, args.picos_per_sector, args.seed)
-    t1 = time.perf_counter()
-    links = radio.link_table(net, n_candidates=args.candidates, rng=args.seed)
-    t2 = time.perf_counter()
-    radio_summary = link_summary(net, links)
-    # Users with no usable link (SINR below the efficiency map's floor on every candidate)
-    # cannot be given a positive rate: they are left out of the problem, counted as 0.
+    net, links, problem = scenario.build(seed)
+    t_build = time.perf_counter() - t0
     usable = links.users_with_rate()
-    served_net = net.replace(users=net.users[usable].reset_index(drop=True))
-    problem = Problem.from_network(served_net, links.select_users(usable))
-    solutions = {label: solve(problem, method=method, **opts)
-                 for label, method, opts in DEFAULT_METHODS}
+    solutions = {m.label: solve(problem, method=m.name, **m.options) for m in methods}
     summary = method_summary(net, solutions, int((~usable).sum()))
+    radio_summary = link_summary(net, links)
 
     out = Path(args.out)
     out.mkdir(parents=True, exist_ok=True)
     radio_summary.to_csv(out / "radio_summary.csv", index_label="tier")
     summary.to_csv(out / "method_summary.csv", index_label="method")
+    served_ids = net.users["user_id"].to_numpy()[usable]
     rates = pd.DataFrame({label: sol.user_rate_mbps for label, sol in solutions.items()})
-    rates.insert(0, "user_id", served_net.users["user_id"].to_numpy())
+    rates.insert(0, "user_id", served_ids)
     rates.to_csv(out / "user_rates.csv", index=False)
-    optimized = solutions[DEFAULT_METHODS[-1][0]]
+    last = solutions[methods[-1].label]
     serving = np.full(net.n_users, -1)
-    serving[np.flatnonzero(usable)] = optimized.serving_cell
+    serving[np.flatnonzero(usable)] = last.serving_cell
     ax = plot_network(net, serving_cell=serving)
-    ax.set_title(f"HetNet default: {net.n_cells} cells, {net.n_users} users (optimized association)")
+    ax.set_title(f"{scenario.name}: {net.n_cells} cells, {net.n_users} users ({methods[-1].label})")
     ax.figure.savefig(out / "network_map.png", dpi=120, bbox_inches="tight")
     plt.close(ax.figure)
+    n_out = int((~usable).sum())
+    ax = plot_rate_cdf({label: np.concatenate([sol.user_rate_mbps, np.zeros(n_out)])
+                        for label, sol in solutions.items()})
+    ax.set_title(f"{scenario.name}: user rates (seed {seed})")
+    ax.figure.savefig(out / "rate_cdf.png", dpi=120, bbox_inches="tight")
+    plt.close(ax.figure)
 
-    print(f"cellopt {__version__} - HetNet default scenario (seed {args.seed})")
+    print(f"cellopt {__version__} - scenario {scenario.name!r} ({scenario.path}), seed {seed}")
     print(f"{net}")
-    print(f"network built in {t1 - t0:.2f} s; {len(links)} links "
-          f"({args.candidates} candidates per user) in {t2 - t1:.2f} s; "
-          f"{int((~usable).sum())} user(s) without a usable link (rate 0)")
+    print(f"built in {t_build:.2f} s: {len(links)} candidate links, {problem}; "
+          f"{n_out} user(s) without a usable link (rate 0)")
     print("\nradio: max-RSRP cell, SINR and full-band peak rate of the serving link")
     print(radio_summary.to_string(float_format=lambda v: f"{v:.2f}"))
-    print(f"\nassociation ({problem}):")
+    print("\nassociation, one row per method:")
     print(summary.to_string(float_format=lambda v: f"{v:.4g}"))
-    print(f"\nwrote {out / 'method_summary.csv'}, {out / 'radio_summary.csv'}, "
-          f"{out / 'user_rates.csv'}, {out / 'network_map.png'}")
+    print(f"\nwrote {out}/: method_summary.csv, radio_summary.csv, user_rates.csv, "
+          "network_map.png, rate_cdf.png")
     return 0
 
 
@@ -159,14 +139,13 @@ def build_parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(prog="cellopt", description=__doc__)
     parser.add_argument("--version", action="version", version=f"cellopt {__version__}")
     sub = parser.add_subparsers(dest="command", required=True)
-    run = sub.add_parser("run", help="solve the default HetNet scenario with the baselines and the "
-                         "optimizer; print summaries, write tables and a network map")
-    run.add_argument("--out", default="results/default", help="output folder (results/default)")
-    run.add_argument("--users", type=int, default=2000, help="number of users (2000)")
-    run.add_argument("--rings", type=int, default=2, help="rings of macro sites (2: 19 sites)")
-    run.add_argument("--picos-per-sector", type=int, default=4, help="picos per macro sector (4)")
-    run.add_argument("--candidates", type=int, default=8, help="candidate cells per user (8)")
-    run.add_argument("--seed", type=int, default=1, help="random seed (1)")
+    run = sub.add_parser("run", help="solve one drop of a scenario with its methods; print a summary "
+                         "per method, write tables, a network map and a rate CDF")
+    run.add_argument("scenario", help="scenario file (TOML), e.g. topologies/hetnet.toml")
+    run.add_argument("--method", action="append", metavar="M",
+                     help=f"method to run instead of the scenario's (repeatable): {sorted(METHODS)}")
+    run.add_argument("--out", default="results/run", help="output folder (results/run)")
+    run.add_argument("--seed", type=int, default=None, help="seed of the drop (scenario's seeds.base)")
     run.set_defaults(func=_run)
     return parser
 
