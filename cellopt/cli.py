@@ -89,7 +89,7 @@ def method_summary(network: Network, solutions: dict[str, Solution], n_unserved:
 
 def _run(args: argparse.Namespace) -> int:
     scenario = load_scenario(args.scenario)
-    seed = scenario.seed_base if args.seed is None else args.seed
+    seed = scenario.seeds[0] if args.seed is None else args.seed
     methods = (scenario.methods if not args.method
                else tuple(MethodSpec(name=m, label=m) for m in args.method))
     t0 = time.perf_counter()
@@ -145,7 +145,8 @@ def build_parser() -> argparse.ArgumentParser:
     run.add_argument("--method", action="append", metavar="M",
                      help=f"method to run instead of the scenario's (repeatable): {sorted(METHODS)}")
     run.add_argument("--out", default="results/run", help="output folder (results/run)")
-    run.add_argument("--seed", type=int, default=None, help="seed of the drop (scenario's seeds.base)")
+    run.add_argument("--seed", type=int, default=None,
+                     help="build seed of the drop (default: the scenario's first drop)")
     run.set_defaults(func=_run)
     return parser
 

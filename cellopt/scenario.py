@@ -41,7 +41,9 @@ absent keys take the defaults of the function they are passed to)::
     alpha, backhaul_mbps, price_per_mbps   # the last two override third-party cells only
 
     [seeds]                         # optional
-    base (default 1), drops (default 1): the drops use seeds base, base+1, ...
+    base (default 1), drops (default 1): drop k is built with the seed of the k-th
+    child of SeedSequence(base).spawn(drops) (independent streams; adding drops keeps
+    the earlier ones)
 
 Unknown keys, wrong types and missing required sections raise
 :class:`cellopt.ValidationError` naming the file, the section and the key.
@@ -353,8 +355,8 @@ class Scenario:
 
     @property
     def seeds(self) -> tuple[int, ...]:
-        """The seeds of the drops: ``base, base + 1, …, base + drops − 1``."""
-        return tuple(range(self.seed_base, self.seed_base + self.drops))
+        """The build seeds of the drops: one ``SeedSequence(base).spawn`` child per drop."""
+        return tuple(drop_seeds(self.seed_base, self.drops))
 
     def with_overrides(self, **section_updates: Mapping[str, Any] | Any) -> Scenario:
         """A copy with keys of sections replaced, validated again.
@@ -450,6 +452,11 @@ class Scenario:
                 overrides[key] = values
         return Problem.from_network(served, links.select_users(usable),
                                     alpha=self.problem.get("alpha", 1.0), **overrides)
+
+
+def drop_seeds(base: int, drops: int) -> list[int]:
+    """The build seed of each drop: one spawned ``SeedSequence(base)`` child per drop."""
+    return [int(c.generate_state(1)[0]) for c in np.random.SeedSequence(base).spawn(drops)]
 
 
 def load_scenario(path: str | Path) -> Scenario:

@@ -1,0 +1,156 @@
+"""Tests of cellopt.runner: sweeps of drops × grid points, atomic results, resume, SIGKILL."""
+
+from __future__ import annotations
+
+import json
+import os
+import signal
+import subprocess
+import sys
+import textwrap
+import time
+from pathlib import Path
+
+import numpy as np
+import pandas as pd
+import pytest
+
+from cellopt.runner import collect, load_rates, run_sweep
+from cellopt.scenario import drop_seeds, load_scenario
+
+SMALL = """
+methods = ["max_rsrp", "alm"]
+
+[network]
+builder = "hex_grid"
+n_rings = 1
+
+[users]
+n = 30
+
+[radio]
+n_candidates = 4
+
+[seeds]
+base = 3
+drops = 4
+"""
+
+
+@pytest.fixture
+def scenario_path(tmp_path: Path) -> Path:
+    path = tmp_path / "small.toml"
+    path.write_text(SMALL, encoding="utf-8")
+    return path
+
+
+def results(out: Path) -> list[str]:
+    return sorted(p.name for p in (out / "drops").glob("*.csv"))
+
+
+def summaries(df: pd.DataFrame) -> pd.DataFrame:
+    """The deterministic part of an index (wall time dropped), in a canonical order."""
+    return (df.drop(columns="wall_s").sort_values(["grid_id", "drop", "method"])
+            .reset_index(drop=True))
+
+
+def test_serial_layout(scenario_path: Path, tmp_path: Path) -> None:
+    out = tmp_path / "out"
+    df = run_sweep(load_scenario(scenario_path), out, progress=False)
+    assert results(out) == [f"g000_drop{k}.csv" for k in range(4)]
+    assert len(list((out / "drops").glob("*.npz"))) == 4
+    assert not list((out / "drops").glob("*.tmp"))
+    assert (out / "scenario.toml").read_text(encoding="utf-8") == SMALL
+    meta = json.loads((out / "meta.json").read_text(encoding="utf-8"))
+    assert meta["drops"] == 4 and meta["seed_base"] == 3
+    assert meta["drop_seeds"] == drop_seeds(3, 4)
+    assert len(df) == 8 and list(df["method"][:2]) == ["max_rsrp", "alm"]
+    assert set(df["status"]) <= {"optimal", "solved", "max_iter"}
+    assert (df["rate_p5_mbps"] <= df["rate_p50_mbps"]).all()
+    pd.testing.assert_frame_equal(pd.read_csv(out / "index.csv"), df)
+    pd.testing.assert_frame_equal(collect(out), df)
+    rates = load_rates(out, "g000", 2)
+    assert rates.shape == (30, 3)
+    row = df[(df["drop"] == 2) & (df["method"] == "alm")].iloc[0]
+    assert np.isclose(rates["alm"].mean(), row["rate_mean_mbps"])
+    # Results exist: refused without resume.
+    with pytest.raises(ValueError, match="resume=True"):
+        run_sweep(load_scenario(scenario_path), out, progress=False)
+
+
+def test_workers_and_grid_identical(scenario_path: Path, tmp_path: Path) -> None:
+    sc = load_scenario(scenario_path)
+    grid = {"users.n": [20, 30]}
+    one = run_sweep(sc, tmp_path / "w1", grid=grid, progress=False)
+    two = run_sweep(sc, tmp_path / "w2", grid=grid, workers=2, progress=False)
+    assert len(one) == 2 * 4 * 2
+    pd.testing.assert_frame_equal(summaries(one), summaries(two))
+    # The same child seed for a drop at every grid point; the grid point n=30 is the base run.
+    assert (one.groupby("drop")["seed"].nunique() == 1).all()
+    assert set(one[one["grid_id"] == "g000"]["n_users"]) == {20}
+    base = run_sweep(sc, tmp_path / "base", progress=False)
+    g1 = one[one["grid_id"] == "g001"].drop(columns=["users.n", "grid_id"])
+    pd.testing.assert_frame_equal(summaries(g1.assign(grid_id="g000")[base.columns]), summaries(base))
+    with pytest.raises(ValueError, match=r"section\.key"):
+        run_sweep(sc, tmp_path / "bad", grid={"n": [1]}, progress=False)
+
+
+def test_resume_recomputes_only_missing(scenario_path: Path, tmp_path: Path) -> None:
+    sc = load_scenario(scenario_path)
+    out = tmp_path / "out"
+    first = run_sweep(sc, out, progress=False)
+    drops = out / "drops"
+    (drops / "g000_drop2.csv").unlink()
+    (drops / ".g000_drop2.csv.999.tmp").write_text("half-writ", encoding="utf-8")
+    before = {p.name: p.stat().st_mtime_ns for p in drops.glob("*.csv")}
+    time.sleep(0.01)
+    again = run_sweep(sc, out, resume=True, progress=False)
+    after = {p.name: p.stat().st_mtime_ns for p in drops.glob("*.csv")}
+    assert set(after) == {f"g000_drop{k}.csv" for k in range(4)}
+    assert all(after[n] == t for n, t in before.items())  # untouched
+    assert "g000_drop2.csv" not in before
+    assert not list(drops.glob("*.tmp"))
+    pd.testing.assert_frame_equal(summaries(first), summaries(again))
+    meta = json.loads((out / "meta.json").read_text(encoding="utf-8"))
+    assert len(meta["resumed"]) == 1
+    # A different scenario text in the same folder is refused.
+    other = scenario_path.with_name("other.toml")
+    other.write_text(SMALL.replace("n = 30", "n = 31"), encoding="utf-8")
+    with pytest.raises(ValueError, match="another out_dir"):
+        run_sweep(load_scenario(other), out, resume=True, progress=False)
+
+
+def test_sigkill_then_resume(scenario_path: Path, tmp_path: Path) -> None:
+    out, ref = tmp_path / "killed", tmp_path / "ref"
+    # Each task sleeps first so the kill lands while the sweep is still running.
+    code = textwrap.dedent(f"""
+        import time
+        import cellopt.runner as r
+        from cellopt.scenario import load_scenario
+        task = r._run_task
+        def slow(*args):
+            time.sleep(0.4)
+            return task(*args)
+        r._run_task = slow
+        r.run_sweep(load_scenario({str(scenario_path)!r}), {str(out)!r}, drops=8, progress=False)
+    """)
+    proc = subprocess.Popen([sys.executable, "-c", code])
+    try:
+        deadline = time.monotonic() + 30
+        while len(results(out) if (out / "drops").is_dir() else []) < 2:
+            assert proc.poll() is None, "the sweep ended before it was killed"
+            assert time.monotonic() < deadline, "no results within 30 s"
+            time.sleep(0.02)
+        os.kill(proc.pid, signal.SIGKILL)
+    finally:
+        proc.wait()
+    assert proc.returncode == -signal.SIGKILL
+    n_killed = len(results(out))
+    assert 2 <= n_killed < 8
+    resumed = run_sweep(load_scenario(scenario_path), out, drops=8, resume=True, progress=False)
+    assert results(out) == sorted(f"g000_drop{k}.csv" for k in range(8))
+    assert not list((out / "drops").glob("*.tmp"))
+    assert sorted(resumed.groupby("drop").size().index) == list(range(8))
+    assert (resumed.groupby(["drop", "method"]).size() == 1).all()
+    full = run_sweep(load_scenario(scenario_path), ref, drops=8, progress=False)
+    pd.testing.assert_frame_equal(summaries(resumed), summaries(full))
