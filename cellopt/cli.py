@@ -1,12 +1,15 @@
-"""Command line: ``cellopt run SCENARIO.toml`` solves one drop of a scenario with its methods."""
+"""Command line: ``cellopt run`` (one drop), ``cellopt experiment`` (sweeps), ``cellopt plot``."""
 
 from __future__ import annotations
 
 import argparse
+import json
 import sys
 import time
+import tomllib
 from collections.abc import Sequence
 from pathlib import Path
+from typing import Any
 
 import matplotlib.pyplot as plt
 import numpy as np
@@ -15,7 +18,8 @@ import pandas as pd
 from cellopt import __version__
 from cellopt.linktable import LinkTable
 from cellopt.network import TIERS, Network
-from cellopt.plotting import plot_network, plot_rate_cdf
+from cellopt.plotting import plot_gain_curve, plot_network, plot_rate_cdf
+from cellopt.runner import collect, load_rates, run_sweep
 from cellopt.scenario import MethodSpec, load_scenario
 from cellopt.solution import Solution
 from cellopt.solvers import METHODS, solve
@@ -135,6 +139,91 @@ def _run(args: argparse.Namespace) -> int:
     return 0
 
 
+def _resolve_scenario(name: str) -> Path:
+    """A scenario file path, or the name of a shipped one (``topologies/<name>.toml``)."""
+    path = Path(name)
+    if path.suffix != ".toml":
+        shipped = Path("topologies") / f"{name}.toml"
+        if shipped.exists():
+            return shipped
+    return path
+
+
+def _parse_grid(items: Sequence[str] | None) -> dict[str, list[Any]]:
+    """``section.key=v1,v2,...`` items (values read as TOML scalars) into a grid."""
+    grid: dict[str, list[Any]] = {}
+    for item in items or []:
+        key, sep, values = item.partition("=")
+        if not sep or "." not in key:
+            raise ValueError(f"--grid {item!r}; fix: write section.key=v1,v2 (e.g. picos.per_sector=0,2,4)")
+        grid[key.strip()] = [tomllib.loads(f"v = {v.strip()}")["v"] for v in values.split(",")]
+    return grid
+
+
+def sweep_table(index: pd.DataFrame, grid_keys: Sequence[str]) -> pd.DataFrame:
+    """Mean over drops per grid point and method, with gains over the first method."""
+    keys = [*grid_keys, "method"]
+    table = index.groupby(keys, sort=False)[["objective", "upper_bound", "gap", "rate_p5_mbps",
+                                              "rate_p50_mbps", "rate_mean_mbps"]].mean()
+    base = index["method"].iloc[0]
+    for col, name in (("rate_p5_mbps", "gain_p5"), ("rate_p50_mbps", "gain_p50")):
+        ref = table.xs(base, level="method")[col]
+        ref = ref.reindex(table.index.droplevel("method")) if grid_keys else float(ref.iloc[0])
+        table[name] = table[col].to_numpy() / np.asarray(ref)
+    return table
+
+
+def _experiment(args: argparse.Namespace) -> int:
+    path = _resolve_scenario(args.scenario)
+    scenario = load_scenario(path)
+    grid = _parse_grid(args.grid)
+    out = Path(args.out or Path("results") / scenario.name)
+    t0 = time.perf_counter()
+    index = run_sweep(scenario, out, drops=args.drops, grid=grid, workers=args.workers,
+                      resume=args.resume)
+    print(f"cellopt {__version__} - experiment {scenario.name!r}: {index['drop'].nunique()} drop(s)"
+          f" x {index['grid_id'].nunique()} grid point(s) in {time.perf_counter() - t0:.1f} s -> {out}")
+    print(sweep_table(index, list(grid)).to_string(float_format=lambda v: f"{v:.4g}"))
+    _plot_results(out)
+    return 0
+
+
+def _plot_results(out: Path) -> list[Path]:
+    """Rate CDFs per grid point (all drops pooled) and, for a one-key grid, gain curves."""
+    index = collect(out)
+    meta = json.loads((out / "meta.json").read_text())
+    written = []
+    for gid in index["grid_id"].unique():
+        drops = index.loc[index["grid_id"] == gid, "drop"].unique()
+        rates = pd.concat([load_rates(out, gid, int(k)) for k in drops], ignore_index=True)
+        ax = plot_rate_cdf({m: rates[m].to_numpy() for m in rates.columns if m != "served"})
+        ax.set_title(f"{gid}: {meta['grid_points'].get(gid) or 'scenario as given'}, "
+                     f"{len(drops)} drop(s)")
+        written.append(out / f"rate_cdf_{gid}.png")
+        ax.figure.savefig(written[-1], dpi=110, bbox_inches="tight")
+        plt.close(ax.figure)
+    keys = list(meta["grid"])
+    if len(keys) == 1 and index["grid_id"].nunique() > 1:
+        key, base = keys[0], index["method"].iloc[0]
+        x = np.asarray(meta["grid"][key], dtype=float)
+        for col, label, name in (("rate_p5_mbps", "5th-percentile", "p5"),
+                                 ("rate_p50_mbps", "median", "p50")):
+            wide = index.pivot_table(index=["drop", key], columns="method", values=col)
+            gains = {m: (wide[m] / wide[base]).unstack(key).to_numpy() for m in wide.columns
+                     if m != base}
+            ax = plot_gain_curve(x, gains, xlabel=key, ylabel=f"{label} rate gain over {base}")
+            written.append(out / f"gain_{name}.png")
+            ax.figure.savefig(written[-1], dpi=110, bbox_inches="tight")
+            plt.close(ax.figure)
+    return written
+
+
+def _plot(args: argparse.Namespace) -> int:
+    written = _plot_results(Path(args.results))
+    print("wrote " + ", ".join(str(p) for p in written))
+    return 0
+
+
 def build_parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(prog="cellopt", description=__doc__)
     parser.add_argument("--version", action="version", version=f"cellopt {__version__}")
@@ -148,12 +237,31 @@ def build_parser() -> argparse.ArgumentParser:
     run.add_argument("--seed", type=int, default=None,
                      help="build seed of the drop (default: the scenario's first drop)")
     run.set_defaults(func=_run)
+
+    exp = sub.add_parser("experiment", help="drops x a parameter grid, in parallel, resumable; "
+                         "writes one file per drop, an index, a summary and figures")
+    exp.add_argument("scenario", help="a shipped scenario name (topologies/NAME.toml) or a TOML file")
+    exp.add_argument("--drops", type=int, default=None, help="number of drops (scenario's seeds.drops)")
+    exp.add_argument("--grid", action="append", metavar="SECTION.KEY=V1,V2",
+                     help="a parameter to sweep (repeatable; the grid is the product)")
+    exp.add_argument("--workers", type=int, default=1, help="worker processes (1)")
+    exp.add_argument("--resume", action="store_true", help="skip drops already in --out")
+    exp.add_argument("--out", default=None, help="results folder (results/<scenario name>)")
+    exp.set_defaults(func=_experiment)
+
+    plot = sub.add_parser("plot", help="regenerate the figures of a results folder without solving")
+    plot.add_argument("results", help="a folder written by `cellopt experiment`")
+    plot.set_defaults(func=_plot)
     return parser
 
 
 def main(argv: Sequence[str] | None = None) -> int:
     args = build_parser().parse_args(argv)
-    return args.func(args)
+    try:
+        return args.func(args)
+    except (ValueError, FileNotFoundError) as err:  # bad input: the message says the fix
+        print(f"cellopt: error: {err}", file=sys.stderr)
+        return 2
 
 
 if __name__ == "__main__":
