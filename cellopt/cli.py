@@ -180,7 +180,7 @@ def _experiment(args: argparse.Namespace) -> int:
     out = Path(args.out or Path("results") / scenario.name)
     t0 = time.perf_counter()
     index = run_sweep(scenario, out, drops=args.drops, grid=grid, workers=args.workers,
-                      resume=args.resume)
+                      resume=args.resume, scheduler=args.scheduler)
     print(f"cellopt {__version__} - experiment {scenario.name!r}: {index['drop'].nunique()} drop(s)"
           f" x {index['grid_id'].nunique()} grid point(s) in {time.perf_counter() - t0:.1f} s -> {out}")
     print(sweep_table(index, list(grid)).to_string(float_format=lambda v: f"{v:.4g}"))
@@ -244,7 +244,10 @@ def build_parser() -> argparse.ArgumentParser:
     exp.add_argument("--drops", type=int, default=None, help="number of drops (scenario's seeds.drops)")
     exp.add_argument("--grid", action="append", metavar="SECTION.KEY=V1,V2",
                      help="a parameter to sweep (repeatable; the grid is the product)")
-    exp.add_argument("--workers", type=int, default=1, help="worker processes (1)")
+    where = exp.add_mutually_exclusive_group()
+    where.add_argument("--workers", type=int, default=1, help="worker processes (1)")
+    where.add_argument("--scheduler", default=None, metavar="ADDRESS",
+                       help="run on this Dask distributed scheduler (pip install 'cellopt[dask]')")
     exp.add_argument("--resume", action="store_true", help="skip drops already in --out")
     exp.add_argument("--out", default=None, help="results folder (results/<scenario name>)")
     exp.set_defaults(func=_experiment)

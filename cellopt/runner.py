@@ -162,6 +162,7 @@ def run_sweep(
     workers: int = 1,
     resume: bool = False,
     progress: bool = True,
+    scheduler: Any = None,
 ) -> pd.DataFrame:
     """Run `drops` drops at every point of `grid`, solving each with every scenario method.
 
@@ -182,7 +183,10 @@ def run_sweep(
     resume : bool
         Skip tasks whose result exists. Without it, a folder holding results is refused.
     progress : bool
-        Show a tqdm bar if tqdm is installed.
+        Show a tqdm progress bar.
+    scheduler : str or dask.distributed.Client, optional
+        Run the tasks on this Dask cluster instead (``workers`` is then ignored); the
+        results are identical, drop by drop.
 
     Returns
     -------
@@ -251,7 +255,9 @@ def run_sweep(
     ]
     bar = _progress(len(tasks)) if progress else None
     try:
-        if workers == 1 or len(tasks) <= 1:
+        if scheduler is not None:
+            _run_on_dask(scheduler, tasks, bar)
+        elif workers == 1 or len(tasks) <= 1:
             for task in tasks:
                 _run_task(*task)
                 if bar is not None:
@@ -275,10 +281,31 @@ def run_sweep(
     return collect(out_dir)
 
 
-def _progress(total: int) -> Any:
-    """A tqdm bar, or None if tqdm is not installed."""
+def _run_on_dask(scheduler: Any, tasks: list[tuple], bar: Any) -> None:
+    """Run the tasks on a Dask distributed cluster (`scheduler`: an address or a Client).
+
+    The workers write their results into the same folder, so it must be on a file system
+    they share (always true for a ``LocalCluster``).
+    """
     try:
-        from tqdm.auto import tqdm
-    except ImportError:
-        return None
+        from dask.distributed import Client, as_completed
+    except ImportError as err:  # an optional extra
+        raise ImportError("--scheduler needs dask.distributed; fix: pip install 'cellopt[dask]'") \
+            from err
+    client = scheduler if isinstance(scheduler, Client) else Client(scheduler)
+    try:
+        futures = [client.submit(_run_task, *task, pure=False) for task in tasks]
+        for fut in as_completed(futures):
+            fut.result()
+            if bar is not None:
+                bar.update(1)
+    finally:
+        if client is not scheduler:
+            client.close()
+
+
+def _progress(total: int) -> Any:
+    """A tqdm progress bar over the tasks."""
+    from tqdm.auto import tqdm
+
     return tqdm(total=total, unit="drop")

@@ -154,3 +154,14 @@ def test_sigkill_then_resume(scenario_path: Path, tmp_path: Path) -> None:
     assert (resumed.groupby(["drop", "method"]).size() == 1).all()
     full = run_sweep(load_scenario(scenario_path), ref, drops=8, progress=False)
     pd.testing.assert_frame_equal(summaries(resumed), summaries(full))
+
+
+def test_dask_local_cluster_equals_serial(scenario_path: Path, tmp_path: Path) -> None:
+    distributed = pytest.importorskip("dask.distributed")
+    sc = load_scenario(scenario_path)
+    serial = run_sweep(sc, tmp_path / "serial", drops=3, progress=False)
+    with distributed.LocalCluster(n_workers=2, threads_per_worker=1, processes=True,
+                                  dashboard_address=None) as cluster, \
+            distributed.Client(cluster) as client:
+        on_dask = run_sweep(sc, tmp_path / "dask", drops=3, progress=False, scheduler=client)
+    pd.testing.assert_frame_equal(summaries(serial), summaries(on_dask))
