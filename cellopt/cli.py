@@ -19,7 +19,7 @@ from cellopt import __version__
 from cellopt.linktable import LinkTable
 from cellopt.network import TIERS, Network
 from cellopt.plotting import plot_gain_curve, plot_network, plot_rate_cdf
-from cellopt.runner import collect, load_rates, run_sweep
+from cellopt.runner import collect, load_rates, rate_summary, run_sweep
 from cellopt.scenario import MethodSpec, load_scenario
 from cellopt.solution import Solution
 from cellopt.solvers import METHODS, solve
@@ -77,9 +77,7 @@ def method_summary(network: Network, solutions: dict[str, Solution], n_unserved:
             "utility": sol.objective,
             "upper_bound": sol.upper_bound,
             "gap": sol.gap,
-            "rate_p5_mbps": _percentile(rate, 5),
-            "rate_p50_mbps": _percentile(rate, 50),
-            "rate_mean_mbps": float(rate.mean()) if len(rate) else float("nan"),
+            **rate_summary(rate),
         }
         for tier in TIERS:
             if (tiers == tier).any():

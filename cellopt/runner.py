@@ -36,7 +36,7 @@ import pandas as pd
 
 from cellopt.scenario import Scenario, drop_seeds
 
-__all__ = ["SUMMARY_COLUMNS", "collect", "grid_points", "load_rates", "run_sweep"]
+__all__ = ["SUMMARY_COLUMNS", "collect", "grid_points", "load_rates", "rate_summary", "run_sweep"]
 
 #: Columns of the per-method summary rows (after ``grid_id, drop, seed`` and the grid keys).
 SUMMARY_COLUMNS = [
@@ -88,6 +88,15 @@ def _result_name(gid: str, drop: int) -> str:
 
 
 # ---------------------------------------------------------------------------- one task
+def rate_summary(rate_mbps: np.ndarray) -> dict[str, float]:
+    """5th percentile, median and mean of user rates [Mbit/s] (NaN for no users)."""
+    r = np.asarray(rate_mbps, float)
+    if not len(r):
+        return {"rate_p5_mbps": np.nan, "rate_p50_mbps": np.nan, "rate_mean_mbps": np.nan}
+    p5, p50 = np.percentile(r, [5, 50])
+    return {"rate_p5_mbps": float(p5), "rate_p50_mbps": float(p50), "rate_mean_mbps": float(r.mean())}
+
+
 def _run_task(raw: dict[str, Any], path: str, point: dict[str, Any], gid: str, drop: int,
               seed: int, drops_dir: str) -> str:
     """Build and solve one drop with every method; write its rates and summary. Module-level
@@ -110,9 +119,7 @@ def _run_task(raw: dict[str, Any], path: str, point: dict[str, Any], gid: str, d
             "method": spec.label, "solver": spec.name, "objective": sol.objective,
             "upper_bound": np.nan if sol.upper_bound is None else sol.upper_bound,
             "gap": np.nan if sol.gap is None else sol.gap,
-            "rate_p5_mbps": float(np.percentile(r, 5)) if n_users else np.nan,
-            "rate_p50_mbps": float(np.percentile(r, 50)) if n_users else np.nan,
-            "rate_mean_mbps": float(r.mean()) if n_users else np.nan,
+            **rate_summary(r),
             "n_users": n_users, "n_outage": int(n_users - served.sum()),
             "status": sol.status, "wall_s": wall,
         })
