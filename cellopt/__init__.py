@@ -4,6 +4,7 @@ from cellopt import radio, topology
 from cellopt.errors import ValidationError
 from cellopt.linktable import LinkTable
 from cellopt.network import Network
+from cellopt.power import solve_power
 from cellopt.problem import Problem
 from cellopt.solution import Solution
 from cellopt.solvers import METHODS, solve
@@ -12,5 +13,5 @@ __version__ = "0.1.0"
 
 __all__ = [
     "METHODS", "LinkTable", "Network", "Problem", "Solution", "ValidationError", "__version__",
-    "radio", "solve", "topology",
+    "radio", "solve", "solve_power", "topology",
 ]

@@ -87,6 +87,12 @@ class Problem:
         Link attributes the baselines choose by (from a LinkTable).
     cell_tier : ndarray of int8, shape (n_cells,), optional
         Codes into :data:`cellopt.network.TIERS` (for per-tier range-expansion bias).
+    pattern_cost : ndarray, shape (n_resources,), optional
+        Set for power patterns (DESIGN §2.5): the resources are patterns whose shares θ_k
+        of the band are variables too (θ ≥ 0, Σ θ_k = 1), the airtime rows read
+        ``Σ_{e ∈ (j,k)} x_e ≤ θ_k`` (x is a share of the whole band) and the objective
+        pays ``Σ_k θ_k E_k`` with ``E_k = pattern_cost[k]`` [utility per unit share], the
+        energy cost of pattern k. None (default): fixed resources, each of capacity 1.
     """
 
     user: np.ndarray
@@ -105,6 +111,7 @@ class Problem:
     rsrp_dbm: np.ndarray | None = None
     sinr_db: np.ndarray | None = None
     cell_tier: np.ndarray | None = None
+    pattern_cost: np.ndarray | None = None
 
     # ------------------------------------------------------------------ construction
     @classmethod
@@ -126,6 +133,7 @@ class Problem:
         rsrp_dbm: np.ndarray | None = None,
         sinr_db: np.ndarray | None = None,
         cell_tier: np.ndarray | None = None,
+        pattern_cost: np.ndarray | None = None,
     ) -> Problem:
         """A problem from raw link arrays.
 
@@ -149,6 +157,9 @@ class Problem:
             Default inf and 0.
         rsrp_dbm, sinr_db : array_like, shape (L,), optional
         cell_tier : array_like of int, shape (n_cells,), optional
+        pattern_cost : array_like, shape (n_resources,), optional
+            Energy cost E_k ≥ 0 of each power pattern [utility per unit share]; makes the
+            pattern shares free variables (see the class docstring).
 
         Raises
         ------
@@ -194,6 +205,16 @@ class Problem:
                 raise ValidationError(f"cells {describe_rows(bad)}: cell_tier is not a code in "
                                       f"[0, {len(TIERS)}); fix: use indices into {list(TIERS)}")
             tier = tier.astype(np.int8)
+        if pattern_cost is not None:
+            pattern_cost = np.asarray(pattern_cost, dtype=float)
+            if pattern_cost.shape != (n_resources,):
+                raise ValidationError(f"pattern_cost has shape {pattern_cost.shape}; fix: one "
+                                      f"energy cost per pattern, shape ({n_resources},)")
+            bad = np.flatnonzero(~(np.isfinite(pattern_cost) & (pattern_cost >= 0)))
+            if len(bad):
+                raise ValidationError(f"patterns {describe_rows(bad)}: pattern_cost invalid "
+                                      f"(values {pattern_cost[bad][:10].tolist()}); fix: give "
+                                      "finite energy costs ≥ 0")
         return cls(
             user=arrays["user"][keep].astype(np.int64), cell=arrays["cell"][keep].astype(np.int64),
             resource=arrays["resource"][keep].astype(np.int64),
@@ -202,7 +223,7 @@ class Problem:
             alpha=float(alpha), **per_user, **per_cell,
             rsrp_dbm=None if rsrp_dbm is None else np.asarray(rsrp_dbm, float)[keep],
             sinr_db=None if sinr_db is None else np.asarray(sinr_db, float)[keep],
-            cell_tier=tier,
+            cell_tier=tier, pattern_cost=pattern_cost,
         )
 
     @classmethod
@@ -275,19 +296,35 @@ class Problem:
         """Airtime constraint of each link: ``cell * n_resources + resource``, shape (L,)."""
         return self.cell * self.n_resources + self.resource
 
+    @property
+    def free_shares(self) -> bool:
+        """True when the resources are power patterns with variable shares θ."""
+        return self.pattern_cost is not None
+
     @functools.cached_property
     def rate_cap_mbps(self) -> np.ndarray:
-        """r̄_i = min(d_i, Σ_{e∋i} R_e), the most user i can get, shape (n_users,)."""
+        """r̄_i, the most user i can get, shape (n_users,).
+
+        ``min(d_i, Σ_{e∋i} R_e)``; with free pattern shares the sum runs over one
+        pattern at a time and the largest is taken (Σ_k θ_k = 1).
+        """
+        if not self.free_shares:
+            return np.minimum(self.demand_mbps,
+                              np.bincount(self.user, self.rate_mbps, minlength=self.n_users))
+        per_pattern = np.bincount(self.user * self.n_resources + self.resource, self.rate_mbps,
+                                  minlength=self.n_users * self.n_resources)
         return np.minimum(self.demand_mbps,
-                          np.bincount(self.user, self.rate_mbps, minlength=self.n_users))
+                          per_pattern.reshape(self.n_users, self.n_resources).max(axis=1,
+                                                                                  initial=0.0))
 
     def tier_names(self) -> np.ndarray | None:
         return None if self.cell_tier is None else np.asarray(TIERS)[self.cell_tier]
 
     def __repr__(self) -> str:
         caps = int(np.isfinite(self.backhaul_mbps).sum())
+        kind = "power pattern(s)" if self.free_shares else "resource(s)"
         return (f"Problem({self.n_links} links, {self.n_users} users, {self.n_cells} cells, "
-                f"{self.n_resources} resource(s), alpha={self.alpha:g}, {caps} backhaul caps)")
+                f"{self.n_resources} {kind}, alpha={self.alpha:g}, {caps} backhaul caps)")
 
 
 # ---------------------------------------------------------------------- validation

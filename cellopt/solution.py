@@ -39,10 +39,13 @@ class Solution:
         Σ_i w_i U(r_i).
     cost : float
         Σ_j c_j T_j, the payment for third-party capacity.
+    energy_cost : float
+        Σ_s θ_s E_s, the price of the energy the pattern shares use (0 at fixed power).
     objective : float
-        utility − cost.
+        utility − cost − energy_cost.
     upper_bound : float or None
-        g(μ, ν) ≥ optimum, from the dual function at the reported prices.
+        ≥ the optimum: g(μ, ν) from the dual function at the reported prices; see
+        `bound_kind` for which problem it bounds.
     gap : float or None
         (upper_bound − objective) / max(1, |objective|).
     n_iter : int
@@ -65,6 +68,22 @@ class Solution:
     exceeded_backhaul : ndarray of int64
         Cells whose backhaul cap the method's own choice exceeded before the rates were
         scaled down to fit (baselines only; empty for the optimizers).
+    pattern_share : ndarray, shape (n_resources,), or None
+        θ_s, the share of the band each power pattern gets (Σ = 1), where the problem's
+        resources are patterns with free shares; None for fixed resources.
+    patterns : ndarray, shape (n_patterns, n_cells), or None
+        Transmit power of every cell in every pattern [dBm, −inf = off] (power
+        optimization only).
+    cell_power_dbm : ndarray, shape (n_cells,), or None
+        Average transmit power ``10 log10 Σ_s θ_s p_js`` [dBm] (power optimization only).
+    energy_w : float or None
+        Σ_j Σ_s θ_s p_js, the network's average transmit power [W] (power optimization
+        only).
+    bound_kind : str or None
+        What `upper_bound` bounds: ``"problem"`` — the optimum of the problem as given
+        (its links, powers or pattern set); ``"exact"`` — the joint power problem over
+        every pattern (enumerated); ``"relaxed"`` — the joint power problem, through an
+        optimistic relaxation (valid but loose); None — no bound.
     """
 
     status: str
@@ -85,6 +104,12 @@ class Solution:
     prices: dict[str, np.ndarray]
     serving_cell: np.ndarray
     exceeded_backhaul: np.ndarray
+    energy_cost: float = 0.0
+    pattern_share: np.ndarray | None = None
+    patterns: np.ndarray | None = None
+    cell_power_dbm: np.ndarray | None = None
+    energy_w: float | None = None
+    bound_kind: str | None = None
 
     @property
     def success(self) -> bool:

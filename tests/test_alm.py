@@ -35,14 +35,14 @@ def test_newton_direction_solves_the_regularized_system():
     y = (rng.uniform(0, 5, p.n_groups), rng.uniform(0, 1, p.n_cells) * lag.row_masks[1],
          np.zeros(p.n_users))
     sigma = 3.0
-    grad, r, s = lag.gradient(x, y, sigma)
+    grad, _, r, s = lag.gradient(x, None, y, sigma)
     free = rng.uniform(size=p.n_links) < 0.8
-    d = lag.newton_direction(x, grad, r, s, sigma, free)
+    d, _ = lag.newton_direction(x, grad, r, s, sigma, free)
     # Dense Hessian by central differences of the (analytic) gradient, on the free links.
     f = np.flatnonzero(free)
     eye = np.eye(p.n_links)
-    hess = np.array([(lag.gradient(x + 1e-7 * eye[i], y, sigma)[0]
-                      - lag.gradient(x - 1e-7 * eye[i], y, sigma)[0]) / 2e-7 for i in f])[:, f]
+    hess = np.array([(lag.gradient(x + 1e-7 * eye[i], None, y, sigma)[0]
+                      - lag.gradient(x - 1e-7 * eye[i], None, y, sigma)[0]) / 2e-7 for i in f])[:, f]
     regularized = hess + alm._REG * np.diag(np.diag(hess) + sigma * 1e-3)
     expected = np.linalg.solve(regularized, -grad[f])
     # Agreement to finite-difference accuracy.

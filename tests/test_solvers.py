@@ -90,6 +90,7 @@ def check_solution(sol: cellopt.Solution, p: Problem, method: str, *, min_iter: 
         "status", "message", "method", "utility", "cost", "objective", "upper_bound", "gap",
         "n_iter", "wall_s", "history", "x", "user_rate_mbps", "cell_airtime",
         "cell_traffic_mbps", "prices", "serving_cell", "exceeded_backhaul",
+        "energy_cost", "pattern_share", "patterns", "cell_power_dbm", "energy_w", "bound_kind",
     }
     assert {f.name for f in dataclasses.fields(cellopt.Solution)} == checked, \
         "Solution has fields this test does not check; extend check_solution"
@@ -111,6 +112,10 @@ def check_solution(sol: cellopt.Solution, p: Problem, method: str, *, min_iter: 
                                         rel=1e-9, abs=1e-12)
     if sol.status == "optimal":
         assert sol.gap is not None
+    # Fixed resources, fixed powers: no pattern fields, the bound is the problem's own.
+    assert sol.energy_cost == 0.0 and sol.pattern_share is None and sol.patterns is None
+    assert sol.cell_power_dbm is None and sol.energy_w is None
+    assert sol.bound_kind == (None if sol.upper_bound is None else "problem")
     assert isinstance(sol.history, pd.DataFrame) and len(sol.history) >= 1
     assert {"iteration", "objective"} <= set(sol.history.columns)
 

@@ -7,9 +7,9 @@ from typing import Any
 
 from cellopt.problem import Problem
 from cellopt.solution import Solution
-from cellopt.solvers.registry import METHODS, check_problem, get_method, register
+from cellopt.solvers.registry import METHODS, PATTERN_METHODS, check_problem, get_method, register
 
-__all__ = ["METHODS", "register", "solve"]
+__all__ = ["METHODS", "PATTERN_METHODS", "register", "solve"]
 
 # Each module registers its methods on import.
 from cellopt.solvers import alm, baselines, dual, reference  # noqa: F401
@@ -62,6 +62,10 @@ def solve(
     """
     check_problem(problem)
     fn = get_method(method)
+    if problem.free_shares and method not in PATTERN_METHODS:
+        raise ValueError(f"method {method!r} does not handle free power-pattern shares "
+                         f"(Problem.pattern_cost); fix: use one of {sorted(PATTERN_METHODS)}, "
+                         "or fix the shares by scaling each pattern's rates by its share")
     if not tol > 0:
         raise ValueError(f"tol={tol}; fix: give a relative gap > 0, e.g. 1e-4")
     kwargs = dict(tol=tol, max_iter=max_iter, time_limit_s=time_limit_s, callback=callback)

@@ -41,6 +41,9 @@ from cellopt.solvers.common import (
     block_zero_capacity,
     build_solution,
     dual_bound,
+    energy_cost,
+    feasible_shares,
+    group_capacity,
     loads,
     objective_terms,
     one_blas_thread,
@@ -84,31 +87,40 @@ class _Lagrangian:
         capped_mask[self.capped] = True
         #: Which rows exist: every airtime group, capped cells, users with a demand.
         self.row_masks = (np.ones(p.n_groups, bool), capped_mask, self.has_demand)
+        #: Free pattern shares θ (DESIGN §2.5): airtime rows read air − θ_k ≤ 0, and
+        #: Σ θ = 1 is one more (equality) row with multiplier η.
+        self.free = p.free_shares
+        self.energy = p.pattern_cost
+        self.group_pattern = np.tile(np.arange(p.n_resources), p.n_cells)
 
     # --- values -----------------------------------------------------------------
-    def rows(self, x: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
-        """Rates, and the scaled excess of each row: airtime − 1, (T − C)/C, (r − d)/d."""
+    def rows(self, x: np.ndarray, theta: np.ndarray | None
+             ) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
+        """Rates, and the scaled excess of each row: airtime − θ (or 1), (T − C)/C, (r − d)/d."""
         r, air, traffic = loads(self.p, x)
         with np.errstate(invalid="ignore"):
             bh = np.where(self.inv_cap > 0, (traffic - self.p.backhaul_mbps) * self.inv_cap, 0.0)
             dm = np.where(self.has_demand, (r - self.p.demand_mbps) * self.inv_demand, 0.0)
-        return r, air - 1.0, bh, dm
+        return r, air - (theta[self.group_pattern] if self.free else 1.0), bh, dm
 
-    def value(self, x: np.ndarray, y: tuple[np.ndarray, ...], sigma: float) -> float:
-        r, air, bh, dm = self.rows(x)
+    def value(self, x: np.ndarray, theta: np.ndarray | None, y: tuple, sigma: float) -> float:
+        r, air, bh, dm = self.rows(x, theta)
         # U'(0) = inf for α > 0: the optimum gives every user with a link a positive rate.
         if self.alpha > 0 and (r[self.has_link] <= 0).any():
             return np.inf
         f = -np.sum(self.w * utility(r, self.alpha)) + np.dot(self.link_cost, x)
-        for mult, use, mask in zip(y, (air, bh, dm), self.row_masks, strict=True):
+        for mult, use, mask in zip(y[:3], (air, bh, dm), self.row_masks, strict=True):
             s = np.maximum(mult + sigma * use, 0.0)[mask]
             f += np.sum(s * s - mult[mask] ** 2) / (2.0 * sigma)
+        if self.free:
+            h = theta.sum() - 1.0
+            f += np.dot(self.energy, theta) + y[3] * h + 0.5 * sigma * h * h
         return float(f)
 
-    def gradient(self, x: np.ndarray, y: tuple[np.ndarray, ...], sigma: float):
-        """Gradient and the per-row penalty prices s = max(0, y + σ (use − 1))."""
-        r, air, bh, dm = self.rows(x)
-        mu, nu, lam = y
+    def gradient(self, x: np.ndarray, theta: np.ndarray | None, y: tuple, sigma: float):
+        """Gradients in x and θ, and the per-row penalty prices s = max(0, y + σ excess)."""
+        r, air, bh, dm = self.rows(x, theta)
+        mu, nu, lam = y[:3]
         s_g = np.maximum(mu + sigma * air, 0.0)
         s_c = np.where(self.row_masks[1], np.maximum(nu + sigma * bh, 0.0), 0.0)
         s_d = np.where(self.has_demand, np.maximum(lam + sigma * dm, 0.0), 0.0)
@@ -116,14 +128,27 @@ class _Lagrangian:
         per_user = -marginal + s_d * self.inv_demand
         grad = self.R * (per_user[self.p.user] + (s_c * self.inv_cap)[self.p.cell]) \
             + self.p.price_per_mbps[self.p.cell] * self.R + s_g[self.g]
-        return grad, r, (s_g, s_c, s_d)
+        grad_theta = None
+        if self.free:
+            per_pattern = s_g.reshape(self.p.n_cells, self.p.n_resources).sum(axis=0)
+            grad_theta = self.energy - per_pattern + (y[3] + sigma * (theta.sum() - 1.0))
+        return grad, grad_theta, r, (s_g, s_c, s_d)
 
     # --- Newton direction -------------------------------------------------------
     def newton_direction(
         self, x: np.ndarray, grad: np.ndarray, r: np.ndarray, s: tuple[np.ndarray, ...],
-        sigma: float, free: np.ndarray,
-    ) -> np.ndarray:
-        """Solve H_FF d_F = −grad_F by Sherman–Morrison per user and a Schur complement."""
+        sigma: float, free: np.ndarray, grad_theta: np.ndarray | None = None,
+        free_theta: np.ndarray | None = None,
+    ) -> tuple[np.ndarray, np.ndarray | None]:
+        """Solve H_FF d_F = −grad_F by Sherman–Morrison per user and a Schur complement.
+
+        With free pattern shares, the free θ join the system: an active airtime row of
+        pattern k has coefficient −1 on θ_k, and Σ θ = 1 is an equality row. With P the
+        map from the active airtime rows to their patterns, eliminating x leaves the
+        small system ``(σ 11ᵀ + D_θ + Pᵀ M⁻¹ P) d_θ = −grad_θ + Pᵀ z`` (M the Schur
+        matrix, z = M⁻¹ Wᵀ B⁻¹(−grad_x)), and then ``d_x = B⁻¹(−grad_x − W (z − M⁻¹ P d_θ))``.
+        Returns (d_x on the free links, d_θ on the free patterns or None).
+        """
         p = self.p
         s_g, s_c, s_d = s
         f = np.flatnonzero(free)
@@ -156,8 +181,23 @@ class _Lagrangian:
         row_c[act_c] = act_g.sum() + np.arange(act_c.sum())
         m = int(act_g.sum() + act_c.sum())
         rhs_u = b_inv(-grad[f])
+        ft = None
+        if self.free:
+            ft = np.flatnonzero(free_theta)
+            # P: active airtime rows of the free patterns → their pattern column.
+            act_rows = np.flatnonzero(act_g)
+            col = np.full(p.n_resources, -1)
+            col[ft] = np.arange(len(ft))
+            p_cols = col[self.group_pattern[act_rows]]
+            keep = p_cols >= 0
+            P = np.zeros((m, len(ft)))
+            P[row_g[act_rows[keep]], p_cols[keep]] = 1.0
+            d_reg = _REG * sigma * (1.0 + P.sum(axis=0)) + 1e-300
         if m == 0:
-            return rhs_u
+            if not self.free:
+                return rhs_u, None
+            S = sigma * np.ones((len(ft), len(ft))) + np.diag(d_reg)
+            return rhs_u, np.linalg.solve(S, -grad_theta[ft])
         rg, rc = row_g[g], row_c[c]
         in_g, in_c = rg >= 0, rc >= 0
 
@@ -190,16 +230,25 @@ class _Lagrangian:
         M = sp.csr_matrix((np.concatenate(vals), (np.concatenate(rows), np.concatenate(cols))),
                           shape=(m, m))
         rhs = w_t(rhs_u)
+        if self.free:
+            rhs = np.column_stack([rhs, P])
         if m <= _DENSE_SCHUR_MAX:
             with one_blas_thread():
                 z = scipy.linalg.cho_solve(scipy.linalg.cho_factor(M.toarray(), check_finite=False),
                                            rhs, check_finite=False)
         else:
             z = spla.splu(M.tocsc(), permc_spec="MMD_AT_PLUS_A").solve(rhs)
-        return rhs_u - b_inv(w_times(z))
+        if not self.free:
+            return rhs_u - b_inv(w_times(z)), None
+        z, Y = z[:, 0], z[:, 1:]
+        with one_blas_thread():
+            S = sigma * np.ones((len(ft), len(ft))) + np.diag(d_reg) + P.T @ Y
+            d_theta = scipy.linalg.solve(S, -grad_theta[ft] + P.T @ z, assume_a="sym",
+                                         check_finite=False)
+        return rhs_u - b_inv(w_times(z - Y @ d_theta)), d_theta
 
 
-def _initial_point(problem: Problem) -> tuple[np.ndarray, np.ndarray]:
+def _initial_point(problem: Problem, theta: np.ndarray | None) -> tuple[np.ndarray, np.ndarray]:
     """Each user on its best-rate link, groups shared equally; equal-share prices."""
     p = problem
     order = np.lexsort((-p.rate_mbps, p.user))
@@ -207,15 +256,16 @@ def _initial_point(problem: Problem) -> tuple[np.ndarray, np.ndarray]:
     best = order[first]
     x = np.zeros(p.n_links)
     count = np.bincount(p.group[best], minlength=p.n_groups)
-    x[best] = 1.0 / count[p.group[best]]
-    x = repair(p, x)  # within backhaul caps and demands too
+    capacity = np.broadcast_to(group_capacity(p, theta), (p.n_groups,))
+    x[best] = capacity[p.group[best]] / count[p.group[best]]
+    x = repair(p, x, theta)  # within backhaul caps and demands too
     r, _, _ = loads(p, x)
     marginal = p.weight * utility_derivative(np.maximum(r, 1e-300), p.alpha)
     mu = np.bincount(p.group, x * p.rate_mbps * marginal[p.user], minlength=p.n_groups)
     return x, mu
 
 
-@register("alm")
+@register("alm", patterns=True)
 def solve_alm(
     problem: Problem,
     *,
@@ -228,6 +278,7 @@ def solve_alm(
     inner_tol: float = 1e-9,
     x0: np.ndarray | None = None,
     prices0: tuple[np.ndarray, np.ndarray] | None = None,
+    theta0: np.ndarray | None = None,
 ) -> Solution:
     """Augmented-Lagrangian method with projected-Newton inner steps.
 
@@ -252,6 +303,8 @@ def solve_alm(
     prices0 : (ndarray (n_cells, n_resources), ndarray (n_cells,)), optional
         Warm start for the airtime and backhaul prices (e.g. ``sol.prices`` of a
         previous solve).
+    theta0 : ndarray, shape (n_resources,), optional
+        Warm start for free pattern shares (default equal shares).
 
     Returns
     -------
@@ -263,7 +316,8 @@ def solve_alm(
     p = problem
     max_iter = 200 if max_iter is None else int(max_iter)
     lag = _Lagrangian(p)
-    x, mu = _initial_point(p)
+    theta = feasible_shares(p, theta0)
+    x, mu = _initial_point(p, theta)
     nu_hat = np.zeros(p.n_cells)
     if x0 is not None:
         x = np.clip(np.asarray(x0, float), 0.0, None)
@@ -279,7 +333,9 @@ def solve_alm(
     if p.alpha > 0 and (r[lag.has_link] <= 0).any():
         x = np.maximum(x, 1e-6 * (~blocked))
     lam_hat = np.zeros(p.n_users)
-    y = (mu, nu_hat, lam_hat)
+    y: tuple = (mu, nu_hat, lam_hat)
+    if lag.free:  # η of Σ θ = 1: at the optimum, the best pattern's net airtime value
+        y += (float(np.max(mu.reshape(p.n_cells, -1).sum(axis=0) - p.pattern_cost)),)
     scale = max(float(np.mean(mu[mu > 0])) if (mu > 0).any() else 1.0, 1e-12)
     sigma = float(sigma0) if sigma0 is not None else 10.0 * scale
 
@@ -292,21 +348,28 @@ def solve_alm(
         steps, inner_done = 0, False
         while steps < inner_steps and not inner_done:
             steps += 1
-            inner_done = _projected_newton_step(lag, x, y, sigma, blocked, inner_tol * scale)
-        _, *excess = lag.rows(x)
+            inner_done = _projected_newton_step(lag, x, theta, y, sigma, blocked,
+                                                inner_tol * scale)
+        _, *excess = lag.rows(x, theta)
         violation = max(float(np.max(np.where(mk, e, 0.0), initial=0.0))
                         for e, mk in zip(excess, lag.row_masks, strict=True))
-        y = tuple(np.where(mk, np.maximum(mult + sigma * e, 0.0), 0.0)
-                  for mult, e, mk in zip(y, excess, lag.row_masks, strict=True))
+        new_y = tuple(np.where(mk, np.maximum(mult + sigma * e, 0.0), 0.0)
+                      for mult, e, mk in zip(y[:3], excess, lag.row_masks, strict=True))
+        if lag.free:
+            h = float(theta.sum() - 1.0)
+            violation = max(violation, abs(h))
+            new_y += (y[3] + sigma * h,)
+        y = new_y
         mu_k, nu_k = y[0], y[1] * lag.inv_cap
         nu_k = block_zero_capacity(p, mu_k, nu_k)
         bound = dual_bound(p, mu_k, nu_k)
-        x_feas = repair(p, x)
+        theta_feas = feasible_shares(p, theta)
+        x_feas = repair(p, x, theta_feas)
         util, cost = objective_terms(p, x_feas)
-        objective = util - cost
+        objective = util - cost - energy_cost(p, theta_feas)
         gap = relative_gap(bound, objective)
         if best is None or bound - objective < best[0]:
-            best = (bound - objective, x_feas, mu_k.copy(), nu_k.copy(), bound)
+            best = (bound - objective, x_feas, mu_k.copy(), nu_k.copy(), bound, theta_feas)
         row = dict(iteration=n_iter, objective=objective, upper_bound=bound, gap=gap,
                    sigma=sigma, max_violation=violation, newton_steps=steps,
                    time_s=time.perf_counter() - t0)
@@ -314,7 +377,7 @@ def solve_alm(
         if callback is not None and callback(dict(row)):
             status, message = "stopped", "the callback asked to stop"
             break
-        if gap <= tol:
+        if gap is not None and gap <= tol:
             status, message = "optimal", f"certified gap {gap:.2e} ≤ tol={tol:g}"
             break
         if time_limit_s is not None and time.perf_counter() - t0 > time_limit_s:
@@ -325,44 +388,59 @@ def solve_alm(
         if inner_done and violation > 0.25 * prev_violation:
             sigma = min(sigma * 4.0, _SIGMA_MAX * scale)
         prev_violation = violation
-    _, x_best, mu_best, nu_best, bound_best = best
+    _, x_best, mu_best, nu_best, bound_best, theta_best = best
     return build_solution(
         p, x_best, method="alm", status=status, message=message, mu=mu_best, nu=nu_best,
-        upper_bound=bound_best, n_iter=n_iter, wall_s=time.perf_counter() - t0, history=history)
+        upper_bound=bound_best, n_iter=n_iter, wall_s=time.perf_counter() - t0, history=history,
+        theta=theta_best)
 
 
-def _projected_newton_step(lag: _Lagrangian, x: np.ndarray, y: tuple, sigma: float,
-                           blocked: np.ndarray, stop_at: float) -> bool:
+def _projected_newton_step(lag: _Lagrangian, x: np.ndarray, theta: np.ndarray | None, y: tuple,
+                           sigma: float, blocked: np.ndarray, stop_at: float) -> bool:
     """One projected Newton step with an Armijo search along the projection arc (in place).
 
-    Returns True when x is stationary (projected gradient ≤ `stop_at`) or no step
-    decreases the augmented Lagrangian any more.
+    Free pattern shares θ ≥ 0 move with x. Returns True when (x, θ) is stationary
+    (projected gradient ≤ `stop_at`) or no step decreases the augmented Lagrangian any more.
     """
-    grad, r, s = lag.gradient(x, y, sigma)
+    grad, grad_theta, r, s = lag.gradient(x, theta, y, sigma)
     # A loose box 0 ≤ x ≤ _X_MAX keeps the Newton steps of users with several free links
     # bounded. It is never active at a solution (airtime keeps every share ≤ 1), so the
     # airtime price, not the box, holds a lone user's share at 1.
     pg = x - np.clip(x - grad, 0.0, _X_MAX)
     pg[blocked] = 0.0
-    if np.max(np.abs(pg), initial=0.0) <= stop_at:
+    pg_theta = theta - np.clip(theta - grad_theta, 0.0, 1.0) if lag.free else np.zeros(0)
+    if max(np.max(np.abs(pg), initial=0.0), np.max(np.abs(pg_theta), initial=0.0)) <= stop_at:
         return True
     # ε-active set (Bertsekas): links within ε of a bound that the gradient pushes out.
-    eps = min(_EPS_ACTIVE, float(np.sqrt(np.dot(pg, pg))))
+    eps = min(_EPS_ACTIVE, float(np.sqrt(np.dot(pg, pg) + np.dot(pg_theta, pg_theta))))
     active = ((x <= eps) & (grad > 0)) | ((x >= _X_MAX - eps) & (grad < 0)) | blocked
     free = ~active
+    free_theta = None if not lag.free else ~((theta <= eps) & (grad_theta > 0))
     d = np.zeros_like(x)
-    if free.any():
-        d[free] = lag.newton_direction(x, grad, r, s, sigma, free)
+    d_theta = None
+    if free.any() or (lag.free and free_theta.any()):
+        d_free, d_theta_free = lag.newton_direction(x, grad, r, s, sigma, free, grad_theta,
+                                                    free_theta)
+        d[free] = d_free
+        if lag.free:
+            d_theta = -theta.copy()  # shares held at 0 by a positive gradient stay there
+            d_theta[free_theta] = d_theta_free
     d[active] = np.where(grad[active] > 0, -x[active], _X_MAX - x[active])
-    f0 = lag.value(x, y, sigma)
+    f0 = lag.value(x, theta, y, sigma)
     step = 1.0
     for _ in range(40):
         trial = np.clip(x + step * d, 0.0, _X_MAX)
         trial[blocked] = 0.0
         decrease = np.dot(grad, trial - x)
-        f1 = lag.value(trial, y, sigma)
+        trial_theta = None
+        if lag.free:
+            trial_theta = np.clip(theta + step * d_theta, 0.0, 1.0)
+            decrease += np.dot(grad_theta, trial_theta - theta)
+        f1 = lag.value(trial, trial_theta, y, sigma)
         if np.isfinite(f1) and f1 <= f0 + 1e-4 * min(decrease, 0.0):
             x[:] = trial
+            if lag.free:
+                theta[:] = trial_theta
             return f1 >= f0  # no progress left at working precision
         step *= 0.5
     return True

@@ -12,8 +12,9 @@ from cellopt.problem import Problem, utility
 from cellopt.solution import Solution
 
 __all__ = [
-    "best_rate", "block_zero_capacity", "build_solution", "dual_bound", "link_prices", "loads",
-    "objective_terms", "one_blas_thread", "relative_gap", "repair", "user_min", "user_value",
+    "best_rate", "block_zero_capacity", "build_solution", "dual_bound", "energy_cost",
+    "feasible_shares", "group_capacity", "link_prices", "loads", "objective_terms",
+    "one_blas_thread", "relative_gap", "repair", "user_min", "user_value",
 ]
 
 
@@ -76,11 +77,40 @@ def link_prices(problem: Problem, mu: np.ndarray, nu: np.ndarray) -> np.ndarray:
         + np.asarray(nu, float)[problem.cell]
 
 
+def feasible_shares(problem: Problem, theta: np.ndarray | None) -> np.ndarray | None:
+    """Pattern shares on the simplex (θ ≥ 0, Σ θ = 1), None for fixed resources.
+
+    Negative entries are clipped and the rest normalized; no usable θ gives equal shares.
+    """
+    if not problem.free_shares:
+        return None
+    k = problem.n_resources
+    t = np.full(k, 1.0 / k) if theta is None else np.clip(np.asarray(theta, float), 0.0, None)
+    total = t.sum()
+    return t / total if np.isfinite(total) and total > 0 else np.full(k, 1.0 / k)
+
+
+def group_capacity(problem: Problem, theta: np.ndarray | None) -> np.ndarray | np.floating:
+    """Right-hand side of each airtime row: θ_k for free pattern shares, else 1."""
+    if not problem.free_shares:
+        return np.float64(1.0)
+    return np.tile(feasible_shares(problem, theta), problem.n_cells)
+
+
+def energy_cost(problem: Problem, theta: np.ndarray | None) -> float:
+    """Σ_k θ_k E_k, the energy cost of the pattern shares (0 for fixed resources)."""
+    if not problem.free_shares:
+        return 0.0
+    return float(np.dot(problem.pattern_cost, feasible_shares(problem, theta)))
+
+
 def dual_bound(problem: Problem, mu: np.ndarray, nu: np.ndarray | None = None) -> float:
     """The dual function g(μ, ν) of DESIGN §2.4: an upper bound on the optimum for any μ, ν ≥ 0.
 
     ``g = Σ μ_jk + Σ ν_j C_j + Σ_i max_{0≤r≤r̄_i} [w_i U(r) − π_i* r]`` with
     ``π_i* = min_{e∋i} (μ_jk / R_e + c_j + ν_j)`` and ``r̄_i = min(d_i, Σ_{e∋i} R_e)``.
+    With free pattern shares (DESIGN §2.5) the airtime term ``Σ μ_jk`` becomes
+    ``max_k (Σ_j μ_jk − E_k)``: the band goes to the pattern whose airtime is worth most.
 
     Parameters
     ----------
@@ -108,7 +138,12 @@ def dual_bound(problem: Problem, mu: np.ndarray, nu: np.ndarray | None = None) -
     # Users without links (allowed for α < 1) contribute max_r≤0 = w U(0).
     value = user_value(np.where(np.isfinite(pi), pi, 0.0), problem.weight, problem.alpha,
                        problem.rate_cap_mbps)
-    return float(mu.sum() + (nu[capped] * problem.backhaul_mbps[capped]).sum() + value.sum())
+    if problem.free_shares:
+        per_pattern = mu.reshape(problem.n_cells, problem.n_resources).sum(axis=0)
+        airtime = float(np.max(per_pattern - problem.pattern_cost))
+    else:
+        airtime = float(mu.sum())
+    return float(airtime + (nu[capped] * problem.backhaul_mbps[capped]).sum() + value.sum())
 
 
 def block_zero_capacity(problem: Problem, mu: np.ndarray, nu: np.ndarray) -> np.ndarray:
@@ -144,10 +179,11 @@ def loads(problem: Problem, x: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.n
             np.bincount(problem.cell, flow, minlength=problem.n_cells))
 
 
-def repair(problem: Problem, x: np.ndarray) -> np.ndarray:
+def repair(problem: Problem, x: np.ndarray, theta: np.ndarray | None = None) -> np.ndarray:
     """Scale shares down until every constraint holds: airtime, then backhaul, then demand.
 
-    Each step only lowers shares, so it never breaks the earlier constraints.
+    Each step only lowers shares, so it never breaks the earlier constraints. With free
+    pattern shares the airtime of pattern k is held to ``feasible_shares(theta)[k]``.
 
     Returns
     -------
@@ -156,7 +192,10 @@ def repair(problem: Problem, x: np.ndarray) -> np.ndarray:
     """
     x = np.clip(np.asarray(x, float), 0.0, 1.0)
     _, airtime, _ = loads(problem, x)
-    x = x / np.maximum(airtime, 1.0)[problem.group]
+    capacity = np.broadcast_to(group_capacity(problem, theta), airtime.shape)
+    with np.errstate(divide="ignore", invalid="ignore"):
+        scale = np.where(airtime > capacity, capacity / airtime, 1.0)
+    x = x * scale[problem.group]
     _, _, traffic = loads(problem, x)
     with np.errstate(divide="ignore", invalid="ignore"):
         over = np.where(traffic > problem.backhaul_mbps, problem.backhaul_mbps / traffic, 1.0)
@@ -196,20 +235,24 @@ def build_solution(
     history: pd.DataFrame | list[dict] | None = None,
     upper_bound: float | None = None,
     exceeded_backhaul: np.ndarray | None = None,
+    theta: np.ndarray | None = None,
 ) -> Solution:
     """Fill every field of a :class:`Solution` from shares and prices.
 
-    `x` must be feasible (pass it through :func:`repair`). With prices and no explicit
-    `upper_bound`, the bound is g(μ, ν) at those prices.
+    `x` must be feasible (pass it through :func:`repair`, with the same `theta` for free
+    pattern shares). With prices and no explicit `upper_bound`, the bound is g(μ, ν) at
+    those prices.
     """
     rate, airtime, traffic = loads(problem, x)
     util, cost = objective_terms(problem, x)
+    theta = feasible_shares(problem, theta)
+    energy = energy_cost(problem, theta)
     mu = np.zeros(problem.n_groups) if mu is None else np.maximum(np.asarray(mu, float), 0.0)
     nu = np.zeros(problem.n_cells) if nu is None else np.maximum(np.asarray(nu, float), 0.0)
     nu = np.where(np.isfinite(problem.backhaul_mbps), nu, 0.0)
     if upper_bound is None:
         upper_bound = dual_bound(problem, mu, nu)
-    objective = util - cost
+    objective = util - cost - energy
     serving = np.full(problem.n_users, -1, dtype=np.int64)
     flow = problem.rate_mbps * x
     per_cell = pd.DataFrame({"u": problem.user, "c": problem.cell, "f": flow})
@@ -222,7 +265,8 @@ def build_solution(
     history = history if isinstance(history, pd.DataFrame) else pd.DataFrame(history)
     return Solution(
         status=status, message=message, method=method, utility=util, cost=cost,
-        objective=objective, upper_bound=upper_bound, gap=relative_gap(upper_bound, objective),
+        energy_cost=energy, objective=objective, upper_bound=upper_bound,
+        gap=relative_gap(upper_bound, objective),
         n_iter=int(n_iter), wall_s=float(wall_s), history=history, x=x,
         user_rate_mbps=rate, cell_airtime=airtime.reshape(problem.n_cells, problem.n_resources),
         cell_traffic_mbps=traffic,
@@ -230,4 +274,5 @@ def build_solution(
         serving_cell=serving,
         exceeded_backhaul=np.zeros(0, np.int64) if exceeded_backhaul is None
         else np.asarray(exceeded_backhaul, np.int64),
+        pattern_share=theta, bound_kind=None if upper_bound is None else "problem",
     )

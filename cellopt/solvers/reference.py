@@ -25,6 +25,8 @@ from cellopt.solvers.common import (
     block_zero_capacity,
     build_solution,
     dual_bound,
+    energy_cost,
+    feasible_shares,
     objective_terms,
     relative_gap,
     repair,
@@ -203,8 +205,15 @@ def _build(problem: Problem, power_cone: bool) -> tuple[cp.Problem, dict[str, An
     objective = _utility_expr(rho, coef / k, alpha, power_cone)
     if cost.any():
         objective = objective - cost @ x
-    airtime = a_group @ x <= 1.0
-    constraints = [airtime]
+    theta = None
+    if problem.free_shares:  # DESIGN §2.5: pattern shares are variables on the simplex
+        theta = cp.Variable(problem.n_resources, nonneg=True, name="theta")
+        objective = objective - (problem.pattern_cost / k) @ theta
+        airtime = a_group @ x <= theta[groups % problem.n_resources]
+        constraints = [airtime, cp.sum(theta) == 1.0]
+    else:
+        airtime = a_group @ x <= 1.0
+        constraints = [airtime]
     backhaul = None
     if len(capped):
         backhaul = a_cap @ x <= problem.backhaul_mbps[capped] / s0
@@ -212,12 +221,12 @@ def _build(problem: Problem, power_cone: bool) -> tuple[cp.Problem, dict[str, An
     if len(limited):
         constraints.append(rho[limited] <= demand[limited])
     prob = cp.Problem(cp.Maximize(objective), constraints)
-    meta = dict(x=x, airtime=airtime, backhaul=backhaul, groups=groups, capped=capped,
+    meta = dict(x=x, theta=theta, airtime=airtime, backhaul=backhaul, groups=groups, capped=capped,
                 mu_factor=k, nu_factor=k / s0)
     return prob, meta
 
 
-@register("reference")
+@register("reference", patterns=True)
 def solve_reference(
     problem: Problem,
     *,
@@ -239,6 +248,8 @@ def solve_reference(
     otherwise (second-order cones, exact for a rational 1 − α with denominator ≤ 1024;
     power cones for other α when the solver has them; see :func:`_utility_expr`).
     Users without links (allowed for α < 1) contribute U(0) = 0 and are left out.
+    Free power-pattern shares (``Problem.pattern_cost``) are variables θ ≥ 0 with
+    ``Σ θ = 1``, airtime rows ``A_g x ≤ θ_k`` and the energy cost ``E · θ`` subtracted.
     Data are rescaled for the solver (each user's rate by an estimate of it for α ≥ 1, all
     rates by the median link rate for α < 1, the objective to a mean coefficient of 1;
     see :func:`_build`); the result is in the problem's units.
@@ -305,9 +316,12 @@ def solve_reference(
     nu = np.zeros(problem.n_cells)
 
     if problem.n_links == 0:  # only users without links (α < 1): x = () is optimal
+        theta = None if not problem.free_shares else \
+            np.eye(problem.n_resources)[np.argmin(problem.pattern_cost)]
         return _finish(problem, np.zeros(0), mu, nu, tol=tol, start=start, compile_s=0.0,
                        solve_s=0.0, n_iter=0, status_cvx=cp.OPTIMAL, raw_status="",
-                       name=name, callback=callback, said="no links, nothing to solve")
+                       name=name, callback=callback, said="no links, nothing to solve",
+                       theta=theta)
 
     prob, meta = _build(problem, _supports_power_cone(name))
     # The options also go to compilation: cvxpy keeps them for interpreting the result
@@ -350,28 +364,32 @@ def solve_reference(
         solve_s = float(stats.solve_time)
 
     x = np.zeros(problem.n_links)
+    theta = None
     if status_cvx in cp.settings.SOLUTION_PRESENT and meta["x"].value is not None:
         x = np.asarray(meta["x"].value, float)
+        if meta["theta"] is not None:
+            theta = feasible_shares(problem, meta["theta"].value)
         if meta["airtime"].dual_value is not None:
             mu[meta["groups"]] = np.asarray(meta["airtime"].dual_value, float) * meta["mu_factor"]
         if meta["backhaul"] is not None and meta["backhaul"].dual_value is not None:
             nu[meta["capped"]] = np.asarray(meta["backhaul"].dual_value, float) * meta["nu_factor"]
     mu = np.nan_to_num(np.maximum(mu, 0.0), nan=0.0, posinf=0.0)
     nu = np.nan_to_num(np.maximum(nu, 0.0), nan=0.0, posinf=0.0)
-    return _finish(problem, repair(problem, x), mu, nu, tol=tol, start=start,
+    theta = feasible_shares(problem, theta)
+    return _finish(problem, repair(problem, x, theta), mu, nu, tol=tol, start=start,
                    compile_s=compile_s, solve_s=solve_s, n_iter=n_iter, status_cvx=status_cvx,
                    raw_status=raw_status, name=name, callback=callback,
-                   time_limit_s=remaining, solver_gap=solver_gap)
+                   time_limit_s=remaining, solver_gap=solver_gap, theta=theta)
 
 
 def _finish(problem: Problem, x: np.ndarray, mu: np.ndarray, nu: np.ndarray, *, tol: float,
             start: float, compile_s: float, solve_s: float, n_iter: int, status_cvx: str,
             raw_status: str, name: str, callback: Callable[[dict[str, Any]], bool | None] | None,
             time_limit_s: float | None = None, said: str | None = None,
-            solver_gap: float | None = None) -> Solution:
+            solver_gap: float | None = None, theta: np.ndarray | None = None) -> Solution:
     """Certify (bound and gap from our own dual function), pick the status, fill the Solution."""
     util, cost = objective_terms(problem, x)
-    objective = util - cost
+    objective = util - cost - energy_cost(problem, theta)
     nu = block_zero_capacity(problem, mu, nu)
     upper = dual_bound(problem, mu, nu)
     gap = relative_gap(upper, objective)
@@ -404,6 +422,6 @@ def _finish(problem: Problem, x: np.ndarray, mu: np.ndarray, nu: np.ndarray, *, 
         callback(dict(row))  # finished: a True return ("stop") has nothing left to stop
     solution = build_solution(problem, x, method="reference", status=status, message=message,
                               mu=mu, nu=nu, n_iter=n_iter, wall_s=0.0, history=[row],
-                              upper_bound=upper)
+                              upper_bound=upper, theta=theta)
     solution.wall_s = time.perf_counter() - start
     return solution

@@ -1,0 +1,399 @@
+"""Power patterns: allowed levels, the reduced value of a pattern, and the search for good ones.
+
+A pattern gives every cell one of its allowed power levels. At user marginal utilities
+λ_i and backhaul prices ν_j (DESIGN §2.5) the *reduced value* of pattern s is
+
+    V(s) = Σ_j max_{i ∈ cand(j)} a_ij R_ij(s) − E_s,    a_ij = (λ_i − c_j − ν_j)⁺,
+
+what one unit of band spent on s is worth; column generation adds the pattern of highest
+V. :func:`local_search` finds good patterns by moving one cell's level at a time, all
+cells at once: every single-cell move is evaluated exactly from the sparse gains, and a
+set of improving moves that touch disjoint cells (so their gains add up exactly) is
+applied per round. :func:`best_pattern_exhaustive` enumerates every pattern (small
+networks) and :func:`relaxed_value_bound` bounds ``max_s V(s)`` for any network.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import itertools
+from collections.abc import Mapping, Sequence
+
+import numpy as np
+
+from cellopt.errors import ValidationError
+from cellopt.network import TIERS, Network
+from cellopt.power.gains import GainTable
+
+__all__ = [
+    "PatternSpace",
+    "best_pattern_exhaustive",
+    "local_search",
+    "reduced_values",
+    "relaxed_value_bound",
+]
+
+Levels = Sequence[float | None] | Mapping[str, Sequence[float | None]]
+
+
+@dataclasses.dataclass(frozen=True, eq=False)
+class PatternSpace:
+    """The allowed power levels of every cell and the energy price.
+
+    Attributes
+    ----------
+    level_dbm : ndarray, shape (n_cells, n_levels)
+        Power of each level of each cell [dBm]; −inf = off. Level 0 is the cell's
+        full power when allowed. Cells with fewer levels repeat their last one.
+    energy_price_per_w : ndarray, shape (n_cells,)
+        e_j [utility per W per unit share of the band].
+    """
+
+    level_dbm: np.ndarray
+    energy_price_per_w: np.ndarray
+
+    @classmethod
+    def from_network(cls, network: Network, levels_db: Levels,
+                     energy_price_per_w: float | np.ndarray = 0.0) -> PatternSpace:
+        """Levels relative to each cell's ``tx_power_dbm``.
+
+        Parameters
+        ----------
+        network : Network
+        levels_db : sequence of float or None, or mapping tier -> sequence
+            Offsets [dB] from the cell's maximum power (≤ 0), None = off; one list for
+            every cell, or one per tier (``{"macro": [0, None], "pico": [0, -10]}``).
+        energy_price_per_w : float or ndarray, shape (n_cells,)
+            Price of transmit power [utility per W], per unit share of the band.
+        """
+        tiers = network.cells["tier"].to_numpy()
+        if isinstance(levels_db, Mapping):
+            unknown = sorted(set(levels_db) - set(TIERS))
+            missing = sorted(set(tiers) - set(levels_db))
+            if unknown or missing:
+                raise ValidationError(f"levels_db per tier: unknown tiers {unknown}, missing "
+                                      f"tiers {missing}; fix: give a list for each tier of "
+                                      f"the network ({sorted(set(tiers))})")
+            per_tier = {t: _offsets(levels_db[t], f"levels_db[{t!r}]") for t in levels_db}
+        else:
+            offsets = _offsets(levels_db, "levels_db")
+            per_tier = {t: offsets for t in TIERS}
+        width = max(len(v) for v in per_tier.values())
+        padded = {t: np.r_[v, np.repeat(v[-1:], width - len(v))] for t, v in per_tier.items()}
+        offset = np.stack([padded[t] for t in tiers]) if len(tiers) else np.zeros((0, width))
+        p_max = network.cells["tx_power_dbm"].to_numpy(float)
+        price = np.broadcast_to(np.asarray(energy_price_per_w, float), (network.n_cells,)).copy()
+        bad = np.flatnonzero(~(np.isfinite(price) & (price >= 0)))
+        if len(bad):
+            raise ValidationError(f"energy_price_per_w invalid for cells {bad[:10].tolist()} "
+                                  f"(values {price[bad][:10].tolist()}); fix: give prices ≥ 0 "
+                                  "in utility per W")
+        return cls(level_dbm=p_max[:, None] + offset, energy_price_per_w=price)
+
+    @property
+    def n_cells(self) -> int:
+        return self.level_dbm.shape[0]
+
+    @property
+    def n_levels(self) -> int:
+        return self.level_dbm.shape[1]
+
+    @property
+    def n_patterns(self) -> float:
+        """Number of distinct patterns (product of distinct levels per cell)."""
+        distinct = [len(np.unique(row)) for row in self.level_dbm]
+        return float(np.prod(np.asarray(distinct, float)))
+
+    def power_dbm(self, patterns: np.ndarray) -> np.ndarray:
+        """Powers [dBm] of level-index patterns, shape (S, n_cells)."""
+        patterns = np.atleast_2d(patterns)
+        return self.level_dbm[np.arange(self.n_cells)[None, :], patterns]
+
+    def power_mw(self, patterns: np.ndarray) -> np.ndarray:
+        return 10.0 ** (self.power_dbm(patterns) / 10.0)
+
+    def energy_cost(self, patterns: np.ndarray) -> np.ndarray:
+        """E_s = Σ_j e_j p_js [utility per unit share], shape (S,)."""
+        return (self.power_mw(patterns) * 1e-3) @ self.energy_price_per_w
+
+    def full_power(self) -> np.ndarray:
+        """The pattern with every cell at its highest level, shape (n_cells,)."""
+        return np.argmax(self.level_dbm, axis=1)
+
+
+def _offsets(levels: Sequence[float | None], name: str) -> np.ndarray:
+    values = [-np.inf if v is None else float(v) for v in levels]
+    if not values:
+        raise ValidationError(f"{name} is empty; fix: give at least one level, e.g. [0, -10, None]")
+    arr = np.array(values)
+    if np.isnan(arr).any() or (arr > 0).any():
+        raise ValidationError(f"{name}={list(levels)}: levels are offsets ≤ 0 dB from the cell's "
+                              "maximum power (None = off); fix: e.g. [0, -10, None]")
+    return np.sort(arr)[::-1]
+
+
+# ---------------------------------------------------------------------- reduced values
+def link_coefficients(gains: GainTable, marginal: np.ndarray, cell_price: np.ndarray) -> np.ndarray:
+    """a_ij = (λ_i − c_j − ν_j)⁺ for every candidate link, shape (n_users, n_candidates).
+
+    Parameters
+    ----------
+    marginal : ndarray, shape (n_users,)
+        λ_i = w_i U'(r_i) [utility per Mbit/s].
+    cell_price : ndarray, shape (n_cells,)
+        c_j + ν_j [utility per Mbit/s].
+    """
+    cand = gains.cell[:, :gains.n_candidates]
+    return np.maximum(marginal[:, None] - cell_price[cand], 0.0)
+
+
+def reduced_values(gains: GainTable, space: PatternSpace, coef: np.ndarray,
+                   patterns: np.ndarray, chunk: int | None = None) -> np.ndarray:
+    """V(s) of each level-index pattern, shape (S,).
+
+    Evaluated `chunk` patterns at a time (default: about 2^22 link values per chunk).
+    """
+    patterns = np.atleast_2d(patterns)
+    n = gains.n_users * gains.cell.shape[1]
+    chunk = chunk or max(1, (1 << 22) // max(n, 1))
+    cand = gains.cell[:, :gains.n_candidates].ravel()
+    out = np.empty(len(patterns))
+    for start in range(0, len(patterns), chunk):  # chunks of patterns bound the memory
+        part = patterns[start:start + chunk]
+        value = gains.rates_mbps(space.power_mw(part)) * coef[None]  # (S, U, n)
+        best = np.zeros((len(part), gains.n_cells))
+        rows = np.repeat(np.arange(len(part)), cand.size)
+        np.maximum.at(best, (rows, np.tile(cand, len(part))), value.reshape(len(part), -1).ravel())
+        out[start:start + chunk] = best.sum(axis=1) - space.energy_cost(part)
+    return out
+
+
+def best_pattern_exhaustive(gains: GainTable, space: PatternSpace, coef: np.ndarray,
+                            max_patterns: int = 1_000_000) -> tuple[np.ndarray, float]:
+    """The pattern of highest V by enumerating all of them, and its value.
+
+    Raises
+    ------
+    ValidationError
+        If there are more than `max_patterns` patterns.
+    """
+    distinct = [np.unique(row, return_index=True)[1] for row in space.level_dbm]
+    count = float(np.prod([len(d) for d in distinct]))
+    if count > max_patterns:
+        raise ValidationError(f"{count:.3g} patterns to enumerate (> {max_patterns}); fix: "
+                              "bound='relaxed' for this network, or fewer cells or levels")
+    best_value, best = -np.inf, None
+    product = itertools.product(*distinct)
+    while True:  # enumerate in blocks of patterns (a loop over blocks, not over cells)
+        block = np.array(list(itertools.islice(product, 4096)), dtype=np.int64)
+        if not len(block):
+            break
+        values = reduced_values(gains, space, coef, block)
+        k = int(np.argmax(values))
+        if values[k] > best_value:
+            best_value, best = float(values[k]), block[k].copy()
+    return best, best_value
+
+
+def relaxed_value_bound(gains: GainTable, space: PatternSpace, coef: np.ndarray) -> float:
+    """An upper bound on max_s V(s) for any network: every cell alone, no interference.
+
+    Rates only fall when other cells transmit, so each cell's term is at most its value
+    with the interference-free rates at its own level; the maximum over patterns then
+    separates by cell: ``Σ_j max_l [max_i a_ij R̂_ij(l) − e_j p_jl]``.
+    """
+    cand = gains.cell[:, :gains.n_candidates].ravel()
+    total = np.full(space.n_cells, -np.inf)
+    for level in range(space.n_levels):  # a handful of levels
+        p_mw = 10.0 ** (space.level_dbm[:, level] / 10.0)
+        value = (gains.isolated_rates_mbps(p_mw) * coef).ravel()
+        best = np.zeros(space.n_cells)
+        np.maximum.at(best, cand, value)
+        total = np.maximum(total, best - space.energy_price_per_w * p_mw * 1e-3)
+    return float(total.sum())
+
+
+# ---------------------------------------------------------------------- local search
+class _MoveEvaluator:
+    """Exact gains of every single-cell level change from a pattern, from the sparse gains."""
+
+    def __init__(self, gains: GainTable, space: PatternSpace, coef: np.ndarray):
+        self.g, self.space, self.coef = gains, space, coef
+        n_users, n_int = gains.cell.shape
+        self.n_cand = gains.n_candidates
+        # Where each cell appears in the users' tables: (user, column) of every entry.
+        self.occ_user = np.repeat(np.arange(n_users), n_int)
+        self.occ_col = np.tile(np.arange(n_int), n_users)
+        self.occ_cell = gains.cell.ravel()
+        self.cand_cell = gains.cell[:, :self.n_cand]
+
+    def gains_of_moves(self, pattern: np.ndarray) -> tuple[np.ndarray, ...]:
+        """(move cell, move level, gain, touched-cell pairs) for every move away from `pattern`."""
+        g, space = self.g, self.space
+        n_cells, n_levels = space.n_cells, space.n_levels
+        p_mw = space.power_mw(pattern)[0]
+        rx = g.gain_mw_per_mw * p_mw[g.cell]
+        total = rx.sum(axis=1) + g.background_mw + g.noise_mw
+        value = self.link_values(rx[:, :self.n_cand], total, self.coef)  # (U, n)
+        cell_value = np.zeros(n_cells)
+        np.maximum.at(cell_value, self.cand_cell.ravel(), value.ravel())
+        top1, top1_user, top2, top2_user = self._top_two(value)
+
+        # Every (occurrence of a cell in a user's table) × (other level of that cell).
+        levels = np.arange(n_levels)
+        occ_lv = np.repeat(levels[None], len(self.occ_cell), axis=0)
+        keep = occ_lv != pattern[self.occ_cell][:, None]
+        o = np.repeat(np.arange(len(self.occ_cell)), n_levels)[keep.ravel()]
+        lv = occ_lv.ravel()[keep.ravel()]
+        u, col, j_move = self.occ_user[o], self.occ_col[o], self.occ_cell[o]
+        move = j_move * n_levels + lv
+        new_p = 10.0 ** (space.level_dbm[j_move, lv] / 10.0)
+        d_rx = g.gain_mw_per_mw[u, col] * (new_p - p_mw[j_move])
+        new_rx = rx[u, :self.n_cand].copy()
+        own = col < self.n_cand
+        new_rx[own, col[own]] += d_rx[own]
+        new_value = self.link_values(new_rx, total[u] + d_rx, self.coef[u])  # (pairs, n)
+
+        # New value of each touched (move, cell): max of the affected links and of the
+        # cell's best unaffected link — its top link unless that user is affected, then
+        # its second, and 0 if both are (an underestimate: a gain is never overstated).
+        # Affected links below the cell's second-best value, of users who are neither its
+        # best nor its second, cannot raise the maximum: they only mark the cell touched.
+        n_moves = n_cells * n_levels
+        t_cell = self.cand_cell[u].ravel()
+        t_move = np.repeat(move, self.n_cand)
+        t_user = np.repeat(u, self.n_cand)
+        t_value = new_value.ravel()
+        touched = _KeySet(t_move * n_cells + t_cell, n_moves * n_cells)
+        matters = (t_value > top2[t_cell]) | (t_user == top1_user[t_cell]) \
+            | (t_user == top2_user[t_cell])
+        keys = touched.keys
+        best_aff = touched.max_of(t_move[matters] * n_cells + t_cell[matters], t_value[matters])
+        k_move, k_cell = keys // n_cells, keys % n_cells
+        affected = _KeySet(move * g.n_users + u, n_moves * g.n_users)
+        hit1 = affected.contains(k_move * g.n_users + top1_user[k_cell])
+        hit2 = affected.contains(k_move * g.n_users + top2_user[k_cell])
+        rest = np.where(~hit1, top1[k_cell], np.where(~hit2, top2[k_cell], 0.0))
+        delta = np.maximum(best_aff, rest) - cell_value[k_cell]
+        gain = np.bincount(k_move, delta, minlength=n_moves).astype(float)
+        cells_all = np.repeat(np.arange(n_cells), n_levels)
+        lv_all = np.tile(levels, n_cells)
+        price = space.energy_price_per_w[cells_all] * 1e-3
+        gain -= price * (10.0 ** (space.level_dbm[cells_all, lv_all] / 10.0) - p_mw[cells_all])
+        gain[lv_all == pattern[cells_all]] = -np.inf  # not a move
+        # A move always touches its own cell (the energy term), even without users.
+        pairs = np.concatenate([keys, np.arange(n_moves) * n_cells + cells_all])
+        return cells_all, lv_all, gain, np.unique(pairs)
+
+    def link_values(self, signal: np.ndarray, total: np.ndarray, coef: np.ndarray) -> np.ndarray:
+        """a_e R_e for candidate received powers (m, n), totals incl. noise (m,), a (m, n)."""
+        sinr = signal / np.maximum(total[:, None] - signal, self.g.noise_mw)
+        return self.g.bandwidth_mhz * self.g.efficiency(sinr) * coef
+
+    def _top_two(self, value: np.ndarray) -> tuple[np.ndarray, ...]:
+        """Best and second-best link value per cell and their users (−1: none)."""
+        n_cells = self.space.n_cells
+        flat_cell = self.cand_cell.ravel()
+        flat_user = np.repeat(np.arange(value.shape[0]), self.n_cand)
+        flat = value.ravel()
+        order = np.lexsort((-flat, flat_cell))
+        c_sorted = flat_cell[order]
+        first = np.r_[True, c_sorted[1:] != c_sorted[:-1]]
+        top1 = np.zeros(n_cells)
+        top1_user = np.full(n_cells, -1)
+        top2 = np.zeros(n_cells)
+        top2_user = np.full(n_cells, -1)
+        top1[c_sorted[first]] = flat[order][first]
+        top1_user[c_sorted[first]] = flat_user[order][first]
+        second = np.r_[False, ~first[1:] & first[:-1]]
+        top2[c_sorted[second]] = flat[order][second]
+        top2_user[c_sorted[second]] = flat_user[order][second]
+        return top1, top1_user, top2, top2_user
+
+
+class _KeySet:
+    """The distinct integer keys of some entries, in a dense table when the key space is small."""
+
+    DENSE_MAX = 1 << 25
+
+    def __init__(self, key: np.ndarray, size: int):
+        self.size = size
+        self.mask = None
+        if size <= self.DENSE_MAX:
+            self.mask = np.zeros(size, bool)
+            self.mask[key] = True
+            self.keys = np.flatnonzero(self.mask)
+        else:
+            self.keys = np.unique(key)
+
+    def contains(self, key: np.ndarray) -> np.ndarray:
+        """Whether each key (−1 or more: out of range is False) is in the set."""
+        inside = (key >= 0) & (key < self.size)
+        if self.mask is not None:
+            return inside & self.mask[np.where(inside, key, 0)]
+        pos = np.clip(np.searchsorted(self.keys, key), 0, max(len(self.keys) - 1, 0))
+        return inside & (self.keys[pos] == key) if len(self.keys) else np.zeros(len(key), bool)
+
+    def max_of(self, key: np.ndarray, value: np.ndarray) -> np.ndarray:
+        """Per distinct key, the largest value among the entries given for it (0 if none)."""
+        if self.size <= self.DENSE_MAX:
+            table = np.zeros(self.size)
+            np.maximum.at(table, key, value)
+            return table[self.keys]
+        out = np.zeros(len(self.keys))
+        np.maximum.at(out, np.searchsorted(self.keys, key), value)
+        return out
+
+
+def local_search(gains: GainTable, space: PatternSpace, coef: np.ndarray, start: np.ndarray,
+                 max_rounds: int = 200) -> tuple[np.ndarray, float, int]:
+    """Improve a pattern by single-cell level changes until none helps.
+
+    Each round evaluates every move exactly. The improving moves that are the best at
+    every cell they touch (a cell whose reduced-value term the move changes) form a set
+    whose gains add up exactly; bolder sets — every cell's best move, or the stronger
+    half of them — are tried too, and the round keeps whichever pattern's exact value is
+    highest, so every round strictly improves.
+
+    Returns
+    -------
+    (pattern, value, rounds)
+    """
+    pattern = np.asarray(start, np.int64).copy()
+    value = float(reduced_values(gains, space, coef, pattern)[0])
+    evaluator = _MoveEvaluator(gains, space, coef)
+    n_cells = space.n_cells
+    rounds = 0
+    while rounds < max_rounds:
+        rounds += 1
+        cell, level, gain, pairs = evaluator.gains_of_moves(pattern)
+        scale = max(abs(value), float(np.max(np.abs(gain[np.isfinite(gain)]), initial=0.0)),
+                    1e-300)
+        improving = gain > 1e-12 * scale
+        if not improving.any():
+            break
+        # Independent set: priority by gain (ties by index); a move wins where it is the
+        # best improving move at each of its touched cells.
+        priority = np.where(improving, gain, -np.inf)
+        rank = np.argsort(np.argsort(priority, kind="stable"), kind="stable").astype(float)
+        p_move, p_cell = pairs // n_cells, pairs % n_cells
+        best_at_cell = np.full(n_cells, -1.0)
+        np.maximum.at(best_at_cell, p_cell, np.where(improving[p_move], rank[p_move], -1.0))
+        wins = np.ones(len(gain), bool)
+        np.logical_and.at(wins, p_move, best_at_cell[p_cell] == rank[p_move])
+        safe = np.flatnonzero(wins & improving)
+        # Bolder: each moving cell's best move, all of them or the stronger half.
+        by_cell = np.full(n_cells, -np.inf)
+        np.maximum.at(by_cell, cell, priority)
+        own_best = np.flatnonzero(improving & (priority == by_cell[cell]))
+        own_best = own_best[np.unique(cell[own_best], return_index=True)[1]]
+        strong = own_best[gain[own_best] >= np.median(gain[own_best])]
+        trials = np.repeat(pattern[None], 3, axis=0)
+        for t, chosen in enumerate((safe, own_best, strong)):  # three candidate patterns
+            trials[t, cell[chosen]] = level[chosen]
+        values = reduced_values(gains, space, coef, trials)
+        k = int(np.argmax(values))
+        if not values[k] > value:
+            break
+        pattern, value = trials[k], float(values[k])
+    return pattern, value, rounds

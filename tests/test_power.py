@@ -1,0 +1,171 @@
+"""Power patterns: free pattern shares in the convex methods, and solve_power vs exhaustive oracles."""
+
+import itertools
+
+import numpy as np
+import pytest
+
+import cellopt
+from cellopt import Problem, ValidationError, solve
+from cellopt.network import Network, cells_frame, users_frame
+from cellopt.power import GainTable, PatternSpace, master_problem
+from cellopt.power.patterns import best_pattern_exhaustive, link_coefficients, local_search
+from cellopt.solvers.common import dual_bound
+from cellopt.topology.hexgrid import SYNTHETIC_CRS
+
+X0, Y0 = 500_000.0, 5_000_000.0
+LEVELS = [0.0, -10.0, None]
+
+
+def random_pattern_problem(seed, n_users=30, n_cells=5, n_patterns=4, alpha=1.0, caps=False):
+    rng = np.random.default_rng(seed)
+    shape = (n_users, n_cells, n_patterns)
+    u, c, k = (np.broadcast_to(a, shape).ravel() for a in np.ix_(
+        np.arange(n_users), np.arange(n_cells), np.arange(n_patterns)))
+    rate = rng.lognormal(1.0, 1.0, u.size) * (rng.random(u.size) < 0.6)
+    backhaul = np.where(rng.random(n_cells) < 0.4, rng.uniform(1, 20, n_cells), np.inf) \
+        if caps else None
+    return Problem.from_links(u, c, rate, n_users=n_users, n_cells=n_cells, resource=k,
+                              n_resources=n_patterns, alpha=alpha, backhaul_mbps=backhaul,
+                              pattern_cost=rng.uniform(0, 3, n_patterns))
+
+
+@pytest.mark.parametrize("seed", range(4))
+@pytest.mark.parametrize("alpha", [0.5, 1.0, 2.0])
+def test_alm_with_free_shares_matches_reference(seed, alpha):
+    p = random_pattern_problem(seed, alpha=alpha, caps=seed % 2 == 1)
+    ref = solve(p, "reference", tol=1e-7)
+    alm = solve(p, "alm", tol=1e-6)
+    assert ref.status == alm.status == "optimal"
+    assert alm.objective == pytest.approx(ref.objective, rel=1e-5, abs=1e-5)
+    assert alm.upper_bound >= ref.objective - 1e-6 * max(1, abs(ref.objective))
+    for sol in (alm, ref):
+        theta = sol.pattern_share
+        assert theta.shape == (p.n_resources,) and theta.min() >= 0
+        assert theta.sum() == pytest.approx(1.0)
+        # Airtime of every (cell, pattern) within that pattern's share.
+        assert (sol.cell_airtime <= theta[None, :] + 1e-9).all()
+        assert sol.energy_cost == pytest.approx(theta @ p.pattern_cost)
+        assert sol.objective == pytest.approx(sol.utility - sol.cost - sol.energy_cost)
+
+
+def test_free_shares_hand_solved():
+    """One user, one cell, two patterns: rates 1 and 4, energy costs 0 and 1 (log utility).
+
+    With θ on pattern 2, r = 1 + 3θ and the objective log(1 + 3θ) − θ peaks at
+    θ = 2/3 (derivative 3 / (1 + 3θ) = 1): r = 3, objective log 3 − 2/3. The dual: μ on
+    the two groups, max_k(μ_k − E_k) + max_r [log r − π r]; μ = (1/3, 4/3) prices both
+    links at 1/3 per Mbit/s, g = 1/3 + log 3 − 1 = log 3 − 2/3.
+    """
+    p = Problem.from_links([0, 0], [0, 0], [1.0, 4.0], n_users=1, n_cells=1,
+                           resource=[0, 1], n_resources=2, pattern_cost=[0.0, 1.0])
+    expected = np.log(3.0) - 2.0 / 3.0
+    assert dual_bound(p, np.array([1 / 3, 4 / 3])) == pytest.approx(expected)
+    for method in ("alm", "reference"):
+        sol = solve(p, method, tol=1e-8)
+        assert sol.objective == pytest.approx(expected, abs=1e-6)
+        assert sol.pattern_share == pytest.approx([1 / 3, 2 / 3], abs=1e-4)
+        assert sol.user_rate_mbps[0] == pytest.approx(3.0, abs=1e-4)
+
+
+def test_fixed_power_methods_refuse_free_shares():
+    p = random_pattern_problem(0)
+    with pytest.raises(ValueError, match="power-pattern"):
+        solve(p, "dual")
+    with pytest.raises(ValidationError, match="pattern_cost"):
+        Problem.from_links([0], [0], [1.0], n_users=1, n_cells=1, pattern_cost=[-1.0])
+
+
+def small_network(seed, n_cells=5, n_users=20, size_m=600.0):
+    rng = np.random.default_rng(seed)
+    n_macro = max(1, n_cells // 3)
+    tier = np.array(["macro"] * n_macro + ["pico"] * (n_cells - n_macro), dtype=object)
+    xy = rng.uniform(0, size_m, (n_cells, 2))
+    cells = cells_frame(X0 + xy[:, 0], Y0 + xy[:, 1], crs=SYNTHETIC_CRS, tier=tier,
+                        tx_power_dbm=np.where(tier == "macro", 46.0, 30.0),
+                        antenna_gain_dbi=np.where(tier == "macro", 14.0, 5.0))
+    uxy = rng.uniform(0, size_m, (n_users, 2))
+    return Network(cells=cells, users=users_frame(X0 + uxy[:, 0], Y0 + uxy[:, 1],
+                                                  crs=SYNTHETIC_CRS)).validate()
+
+
+def global_optimum(net, energy_price):
+    """The joint optimum over every pattern, by the reference solver (the oracle)."""
+    gains = GainTable.from_network(net, rng=1)
+    space = PatternSpace.from_network(net, LEVELS, energy_price)
+    every = np.array(list(itertools.product(range(3), repeat=net.n_cells)))
+    return solve(master_problem(gains, space, every, net), "reference", tol=1e-8)
+
+
+@pytest.mark.parametrize("seed", range(20))
+def test_solve_power_against_exhaustive_optimum(seed):
+    rng = np.random.default_rng(100 + seed)
+    n_cells = int(rng.integers(2, 7))
+    net = small_network(seed, n_cells=n_cells, n_users=int(rng.integers(8, 25)))
+    price = float(rng.choice([0.0, 0.02, 0.1]))
+    best = global_optimum(net, price)
+    assert best.status == "optimal"
+    scale = max(1.0, abs(best.objective))
+    local = cellopt.solve_power(net, LEVELS, energy_price_per_w=price, rng=1, bound=None,
+                                links_per_pattern=None)
+    exact = cellopt.solve_power(net, LEVELS, energy_price_per_w=price, rng=1, bound="exact",
+                                links_per_pattern=None)
+    # Local search alone: feasible (never above the optimum) and within 1 %.
+    assert local.objective <= best.objective + 1e-6 * scale
+    assert local.objective >= best.objective - 0.01 * scale
+    assert local.upper_bound is None and local.bound_kind is None
+    # Exact pricing and bound: the optimum, and a bound that equals it.
+    assert exact.bound_kind == "exact"
+    assert exact.objective <= best.objective + 1e-6 * scale
+    assert exact.objective >= best.objective - 1e-3 * scale
+    assert exact.upper_bound >= best.objective - 1e-6 * scale
+    assert exact.upper_bound <= best.objective + 1e-3 * scale
+    # Reported powers and energy are consistent with the shares.
+    p_mw = 10.0 ** (exact.patterns / 10.0)
+    assert exact.energy_w == pytest.approx(float((exact.pattern_share @ p_mw).sum()) * 1e-3)
+    assert exact.patterns.shape == (len(exact.pattern_share), n_cells)
+
+
+def test_relaxed_bound_is_valid():
+    net = small_network(3, n_cells=4)
+    best = global_optimum(net, 0.05)
+    sol = cellopt.solve_power(net, LEVELS, energy_price_per_w=0.05, rng=1, bound="relaxed")
+    assert sol.bound_kind == "relaxed"
+    assert sol.upper_bound >= best.objective - 1e-9
+
+
+def test_full_power_only_equals_fixed_power_solve():
+    """One level per cell: solve_power is the fixed-power association problem."""
+    net = small_network(4, n_cells=5, n_users=30)
+    sol = cellopt.solve_power(net, [0.0], rng=1, tol=1e-6, links_per_pattern=None)
+    links = cellopt.radio.link_table(net, n_candidates=8, rng=1)
+    fixed = solve(Problem.from_network(net, links), "reference", tol=1e-8)
+    assert len(sol.patterns) == 1
+    assert sol.objective == pytest.approx(fixed.objective, abs=1e-4)
+
+
+def test_local_search_never_worse_than_start_and_exhaustive_is_best():
+    net = small_network(5, n_cells=5)
+    gains = GainTable.from_network(net, rng=1)
+    space = PatternSpace.from_network(net, LEVELS, 0.02)
+    rng = np.random.default_rng(0)
+    coef = link_coefficients(gains, rng.uniform(0.1, 2.0, net.n_users), np.zeros(net.n_cells))
+    from cellopt.power.patterns import reduced_values
+    best, best_value = best_pattern_exhaustive(gains, space, coef)
+    for start in rng.integers(0, 3, (5, net.n_cells)):
+        pattern, value, _ = local_search(gains, space, coef, start)
+        assert value >= reduced_values(gains, space, coef, start)[0] - 1e-12
+        assert value == pytest.approx(reduced_values(gains, space, coef, pattern)[0])
+        assert value <= best_value + 1e-9
+
+
+def test_bad_power_inputs_are_named():
+    net = small_network(0)
+    with pytest.raises(ValidationError, match="levels_db"):
+        cellopt.solve_power(net, [3.0])
+    with pytest.raises(ValidationError, match="energy_price_per_w"):
+        cellopt.solve_power(net, LEVELS, energy_price_per_w=-1.0)
+    with pytest.raises(ValueError, match="bound"):
+        cellopt.solve_power(net, LEVELS, bound="tight")
+    with pytest.raises(ValueError, match="cannot solve over power patterns"):
+        cellopt.solve_power(net, LEVELS, method="max_rsrp")
