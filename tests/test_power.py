@@ -9,7 +9,12 @@ import cellopt
 from cellopt import Problem, ValidationError, solve
 from cellopt.network import Network, cells_frame, users_frame
 from cellopt.power import GainTable, PatternSpace, master_problem
-from cellopt.power.patterns import best_pattern_exhaustive, link_coefficients, local_search
+from cellopt.power.patterns import (
+    best_pattern_exhaustive,
+    link_coefficients,
+    local_search,
+    reduced_values,
+)
 from cellopt.solvers.common import dual_bound
 from cellopt.topology.hexgrid import SYNTHETIC_CRS
 
@@ -150,8 +155,7 @@ def test_local_search_never_worse_than_start_and_exhaustive_is_best():
     space = PatternSpace.from_network(net, LEVELS, 0.02)
     rng = np.random.default_rng(0)
     coef = link_coefficients(gains, rng.uniform(0.1, 2.0, net.n_users), np.zeros(net.n_cells))
-    from cellopt.power.patterns import reduced_values
-    best, best_value = best_pattern_exhaustive(gains, space, coef)
+    _, best_value = best_pattern_exhaustive(gains, space, coef)
     for start in rng.integers(0, 3, (5, net.n_cells)):
         pattern, value, _ = local_search(gains, space, coef, start)
         assert value >= reduced_values(gains, space, coef, start)[0] - 1e-12
