@@ -13,6 +13,7 @@ is exact. Memory is users × n_interferers, never users × cells.
 from __future__ import annotations
 
 import dataclasses
+from collections.abc import Callable
 
 import numpy as np
 
@@ -53,7 +54,7 @@ class GainTable:
     n_candidates: int
     noise_mw: float
     bandwidth_mhz: float
-    efficiency: object
+    efficiency: Callable[[np.ndarray], np.ndarray]
     max_power_dbm: np.ndarray
 
     @classmethod

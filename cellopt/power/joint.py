@@ -16,6 +16,7 @@ from cellopt.power.patterns import (
     Levels,
     PatternSpace,
     best_pattern_exhaustive,
+    cell_best,
     link_coefficients,
     local_search,
     reduced_values,
@@ -29,8 +30,10 @@ from cellopt.solvers.common import relative_gap, user_value
 
 __all__ = ["master_problem", "solve_power"]
 
-#: Most (patterns × users × table entries) that bound="auto" still enumerates exactly.
+#: Most (patterns × users × table entries) that bound="auto" still enumerates exactly;
+#: an explicit bound="exact" is allowed up to 10× more.
 EXACT_WORK_MAX = 3e8
+_EXACT_PATTERNS_MAX = int(10 * EXACT_WORK_MAX)  # the work check above is the real limit
 
 
 def master_problem(gains: GainTable, space: PatternSpace, patterns: np.ndarray,
@@ -166,7 +169,7 @@ def solve_power(
     work = space.n_patterns * gains.cell.size
     if bound == "auto":
         bound = "exact" if work <= EXACT_WORK_MAX else "relaxed"
-    if bound == "exact" and work > 10 * EXACT_WORK_MAX:
+    if bound == "exact" and work > _EXACT_PATTERNS_MAX:
         raise ValidationError(f"an exact bound would evaluate {space.n_patterns:.3g} patterns × "
                               f"{gains.cell.size} table entries; fix: bound='relaxed' or fewer "
                               "cells or levels")
@@ -202,7 +205,7 @@ def solve_power(
         threshold = best_current + tol * max(1.0, abs(sol.objective))
         if cand_value <= threshold and bound == "exact":
             cand, cand_value = best_pattern_exhaustive(gains, space, coef,
-                                                       max_patterns=int(10 * EXACT_WORK_MAX))
+                                                       max_patterns=_EXACT_PATTERNS_MAX)
             found_by = "enumeration"
         improves = cand_value > threshold and not (patterns == cand).all(axis=1).any()
         row = dict(iteration=len(history) + 1, n_patterns=len(patterns), objective=sol.objective,
@@ -229,7 +232,7 @@ def solve_power(
     if bound is not None:
         if bound == "exact":
             best_value = best_pattern_exhaustive(gains, space, coef,
-                                                 max_patterns=int(10 * EXACT_WORK_MAX))[1]
+                                                 max_patterns=_EXACT_PATTERNS_MAX)[1]
         else:
             best_value = relaxed_value_bound(gains, space, coef)
         upper = _joint_bound(gains, space, problem, marginal, sol.prices["backhaul"], best_value)
@@ -282,9 +285,7 @@ def _warm_start(problem: Problem, prev: tuple[Problem, Solution] | None, coef: n
     where = pos[old_problem.link_index]
     x0[where[where >= 0]] = old.x[where >= 0]
     # The new pattern's airtime price: what its best user would pay for it.
-    new_rates = gains.rates_mbps(space.power_mw(patterns[-1:]))[0] * coef
-    mu_new = np.zeros(gains.n_cells)
-    np.maximum.at(mu_new, gains.cell[:, :gains.n_candidates].ravel(), new_rates.ravel())
+    mu_new = cell_best(gains, gains.rates_mbps(space.power_mw(patterns[-1:]))[0] * coef)
     mu0 = np.column_stack([old.prices["airtime"], mu_new])
     theta0 = np.r_[old.pattern_share * 0.99, 0.01]
     return dict(x0=x0, prices0=(mu0, old.prices["backhaul"]), theta0=theta0)

@@ -147,6 +147,16 @@ def link_coefficients(gains: GainTable, marginal: np.ndarray, cell_price: np.nda
     return np.maximum(marginal[:, None] - cell_price[cand], 0.0)
 
 
+def cell_best(gains: GainTable, values: np.ndarray) -> np.ndarray:
+    """max over each cell's candidate links of a per-link quantity (≥ 0), shape (n_cells,).
+
+    `values` has shape (n_users, n_candidates), aligned with the candidate columns.
+    """
+    best = np.zeros(gains.n_cells)
+    np.maximum.at(best, gains.cell[:, :gains.n_candidates].ravel(), np.ravel(values))
+    return best
+
+
 def reduced_values(gains: GainTable, space: PatternSpace, coef: np.ndarray,
                    patterns: np.ndarray, chunk: int | None = None) -> np.ndarray:
     """V(s) of each level-index pattern, shape (S,).
@@ -202,13 +212,10 @@ def relaxed_value_bound(gains: GainTable, space: PatternSpace, coef: np.ndarray)
     with the interference-free rates at its own level; the maximum over patterns then
     separates by cell: ``Σ_j max_l [max_i a_ij R̂_ij(l) − e_j p_jl]``.
     """
-    cand = gains.cell[:, :gains.n_candidates].ravel()
     total = np.full(space.n_cells, -np.inf)
     for level in range(space.n_levels):  # a handful of levels
         p_mw = 10.0 ** (space.level_dbm[:, level] / 10.0)
-        value = (gains.isolated_rates_mbps(p_mw) * coef).ravel()
-        best = np.zeros(space.n_cells)
-        np.maximum.at(best, cand, value)
+        best = cell_best(gains, gains.isolated_rates_mbps(p_mw) * coef)
         total = np.maximum(total, best - space.energy_price_per_w * p_mw * 1e-3)
     return float(total.sum())
 
@@ -235,8 +242,7 @@ class _MoveEvaluator:
         rx = g.gain_mw_per_mw * p_mw[g.cell]
         total = rx.sum(axis=1) + g.background_mw + g.noise_mw
         value = self.link_values(rx[:, :self.n_cand], total, self.coef)  # (U, n)
-        cell_value = np.zeros(n_cells)
-        np.maximum.at(cell_value, self.cand_cell.ravel(), value.ravel())
+        cell_value = cell_best(g, value)
         top1, top1_user, top2, top2_user = self._top_two(value)
 
         # Every (occurrence of a cell in a user's table) × (other level of that cell).
