@@ -113,7 +113,7 @@ def test_solve_power_against_exhaustive_optimum(seed):
     scale = max(1.0, abs(best.objective))
     local = cellopt.solve_power(net, LEVELS, energy_price_per_w=price, rng=1, bound=None,
                                 links_per_pattern=None)
-    exact = cellopt.solve_power(net, LEVELS, energy_price_per_w=price, rng=1, bound="exact",
+    exact = cellopt.solve_power(net, LEVELS, energy_price_per_w=price, rng=1, bound="exact", gain_tol=None,
                                 links_per_pattern=None)
     # Local search alone: feasible (never above the optimum) and within 1 %.
     assert local.objective <= best.objective + 1e-6 * scale
@@ -173,3 +173,76 @@ def test_bad_power_inputs_are_named():
         cellopt.solve_power(net, LEVELS, bound="tight")
     with pytest.raises(ValueError, match="cannot solve over power patterns"):
         cellopt.solve_power(net, LEVELS, method="max_rsrp")
+    with pytest.raises(ValueError, match="gain_tol"):
+        cellopt.solve_power(net, LEVELS, gain_tol=-1.0)
+    big = small_network(0, n_cells=25)  # 3^25 patterns: too many to enumerate
+    with pytest.raises(ValidationError, match="bound='relaxed'"):
+        cellopt.solve_power(big, LEVELS, bound="exact")
+
+
+def test_tail_off_stop_is_a_prefix_of_the_full_run():
+    net = small_network(8, n_cells=10, n_users=60, size_m=900.0)
+    full = cellopt.solve_power(net, LEVELS, rng=1, gain_tol=None, bound=None)
+    tail = cellopt.solve_power(net, LEVELS, rng=1, gain_tol=0.02, bound=None)
+    n = len(tail.history)
+    assert n < len(full.history)
+    assert "tailing off" in tail.message
+    np.testing.assert_allclose(tail.history["objective"], full.history["objective"][:n])
+    gained = np.diff(tail.history["objective"])
+    assert gained[-1] < 0.02 * net.n_users and (gained[:-1] >= 0.02 * net.n_users).all()
+    # Several patterns may join per iteration: the set is full power plus every new one but
+    # those of the last iteration.
+    for sol in (full, tail):
+        added = sol.history["n_new"].to_numpy()
+        assert len(sol.patterns) == 1 + added[:-1].sum()
+        assert len(np.unique(sol.patterns, axis=0)) == len(sol.patterns)
+
+
+# --- eICIC / almost-blank subframes -------------------------------------------------------
+
+def test_abs_without_muting_or_bias_is_max_rsrp():
+    net = small_network(5, n_cells=5, n_users=30)
+    sol = cellopt.power.solve_abs(net, bias_db=0.0, muted_share=0.0, rng=1)
+    links = cellopt.radio.link_table(net, n_candidates=8, rng=1)
+    base = solve(Problem.from_network(net, links), "max_rsrp")
+    assert sol.objective == pytest.approx(base.objective, abs=1e-6)
+    assert sol.pattern_share.tolist() == [1.0]
+
+
+@pytest.mark.parametrize("seed", range(3))
+def test_abs_is_a_fixed_share_case_of_patterns(seed):
+    """Every ABS grid point is feasible for the free-share problem over its two patterns."""
+    net = small_network(seed, n_cells=6, n_users=24)
+    gains = GainTable.from_network(net, rng=1)
+    grid = cellopt.power.abs_grid(net, gains=gains)
+    assert len(grid) == 16
+    space = PatternSpace.from_network(net, {"macro": [0.0, None], "pico": [0.0]})
+    macro = (net.cells["tier"] == "macro").to_numpy()
+    both = np.stack([np.zeros(net.n_cells, int), macro.astype(int)])
+    free = solve(master_problem(gains, space, both, net), "reference", tol=1e-8)
+    assert grid["objective"].max() <= free.objective + 1e-6 * max(1.0, abs(free.objective))
+    assert (grid["objective"] <= grid["upper_bound"] + 1e-6).all()
+
+
+def test_abs_shares_powers_and_energy():
+    net = small_network(7, n_cells=6, n_users=24)
+    beta = 0.25
+    sol = cellopt.power.solve_abs(net, bias_db=6.0, muted_share=beta, rng=1)
+    macro = (net.cells["tier"] == "macro").to_numpy()
+    p_w = 10.0 ** (net.cells["tx_power_dbm"].to_numpy() / 10.0) * 1e-3
+    assert sol.pattern_share == pytest.approx([1 - beta, beta])
+    assert np.isneginf(sol.patterns[1, macro]).all()
+    assert sol.energy_w == pytest.approx(p_w.sum() - beta * p_w[macro].sum())
+    # Macro cells carry nothing in the muted pattern; every cell's airtime fits.
+    assert sol.cell_airtime.shape == (net.n_cells, 2)
+    assert (sol.cell_airtime[macro, 1] == 0).all()
+    assert (sol.cell_airtime <= 1 + 1e-9).all()
+    with pytest.raises(ValidationError, match="muted_share"):
+        cellopt.power.solve_abs(net, muted_share=1.0, rng=1)
+
+
+def test_time_limit_stops_after_the_solve_in_progress():
+    net = small_network(8, n_cells=10, n_users=60, size_m=900.0)
+    sol = cellopt.solve_power(net, LEVELS, rng=1, time_limit_s=0.0, bound="relaxed")
+    assert sol.status == "time_limit" and len(sol.patterns) == 1 and len(sol.history) == 1
+    assert sol.upper_bound >= sol.objective  # the bound is still computed and valid

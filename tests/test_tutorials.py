@@ -13,6 +13,7 @@ TUTORIALS = Path(__file__).resolve().parents[1] / "docs" / "tutorials"
 @pytest.mark.parametrize(("script", "outputs"), [
     ("getting_started.py", ["network_map.png", "rate_cdf.png"]),
     ("custom_topology.py", ["lyon_cells.csv", "custom_topology_map.png"]),
+    ("power_patterns.py", ["power_patterns.png"]),
 ])
 def test_tutorial_runs(tmp_path, script, outputs):
     env = {**os.environ, "MPLBACKEND": "Agg", "CELLOPT_TUTORIAL_OUT": str(tmp_path)}

@@ -1,7 +1,9 @@
 """Power optimization: patterns of per-cell power levels, chosen jointly with association."""
 
+from cellopt.power.eicic import abs_grid, abs_problem, solve_abs
 from cellopt.power.gains import GainTable
 from cellopt.power.joint import master_problem, solve_power
 from cellopt.power.patterns import PatternSpace
 
-__all__ = ["GainTable", "PatternSpace", "master_problem", "solve_power"]
+__all__ = ["GainTable", "PatternSpace", "abs_grid", "abs_problem", "master_problem", "solve_abs",
+           "solve_power"]

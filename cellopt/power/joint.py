@@ -74,6 +74,7 @@ def solve_power(
     energy_price_per_w: float | np.ndarray = 0.0,
     alpha: float = 1.0,
     tol: float = 1e-4,
+    gain_tol: float | None = 1e-3,
     max_patterns: int = 60,
     time_limit_s: float | None = None,
     callback: Callable[[dict[str, Any]], bool | None] | None = None,
@@ -93,9 +94,11 @@ def solve_power(
     backhaul prices, search for the pattern of highest reduced value by local search
     over the cells' levels (from the most used, the most valuable and the last added
     pattern, and full power);
-    add it if it beats the best current pattern by more than `tol` (relative to the
-    objective), else stop. With ``bound="exact"`` a failed local search is checked
-    by enumerating every pattern, so the answer is the global optimum up to `tol`.
+    add every distinct pattern found that beats the best current one by more than `tol`
+    (relative to the objective), else stop; stop too when the objective tails off (see
+    `gain_tol`). With ``bound="exact"`` a failed local search is checked by enumerating
+    every pattern, so that, with ``gain_tol=None``, the answer is the global optimum up
+    to `tol`.
 
     Parameters
     ----------
@@ -119,6 +122,11 @@ def solve_power(
         α-fair utility.
     tol : float
         Relative tolerance of the convex solves and of the pattern-improvement test.
+    gain_tol : float or None
+        Tail-off stop: end when one iteration raises the objective by less than
+        ``gain_tol × Σ_i w_i`` (for α = 1: the weighted geometric-mean rate by less than a
+        factor e^gain_tol, 0.1 % by default). Column generation gains little per pattern
+        long before no pattern improves at all; None runs until then.
     max_patterns : int
         Most patterns in the set (status ``"max_iter"`` if still improving then).
     time_limit_s : float, optional
@@ -145,9 +153,9 @@ def solve_power(
         Of the final pattern set's problem (``x`` on its links, resources = patterns),
         with ``patterns`` (dBm), ``pattern_share``, ``cell_power_dbm``, ``energy_w``,
         ``bound_kind``, the joint ``upper_bound`` and ``gap``, and ``history`` (one row
-        per pattern added: ``iteration, n_patterns, objective, best_current_value,
-        candidate_value, found_by, inner_iterations, inner_time_s, search_time_s,
-        time_s``). ``status`` is "optimal"
+        per iteration: ``iteration, n_patterns, objective, best_current_value,
+        candidate_value, n_new`` (improving patterns found, added unless the run stops
+        there), ``found_by, inner_iterations, inner_time_s, search_time_s, time_s``). ``status`` is "optimal"
         when an exact bound certifies gap ≤ tol, "solved" when no better pattern was
         found, "max_iter", "time_limit" or "stopped" otherwise.
     """
@@ -155,6 +163,8 @@ def solve_power(
     if method not in PATTERN_METHODS:
         raise ValueError(f"method {method!r} cannot solve over power patterns; fix: one of "
                          f"{sorted(PATTERN_METHODS)}")
+    if gain_tol is not None and not gain_tol >= 0:
+        raise ValueError(f"gain_tol={gain_tol}; fix: a number ≥ 0 or None")
     if bound not in ("auto", "exact", "relaxed", None):
         raise ValueError(f"bound={bound!r}; fix: 'auto', 'exact', 'relaxed' or None")
     if int(max_patterns) != max_patterns or max_patterns < 1:
@@ -176,6 +186,7 @@ def solve_power(
 
     patterns = space.full_power()[None, :]
     weight = network.user_arrays()["weight"]
+    total_weight = float(weight.sum())
     cell_price0 = network.cell_arrays()["price_per_mbps"]
     history: list[dict[str, Any]] = []
     status, message = "solved", "no pattern improves on the current set"
@@ -186,47 +197,62 @@ def solve_power(
         problem = master_problem(gains, space, patterns, network, alpha, links_per_pattern)
         warm = _warm_start(problem, prev, coef, gains, space, patterns) if method == "alm" else {}
         t_inner = time.perf_counter()
+        if time_limit_s is not None:  # the inner solve gets what is left of the budget
+            warm["time_limit_s"] = max(time_limit_s - (t_inner - t0), 1.0)
         sol = solve(problem, method=method, tol=tol, **warm, **options)
         t_search = time.perf_counter()
+        out_of_time = time_limit_s is not None and t_search - t0 > time_limit_s
         inner_iter += sol.n_iter
         prev = (problem, sol)
         marginal = weight * utility_derivative(np.maximum(sol.user_rate_mbps, 1e-300), alpha)
         coef = link_coefficients(gains, marginal, cell_price0 + sol.prices["backhaul"])
         current = reduced_values(gains, space, coef, patterns)
         best_current = float(current.max())
-        # Starts: the most used pattern, the one of highest value, the one just added and
-        # full power (distinct ones only).
-        starts = np.unique(np.stack([patterns[int(np.argmax(sol.pattern_share))],
-                                     patterns[int(np.argmax(current))], last_added,
-                                     space.full_power()]), axis=0)
-        found = [local_search(gains, space, coef, s) for s in starts]
-        cand, cand_value, _ = max(found, key=lambda f: f[1])
-        found_by = "local search"
         threshold = best_current + tol * max(1.0, abs(sol.objective))
-        if cand_value <= threshold and bound == "exact":
-            cand, cand_value = best_pattern_exhaustive(gains, space, coef,
-                                                       max_patterns=_EXACT_PATTERNS_MAX)
-            found_by = "enumeration"
-        improves = cand_value > threshold and not (patterns == cand).all(axis=1).any()
+        found, found_by = [], ""
+        if not out_of_time:
+            # Starts: the most used pattern, the one of highest value, the one just added
+            # and full power (distinct ones only).
+            starts = np.unique(np.stack([patterns[int(np.argmax(sol.pattern_share))],
+                                         patterns[int(np.argmax(current))], last_added,
+                                         space.full_power()]), axis=0)
+            found = [local_search(gains, space, coef, s)[:2] for s in starts]
+            found_by = "local search"
+            if max(v for _, v in found) <= threshold and bound == "exact":
+                found = [best_pattern_exhaustive(gains, space, coef,
+                                                 max_patterns=_EXACT_PATTERNS_MAX)]
+                found_by = "enumeration"
+        cand_value = max((v for _, v in found), default=np.nan)
+        # Every distinct improving pattern the starts found joins the set (best first):
+        # one convex solve then prices several columns.
+        new = _new_patterns(found, threshold, max_patterns - len(patterns), space.n_cells)
+        improves = cand_value > threshold  # patterns of the set are ≤ best_current: never re-added
         row = dict(iteration=len(history) + 1, n_patterns=len(patterns), objective=sol.objective,
                    best_current_value=best_current, candidate_value=cand_value,
-                   found_by=found_by if improves else "", inner_iterations=sol.n_iter,
+                   n_new=len(new), found_by=found_by if len(new) else "",
+                   inner_iterations=sol.n_iter,
                    inner_time_s=t_search - t_inner, search_time_s=time.perf_counter() - t_search,
                    time_s=time.perf_counter() - t0)
         history.append(row)
         if callback is not None and callback(dict(row)):
             status, message = "stopped", "the callback asked to stop"
             break
+        if out_of_time or (improves and time_limit_s is not None
+                           and time.perf_counter() - t0 > time_limit_s):
+            status, message = "time_limit", f"reached time_limit_s={time_limit_s:g}"
+            break
         if not improves:
+            break
+        gained = sol.objective - history[-2]["objective"] if len(history) > 1 else np.inf
+        if gain_tol is not None and gained < gain_tol * total_weight:
+            message = (f"tailing off: the last iteration gained {gained:.3g} < gain_tol × Σw = "
+                       f"{gain_tol * total_weight:.3g}")
             break
         if len(patterns) >= max_patterns:
             status, message = "max_iter", f"reached max_patterns={max_patterns} while improving"
             break
-        if time_limit_s is not None and time.perf_counter() - t0 > time_limit_s:
-            status, message = "time_limit", f"reached time_limit_s={time_limit_s:g}"
-            break
-        patterns = np.vstack([patterns, cand])
-        last_added = cand
+        patterns = np.vstack([patterns, new])
+        last_added = new[0]
 
     upper = None
     if bound is not None:
@@ -272,6 +298,20 @@ def _joint_bound(gains: GainTable, space: PatternSpace, problem: Problem, margin
     return float(users.sum() + (nu[capped] * problem.backhaul_mbps[capped]).sum() + best_value)
 
 
+def _new_patterns(found: list[tuple[np.ndarray, float]], threshold: float, room: int,
+                  n_cells: int) -> np.ndarray:
+    """The distinct found patterns of value above `threshold`, best first, at most `room`.
+
+    None of them is in the set already: every pattern of the set is worth ≤ threshold.
+    """
+    rows = [p for p, v in sorted(found, key=lambda f: -f[1]) if v > threshold]
+    if not rows or room <= 0:
+        return np.zeros((0, n_cells), np.int64)
+    rows = np.stack(rows)
+    _, first = np.unique(rows, axis=0, return_index=True)
+    return rows[np.sort(first)][:room]
+
+
 def _warm_start(problem: Problem, prev: tuple[Problem, Solution] | None, coef: np.ndarray | None,
                 gains: GainTable, space: PatternSpace, patterns: np.ndarray) -> dict[str, Any]:
     """x, prices and shares of the previous master, extended to the pattern just added."""
@@ -285,7 +325,8 @@ def _warm_start(problem: Problem, prev: tuple[Problem, Solution] | None, coef: n
     where = pos[old_problem.link_index]
     x0[where[where >= 0]] = old.x[where >= 0]
     # The new pattern's airtime price: what its best user would pay for it.
-    mu_new = cell_best(gains, gains.rates_mbps(space.power_mw(patterns[-1:]))[0] * coef)
-    mu0 = np.column_stack([old.prices["airtime"], mu_new])
-    theta0 = np.r_[old.pattern_share * 0.99, 0.01]
+    added = patterns[old_problem.n_resources:]
+    mu_new = [cell_best(gains, rate * coef) for rate in gains.rates_mbps(space.power_mw(added))]
+    mu0 = np.column_stack([old.prices["airtime"], *mu_new])
+    theta0 = np.r_[old.pattern_share * (1.0 - 0.01 * len(added)), np.full(len(added), 0.01)]
     return dict(x0=x0, prices0=(mu0, old.prices["backhaul"]), theta0=theta0)
