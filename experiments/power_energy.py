@@ -74,8 +74,9 @@ def density_run(n_users: int, drop: int, energy_price: float, args) -> pd.DataFr
 
 def abs_runs(args) -> pd.DataFrame:
     """The ABS grid rows (method "abs") and the optimized patterns' row (method "optimized")."""
-    net, _, _ = load_scenario(ROOT / "topologies" / "hetnet.toml").build(seed=1)
-    gains = GainTable.from_network(net, rng=1)
+    scenario = load_scenario(ROOT / "topologies" / "hetnet.toml")
+    net, _, _ = scenario.build(seed=1)
+    gains = GainTable.from_network(net, model=scenario.radio_model(), rng=1)
     grid = abs_grid(net, gains=gains).assign(method="abs")
     t0 = time.perf_counter()
     sol = cellopt.solve_power(net, LEVELS, gains=gains, method=args.method, bound=None,

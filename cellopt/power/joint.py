@@ -190,7 +190,7 @@ def solve_power(
     cell_price0 = network.cell_arrays()["price_per_mbps"]
     history: list[dict[str, Any]] = []
     status, message = "solved", "no pattern improves on the current set"
-    sol, prev, last_added = None, None, patterns[0]
+    sol, prev, best, last_added = None, None, None, patterns[0]
     coef = None
     inner_iter = 0
     while True:
@@ -206,6 +206,8 @@ def solve_power(
         prev = (problem, sol)
         marginal = weight * utility_derivative(np.maximum(sol.user_rate_mbps, 1e-300), alpha)
         coef = link_coefficients(gains, marginal, cell_price0 + sol.prices["backhaul"])
+        if best is None or sol.objective > best[0].objective:
+            best = (sol, problem, patterns, coef, marginal)
         current = reduced_values(gains, space, coef, patterns)
         best_current = float(current.max())
         threshold = best_current + tol * max(1.0, abs(sol.objective))
@@ -254,6 +256,10 @@ def solve_power(
         patterns = np.vstack([patterns, new])
         last_added = new[0]
 
+    if status == "time_limit" and best[0].objective > sol.objective:
+        # A master cut short by the time limit can end below the previous, finished one.
+        sol, problem, patterns, coef, marginal = best
+        message += f"; the last master, cut short, was worse: kept {len(patterns)} patterns"
     upper = None
     if bound is not None:
         if bound == "exact":
