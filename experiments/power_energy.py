@@ -116,16 +116,22 @@ def main() -> None:
     table.to_csv(figures / "power_density.csv", index=False, float_format="%.4f")
     print(table.to_string(index=False, float_format=lambda v: f"{v:.3g}"))
 
-    fig, (ax_e, ax_r) = plt.subplots(1, 2, figsize=(10, 4))
-    for price, part in table.groupby("energy_price_per_w"):
-        ax_e.plot(part["density_per_km2"], part["energy_saved_pct"], "o-", label=f"e = {price:g} /W")
-        ax_r.plot(part["density_per_km2"], part["p5_kept"], "o-", label=f"5th pct., e = {price:g} /W")
-        ax_r.plot(part["density_per_km2"], part["p50_kept"], "s--", label=f"median, e = {price:g} /W")
+    fig, (ax_e, ax_off, ax_r) = plt.subplots(1, 3, figsize=(14, 4), layout="constrained")
+    for (price, part), color in zip(table.groupby("energy_price_per_w"), ("C0", "C1"), strict=False):
+        label = f"e = {price:g} /W"
+        ax_e.plot(part["density_per_km2"], part["energy_saved_pct"], "o-", color=color, label=label)
+        ax_off.plot(part["density_per_km2"], part["cells_always_off_pct"], "o-", color=color,
+                    label=label)
+        ax_r.plot(part["density_per_km2"], part["p5_kept"], "o-", color=color,
+                  label=f"5th percentile, {label}")
+        ax_r.plot(part["density_per_km2"], part["p50_kept"], "s--", color=color,
+                  label=f"median, {label}")
     ax_e.set(xscale="log", xlabel="users per km²", ylabel="transmit energy saved [%]")
+    ax_off.set(xscale="log", xlabel="users per km²", ylabel="cells off in every pattern [%]")
     ax_r.axhline(1.0, color="k", lw=0.8)
     ax_r.set(xscale="log", yscale="log", xlabel="users per km²",
              ylabel="rate ÷ full-power max-RSRP rate")
-    for ax in (ax_e, ax_r):
+    for ax in (ax_e, ax_off, ax_r):
         ax.grid(alpha=0.3)
         ax.legend(fontsize=8)
     fig.savefig(figures / "power_density.png", dpi=90, bbox_inches="tight")
