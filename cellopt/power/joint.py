@@ -155,9 +155,10 @@ def solve_power(
         ``bound_kind``, the joint ``upper_bound`` and ``gap``, and ``history`` (one row
         per iteration: ``iteration, n_patterns, objective, best_current_value,
         candidate_value, n_new`` (improving patterns found, added unless the run stops
-        there), ``found_by, inner_iterations, inner_time_s, search_time_s, time_s``). ``status`` is "optimal"
-        when an exact bound certifies gap ≤ tol, "solved" when no better pattern was
-        found, "max_iter", "time_limit" or "stopped" otherwise.
+        there), ``found_by, inner_iterations, inner_time_s, search_time_s, time_s``).
+        ``status`` is "optimal" when an exact bound certifies gap ≤ tol, "solved" when
+        no better pattern was found or the objective tailed off, "max_iter",
+        "time_limit" (the last finished master is kept) or "stopped" otherwise.
     """
     t0 = time.perf_counter()
     if method not in PATTERN_METHODS:
@@ -259,7 +260,7 @@ def solve_power(
     if status == "time_limit" and best[0].objective > sol.objective:
         # A master cut short by the time limit can end below the previous, finished one.
         sol, problem, patterns, coef, marginal = best
-        message += f"; the last master, cut short, was worse: kept {len(patterns)} patterns"
+        message += "; the last master, cut short, was worse and is dropped"
     upper = None
     if bound is not None:
         if bound == "exact":
