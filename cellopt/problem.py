@@ -87,6 +87,9 @@ class Problem:
         Link attributes the baselines choose by (from a LinkTable).
     cell_tier : ndarray of int8, shape (n_cells,), optional
         Codes into :data:`cellopt.network.TIERS` (for per-tier range-expansion bias).
+    third_party : ndarray of bool, shape (n_cells,), optional
+        Cells owned by third parties (open-access femtocells selling capacity at
+        ``price_per_mbps``): the traffic they carry is the *offloaded* traffic.
     pattern_cost : ndarray, shape (n_resources,), optional
         Set for power patterns (DESIGN §2.5): the resources are patterns whose shares θ_k
         of the band are variables too (θ ≥ 0, Σ θ_k = 1), the airtime rows read
@@ -112,6 +115,7 @@ class Problem:
     sinr_db: np.ndarray | None = None
     cell_tier: np.ndarray | None = None
     pattern_cost: np.ndarray | None = None
+    third_party: np.ndarray | None = None
 
     # ------------------------------------------------------------------ construction
     @classmethod
@@ -134,6 +138,7 @@ class Problem:
         sinr_db: np.ndarray | None = None,
         cell_tier: np.ndarray | None = None,
         pattern_cost: np.ndarray | None = None,
+        third_party: np.ndarray | None = None,
     ) -> Problem:
         """A problem from raw link arrays.
 
@@ -160,6 +165,8 @@ class Problem:
         pattern_cost : array_like, shape (n_resources,), optional
             Energy cost E_k ≥ 0 of each power pattern [utility per unit share]; makes the
             pattern shares free variables (see the class docstring).
+        third_party : array_like of bool, shape (n_cells,), optional
+            Third-party cells, whose traffic counts as offloaded.
 
         Raises
         ------
@@ -215,6 +222,11 @@ class Problem:
                 raise ValidationError(f"patterns {describe_rows(bad)}: pattern_cost invalid "
                                       f"(values {pattern_cost[bad][:10].tolist()}); fix: give "
                                       "finite energy costs ≥ 0")
+        if third_party is not None:
+            third_party = np.asarray(third_party, bool)
+            if third_party.shape != (n_cells,):
+                raise ValidationError(f"third_party has shape {third_party.shape}; fix: one "
+                                      f"flag per cell, shape ({n_cells},)")
         return cls(
             user=arrays["user"][keep].astype(np.int64), cell=arrays["cell"][keep].astype(np.int64),
             resource=arrays["resource"][keep].astype(np.int64),
@@ -223,7 +235,7 @@ class Problem:
             alpha=float(alpha), **per_user, **per_cell,
             rsrp_dbm=None if rsrp_dbm is None else np.asarray(rsrp_dbm, float)[keep],
             sinr_db=None if sinr_db is None else np.asarray(sinr_db, float)[keep],
-            cell_tier=tier, pattern_cost=pattern_cost,
+            cell_tier=tier, pattern_cost=pattern_cost, third_party=third_party,
         )
 
     @classmethod
@@ -232,9 +244,9 @@ class Problem:
     ) -> Problem:
         """A problem from a network and its link table.
 
-        Weights and demands come from the users table, backhaul capacities and prices
-        from the cells table, RSRP and SINR from the links (for the baselines), tiers
-        from the cells.
+        Weights and demands come from the users table, backhaul capacities, prices and
+        owners from the cells table, RSRP and SINR from the links (for the baselines),
+        tiers from the cells.
 
         Parameters
         ----------
@@ -255,7 +267,7 @@ class Problem:
             resource=links.resource, n_resources=links.n_resources, weight=u["weight"],
             alpha=alpha, demand_mbps=u["demand_mbps"], backhaul_mbps=c["backhaul_mbps"],
             price_per_mbps=c["price_per_mbps"], rsrp_dbm=links.rsrp_dbm, sinr_db=links.sinr_db,
-            cell_tier=c["tier"],
+            cell_tier=c["tier"], third_party=c["third_party"],
         )
         kwargs.update(overrides)
         return cls.from_links(links.user, links.cell, links.rate_mbps, n_users=network.n_users,

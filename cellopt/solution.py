@@ -79,6 +79,12 @@ class Solution:
     energy_w : float or None
         Σ_j Σ_s θ_s p_js, the network's average transmit power [W] (power optimization
         only).
+    cell_payment : ndarray, shape (n_cells,), or None
+        c_j T_j: what each cell's owner is paid (a third-party femtocell's revenue)
+        [utility]; Σ = `cost`.
+    offload_share : float or None
+        Share of all traffic carried by third-party cells, Σ_{j third party} T_j / Σ_j T_j
+        (0 with no traffic); None when the problem does not say who owns the cells.
     bound_kind : str or None
         What `upper_bound` bounds: ``"problem"`` — the optimum of the problem as given
         (its links, powers or pattern set); ``"exact"`` — the joint power problem over
@@ -110,6 +116,8 @@ class Solution:
     cell_power_dbm: np.ndarray | None = None
     energy_w: float | None = None
     bound_kind: str | None = None
+    cell_payment: np.ndarray | None = None
+    offload_share: float | None = None
 
     @property
     def success(self) -> bool:
@@ -126,13 +134,16 @@ class Solution:
         users : DataFrame
             ``rate_mbps, serving_cell`` per user row.
         cells : DataFrame
-            ``airtime`` (summed over resources / K), ``traffic_mbps``,
-            ``airtime_price`` (mean over resources), ``backhaul_price_per_mbps``.
+            ``airtime`` (summed over resources / K), ``traffic_mbps``, ``payment``
+            (c_j T_j, the owner's revenue), ``airtime_price`` (mean over resources),
+            ``backhaul_price_per_mbps``; with `network`, also ``backhaul_use`` (T_j / C_j,
+            0 for unlimited backhaul).
         """
         users = pd.DataFrame({"rate_mbps": self.user_rate_mbps, "serving_cell": self.serving_cell})
         cells = pd.DataFrame({
             "airtime": self.cell_airtime.mean(axis=1),
             "traffic_mbps": self.cell_traffic_mbps,
+            "payment": self.cell_payment,
             "airtime_price": self.prices["airtime"].mean(axis=1),
             "backhaul_price_per_mbps": self.prices["backhaul"],
         })

@@ -91,6 +91,7 @@ def check_solution(sol: cellopt.Solution, p: Problem, method: str, *, min_iter: 
         "n_iter", "wall_s", "history", "x", "user_rate_mbps", "cell_airtime",
         "cell_traffic_mbps", "prices", "serving_cell", "exceeded_backhaul",
         "energy_cost", "pattern_share", "patterns", "cell_power_dbm", "energy_w", "bound_kind",
+        "cell_payment", "offload_share",
     }
     assert {f.name for f in dataclasses.fields(cellopt.Solution)} == checked, \
         "Solution has fields this test does not check; extend check_solution"
@@ -131,6 +132,14 @@ def check_solution(sol: cellopt.Solution, p: Problem, method: str, *, min_iter: 
     cost = float(np.dot(p.price_per_mbps, traffic))
     assert sol.utility == pytest.approx(util, rel=1e-9, abs=1e-9)
     assert sol.cost == pytest.approx(cost, rel=1e-9, abs=1e-12)
+    assert sol.cell_payment.shape == (p.n_cells,)
+    np.testing.assert_allclose(sol.cell_payment, p.price_per_mbps * traffic, rtol=1e-9, atol=1e-12)
+    if p.third_party is None:
+        assert sol.offload_share is None
+    else:
+        total = traffic.sum()
+        assert sol.offload_share == pytest.approx(
+            traffic[p.third_party].sum() / total if total > 0 else 0.0, rel=1e-9, abs=1e-12)
 
     assert isinstance(sol.prices, dict) and {"airtime", "backhaul"} <= set(sol.prices)
     mu, nu = sol.prices["airtime"], sol.prices["backhaul"]

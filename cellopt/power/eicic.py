@@ -77,7 +77,8 @@ def abs_problem(network: Network, gains: GainTable, muted_share: float,
         resource=np.broadcast_to(np.arange(shape[0])[:, None, None], shape).ravel(),
         n_resources=shape[0], weight=u["weight"], alpha=alpha, demand_mbps=u["demand_mbps"],
         backhaul_mbps=c["backhaul_mbps"], price_per_mbps=c["price_per_mbps"],
-        rsrp_dbm=np.broadcast_to(rsrp[None], shape).ravel(), cell_tier=c["tier"])
+        rsrp_dbm=np.broadcast_to(rsrp[None], shape).ravel(), cell_tier=c["tier"],
+        third_party=c["third_party"])
     return problem, power_dbm
 
 

@@ -61,7 +61,7 @@ def master_problem(gains: GainTable, space: PatternSpace, patterns: np.ndarray,
         resource=np.broadcast_to(np.arange(n_s)[:, None, None], rate.shape).ravel(),
         n_resources=n_s, weight=u["weight"], alpha=alpha, demand_mbps=u["demand_mbps"],
         backhaul_mbps=c["backhaul_mbps"], price_per_mbps=c["price_per_mbps"],
-        cell_tier=c["tier"], pattern_cost=space.energy_cost(patterns),
+        cell_tier=c["tier"], pattern_cost=space.energy_cost(patterns), third_party=c["third_party"],
     )
 
 

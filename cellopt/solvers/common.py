@@ -263,6 +263,10 @@ def build_solution(
     if history is None:
         history = []
     history = history if isinstance(history, pd.DataFrame) else pd.DataFrame(history)
+    offload = None
+    if problem.third_party is not None:
+        total = traffic.sum()
+        offload = float(traffic[problem.third_party].sum() / total) if total > 0 else 0.0
     return Solution(
         status=status, message=message, method=method, utility=util, cost=cost,
         energy_cost=energy, objective=objective, upper_bound=upper_bound,
@@ -275,4 +279,5 @@ def build_solution(
         exceeded_backhaul=np.zeros(0, np.int64) if exceeded_backhaul is None
         else np.asarray(exceeded_backhaul, np.int64),
         pattern_share=theta, bound_kind=None if upper_bound is None else "problem",
+        cell_payment=problem.price_per_mbps * traffic, offload_share=offload,
     )
