@@ -312,6 +312,40 @@ def test_wall_loss_per_tier():
         coupling_db(net, model=RadioModel(wall_loss_db={"macro": 12.0, "pico": 7.0}))
 
 
+def test_indoor_femtocell_walls_by_hand():
+    """A femtocell (20 dBm, 0 dBi) 500 m from an omni macro; its building is the 15 m disc
+    around it. Walls crossed: outdoor user 1, indoor user in another building 2, indoor
+    user in the femtocell's building 0; to the macro, 1 for indoor users only."""
+    cells = cells_frame([X0, X0 + 500.0], [Y0, Y0], crs=CRS, tier=np.array(["macro", "femto"]),
+                        tx_power_dbm=np.array([46.0, 20.0]),
+                        antenna_gain_dbi=np.array([14.0, 0.0]))
+    offsets = [(40.0, False), (40.0, True), (12.0, True), (12.0, False)]
+    users = users_frame([X0 + 500.0 + d for d, _ in offsets], [Y0] * 4, crs=CRS,
+                        indoor=np.array([i for _, i in offsets]))
+    net = Network(cells=cells, users=users).validate()
+    g = coupling_db(net, model=QUIET)
+    pl_femto = [140.7 + 36.7 * math.log10(d / 1000) for d, _ in offsets]
+    np.testing.assert_allclose(g[:, 1], -np.array(pl_femto) - 20.0 * np.array([1, 2, 0, 1]),
+                               rtol=0, atol=1e-9)
+    pl_macro = [128.1 + 37.6 * math.log10((500 + d) / 1000) for d, _ in offsets]
+    np.testing.assert_allclose(g[:, 0], 14 - np.array(pl_macro) - 20.0 * np.array([0, 1, 1, 0]),
+                               rtol=0, atol=1e-9)
+    # Femtocells treated as outdoor cells: only the users' walls remain.
+    outdoor = coupling_db(net, model=RadioModel(shadowing_std_db=NO_SHADOWING, indoor_tiers=()))
+    np.testing.assert_allclose(outdoor[:, 1], -np.array(pl_femto) - 20.0 * np.array([0, 1, 1, 0]),
+                               rtol=0, atol=1e-9)
+    # A larger building takes in the user at 40 m too.
+    wide = coupling_db(net, model=RadioModel(shadowing_std_db=NO_SHADOWING, building_radius_m=50))
+    assert wide[1, 1] == pytest.approx(-pl_femto[1], abs=1e-9)
+
+
+@pytest.mark.parametrize("bad", [{"indoor_tiers": ("attic",)}, {"building_radius_m": -1.0},
+                                 {"building_radius_m": float("nan")}])
+def test_bad_indoor_model(bad):
+    with pytest.raises(ValidationError, match=next(iter(bad))):
+        RadioModel(**bad)
+
+
 def test_minimum_distance_applies_per_tier():
     net = two_cell_network([(X0 + 5.0, Y0), (X0 + 35.0, Y0), (X0 + 100.0, Y0)])
     g = coupling_db(net, model=QUIET)

@@ -56,7 +56,17 @@ class RadioModel:
         0 disables it. Sectors of one site share the value (full intra-site correlation);
         different sites are independent.
     wall_loss_db : float or mapping tier -> float
-        Penetration loss for indoor users (20 dB).
+        Loss of one exterior wall [dB] (20 dB), per tier of the cell. A link crosses the
+        wall of an indoor user's building and the wall of an indoor cell's building, so
+        it pays this loss 0, 1 or 2 times (see `indoor_tiers`).
+    indoor_tiers : tuple of str
+        Tiers whose cells are indoors (``("femto",)``: home and shop femtocells). Their
+        links to outdoor users and to indoor users of other buildings cross the cell's
+        own exterior wall too; ``()`` treats every cell as outdoors.
+    building_radius_m : float
+        An indoor cell's building, as a disc of this radius around it (15 m, about a
+        700 m² urban lot; an assumption): indoor users within it share the building and
+        cross no exterior wall to that cell.
     noise_figure_db : float
         UE noise figure (9 dB).
     theta_3db_deg, max_attenuation_db : float
@@ -74,6 +84,8 @@ class RadioModel:
     shadowing_std_db: Mapping[str, float] = dataclasses.field(
         default_factory=lambda: {"macro": 8.0, "pico": 10.0, "femto": 10.0})
     wall_loss_db: float | Mapping[str, float] = 20.0
+    indoor_tiers: tuple[str, ...] = ("femto",)
+    building_radius_m: float = 15.0
     noise_figure_db: float = 9.0
     theta_3db_deg: float = 70.0
     max_attenuation_db: float = 25.0
@@ -90,12 +102,21 @@ class RadioModel:
                                   f"give one for each of {list(TIERS)}")
         return np.array([float(value[t]) for t in TIERS])
 
+    def __post_init__(self) -> None:
+        unknown = [t for t in self.indoor_tiers if t not in TIERS]
+        if unknown:
+            raise ValidationError(f"RadioModel.indoor_tiers has unknown tiers {unknown}; fix: "
+                                  f"use tiers from {list(TIERS)}")
+        if not (np.isfinite(self.building_radius_m) and self.building_radius_m >= 0):
+            raise ValidationError(f"RadioModel.building_radius_m={self.building_radius_m}; fix: "
+                                  "give a radius ≥ 0 in metres")
+
     def efficiency(self) -> Callable[[np.ndarray], np.ndarray]:
         return get_efficiency(self.spectral_efficiency)
 
 
 class Coupling:
-    """Coupling gains (antenna gain − path loss − shadowing − wall loss) [dB] of user blocks.
+    """Coupling gains (antenna gain − path loss − shadowing − wall losses) [dB] of user blocks.
 
     Built once per network; :meth:`gain_db` then evaluates any block of users against
     every cell.
@@ -126,6 +147,7 @@ class Coupling:
         self.min_distance = model.per_tier("min_distance_m")[self.tier]
         self.shadow_std = model.per_tier("shadowing_std_db")[self.tier]
         self.wall_loss = model.per_tier("wall_loss_db")[self.tier]
+        self.indoor_cell = np.isin(self.tier, [TIERS.index(t) for t in model.indoor_tiers])
         self.tier_columns = [(t, np.flatnonzero(self.tier == k)) for k, t in enumerate(TIERS)]
         missing = [t for t, cols in self.tier_columns if len(cols) and t not in model.pathloss]
         if missing:
@@ -181,9 +203,23 @@ class Coupling:
         if np.any(self.shadow_std > 0):
             z = standard_normal_hash(self.seed, users[:, None], np.arange(self.n_sites)[None, :])
             gain -= z[:, self.site] * self.shadow_std
-        if self.indoor[users].any():
-            gain -= np.where(self.indoor[users][:, None], self.wall_loss[None, :], 0.0)
+        if self.indoor[users].any() or self.indoor_cell.any():
+            gain -= self.wall_loss * self.walls(users, dx, dy)
         return gain
+
+    def walls(self, users: np.ndarray, dx: np.ndarray, dy: np.ndarray) -> np.ndarray:
+        """Exterior walls (0, 1 or 2) each link crosses, shape (U, C).
+
+        One for an indoor user, one for an indoor cell, none for an indoor user inside
+        an indoor cell's building (within ``building_radius_m`` of it).
+        """
+        user_in = self.indoor[users][:, None]
+        walls = user_in.astype(np.int8) + self.indoor_cell[None, :]
+        if self.indoor_cell.any() and user_in.any():
+            radius = self.model.building_radius_m
+            same = user_in & self.indoor_cell[None, :] & (dx * dx + dy * dy <= radius * radius)
+            walls -= 2 * same.astype(np.int8)
+        return walls
 
 
 def sinr_db(
