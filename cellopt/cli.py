@@ -63,16 +63,20 @@ def _percentile(values: np.ndarray, q: float) -> float:
     return float(np.nanpercentile(values, q)) if len(values) else float("nan")
 
 
-def method_summary(network: Network, solutions: dict[str, Solution], n_unserved: int) -> pd.DataFrame:
-    """One row per method: utility, bound, gap, rate percentiles, tier shares, cap violations.
+def method_summary(network: Network, solutions: dict[str, Solution],
+                   usable: np.ndarray) -> pd.DataFrame:
+    """One row per method: utility, bound, gap, rate percentiles, tier shares, payment,
+    offloaded share and cap violations.
 
-    Users without any usable link (outage) count with rate 0 in the percentiles.
+    Rates and tier shares are over the users of the study area; users without any
+    usable link (``usable`` False, outage) count with rate 0 in the percentiles.
     """
     tiers = network.cells["tier"].to_numpy()
+    study = network.in_study_area()
     rows = {}
     for label, sol in solutions.items():
-        rate = np.concatenate([sol.user_rate_mbps, np.zeros(n_unserved)])
-        served = sol.serving_cell >= 0
+        rate = _all_users(sol.user_rate_mbps, usable)[study]
+        serving = _all_users(sol.serving_cell, usable, fill=-1)[study]
         row = {
             "utility": sol.objective,
             "upper_bound": sol.upper_bound,
@@ -81,12 +85,22 @@ def method_summary(network: Network, solutions: dict[str, Solution], n_unserved:
         }
         for tier in TIERS:
             if (tiers == tier).any():
-                row[f"share_{tier}"] = float((tiers[sol.serving_cell[served]] == tier).sum()
+                row[f"share_{tier}"] = float((tiers[serving[serving >= 0]] == tier).sum()
                                              / max(len(rate), 1))
+        if sol.offload_share is not None and (network.cells["owner"] == "third_party").any():
+            row["payment"] = sol.cost
+            row["offload_share"] = sol.offload_share
         row["backhaul_violations"] = len(sol.exceeded_backhaul)
         row["time_s"] = sol.wall_s
         rows[label] = row
     return pd.DataFrame.from_dict(rows, orient="index")
+
+
+def _all_users(values: np.ndarray, usable: np.ndarray, fill: float = 0.0) -> np.ndarray:
+    """Per-user values of the usable users spread over all users, `fill` for the others."""
+    out = np.full(len(usable), fill, dtype=np.asarray(values).dtype)
+    out[usable] = values
+    return out
 
 
 def _run(args: argparse.Namespace) -> int:
@@ -99,7 +113,7 @@ def _run(args: argparse.Namespace) -> int:
     t_build = time.perf_counter() - t0
     usable = links.users_with_rate()
     solutions = {m.label: solve(problem, method=m.name, **m.options) for m in methods}
-    summary = method_summary(net, solutions, int((~usable).sum()))
+    summary = method_summary(net, solutions, usable)
     radio_summary = link_summary(net, links)
 
     out = Path(args.out)
@@ -111,14 +125,14 @@ def _run(args: argparse.Namespace) -> int:
     rates.insert(0, "user_id", served_ids)
     rates.to_csv(out / "user_rates.csv", index=False)
     last = solutions[methods[-1].label]
-    serving = np.full(net.n_users, -1)
-    serving[np.flatnonzero(usable)] = last.serving_cell
+    serving = _all_users(last.serving_cell, usable, fill=-1)
     ax = plot_network(net, serving_cell=serving)
     ax.set_title(f"{scenario.name}: {net.n_cells} cells, {net.n_users} users ({methods[-1].label})")
     ax.figure.savefig(out / "network_map.png", dpi=120, bbox_inches="tight")
     plt.close(ax.figure)
     n_out = int((~usable).sum())
-    ax = plot_rate_cdf({label: np.concatenate([sol.user_rate_mbps, np.zeros(n_out)])
+    study = net.in_study_area()
+    ax = plot_rate_cdf({label: _all_users(sol.user_rate_mbps, usable)[study]
                         for label, sol in solutions.items()})
     ax.set_title(f"{scenario.name}: user rates (seed {seed})")
     ax.figure.savefig(out / "rate_cdf.png", dpi=120, bbox_inches="tight")
@@ -128,6 +142,10 @@ def _run(args: argparse.Namespace) -> int:
     print(f"{net}")
     print(f"built in {t_build:.2f} s: {len(links)} candidate links, {problem}; "
           f"{n_out} user(s) without a usable link (rate 0)")
+    if net.study_area is not None:
+        print(f"statistics over the {int(study.sum())} users of the study area "
+              f"({net.study_area.area / 1e6:.2f} km²); {int((~study).sum())} guard-band users "
+              "are solved for but not counted")
     print("\nradio: max-RSRP cell, SINR and full-band peak rate of the serving link")
     print(radio_summary.to_string(float_format=lambda v: f"{v:.2f}"))
     print("\nassociation, one row per method:")

@@ -172,6 +172,11 @@ class Network:
         Default: one resource, the whole band.
     region : shapely.Polygon, optional
         The service area in the same CRS (users are dropped here; densities refer to it).
+    study_area : shapely.Polygon, optional
+        Where statistics are taken, in the same CRS: the users inside it
+        (:meth:`in_study_area`). Cells and users outside it, in a guard band of the
+        region, take part in the radio model and the solve but not in the statistics, so
+        that the users counted all see interference from every side. None: everywhere.
     wrap_shifts_m : ndarray, shape (n_images, 2), optional
         Translation vectors [m] of the wraparound images, the zero shift included; set by
         :func:`cellopt.topology.hex_grid`. None: no wraparound.
@@ -189,6 +194,7 @@ class Network:
     resource_mhz: np.ndarray | None = None
     region: shapely.Geometry | None = None
     wrap_shifts_m: np.ndarray | None = None
+    study_area: shapely.Geometry | None = None
 
     def __post_init__(self) -> None:
         if self.users is None:
@@ -219,7 +225,8 @@ class Network:
             Target metric CRS. Default: the cells' CRS if it is projected, else the UTM
             zone of the cells (``estimate_utm_crs``).
         **kwargs
-            ``bandwidth_mhz``, ``resource_mhz``, ``region``, ``wrap_shifts_m``.
+            ``bandwidth_mhz``, ``resource_mhz``, ``region``, ``wrap_shifts_m``, ``study_area``
+            (polygons in the target CRS).
         """
         for name, frame in (("cells", cells), ("users", users)):
             if frame is not None and frame.crs is None:
@@ -266,6 +273,16 @@ class Network:
     def area_km2(self) -> float:
         """Area of :attr:`region` [km²] (NaN without a region)."""
         return float("nan") if self.region is None else self.region.area / 1e6
+
+    def in_study_area(self) -> np.ndarray:
+        """Users inside (or on the edge of) :attr:`study_area`, bool of shape (n_users,).
+
+        All True without a study area.
+        """
+        if self.study_area is None:
+            return np.ones(self.n_users, bool)
+        xy = self.users.geometry
+        return shapely.intersects_xy(self.study_area, xy.x.to_numpy(float), xy.y.to_numpy(float))
 
     def cell_arrays(self) -> dict[str, np.ndarray]:
         """Flat arrays of the cells: ``x_m, y_m``, numeric columns, and integer codes.

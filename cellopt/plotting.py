@@ -70,6 +70,10 @@ def plot_network(
     if network.region is not None:
         for part in getattr(network.region, "geoms", [network.region]):
             ax.plot(*np.asarray(part.exterior.coords).T, color="0.6", lw=0.8, zorder=1)
+    if network.study_area is not None:
+        for i, part in enumerate(getattr(network.study_area, "geoms", [network.study_area])):
+            ax.plot(*np.asarray(part.exterior.coords).T, color="k", lw=1.2, ls="--", zorder=4,
+                    label=None if i else "study area")
     if serving_cell is None and links is not None:
         serving_cell = links.best_by("rsrp_dbm")
     if len(users):

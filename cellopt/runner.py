@@ -27,7 +27,7 @@ import multiprocessing
 import os
 import re
 import time
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
@@ -36,9 +36,11 @@ import pandas as pd
 
 from cellopt.scenario import Scenario, drop_seeds
 
-__all__ = ["SUMMARY_COLUMNS", "collect", "grid_points", "load_rates", "rate_summary", "run_sweep"]
+__all__ = ["SUMMARY_COLUMNS", "collect", "grid_points", "load_rates", "rate_summary", "run_sweep",
+           "run_tasks"]
 
-#: Columns of the per-method summary rows (after ``grid_id, drop, seed`` and the grid keys).
+#: Columns of the per-method summary rows (after ``grid_id, drop, seed`` and the grid keys);
+#: rates, ``n_users`` and ``n_outage`` count the users of the study area only.
 SUMMARY_COLUMNS = [
     "method", "solver", "objective", "upper_bound", "gap", "rate_p5_mbps", "rate_p50_mbps",
     "rate_mean_mbps", "n_users", "n_outage", "status", "wall_s",
@@ -106,28 +108,28 @@ def _run_task(raw: dict[str, Any], path: str, point: dict[str, Any], gid: str, d
     scenario = Scenario.from_dict(raw, path)
     net, links, problem = scenario.build(seed)
     served = links.users_with_rate()
-    n_users = len(net.users)
-    rows, rates = [], np.zeros((len(scenario.methods), n_users))
+    study = net.in_study_area()  # statistics leave out the users of a guard band
+    rows, rates = [], np.zeros((len(scenario.methods), net.n_users))
     for i, spec in enumerate(scenario.methods):
         t0 = time.perf_counter()
         sol = solve(problem, method=spec.name, **spec.options)
         wall = time.perf_counter() - t0
-        rates[i, served] = sol.user_rate_mbps
-        r = rates[i]  # users in outage count with rate 0
+        rates[i, served] = sol.user_rate_mbps  # users in outage count with rate 0
         rows.append({
             "grid_id": gid, "drop": drop, "seed": seed, **point,
             "method": spec.label, "solver": spec.name, "objective": sol.objective,
             "upper_bound": np.nan if sol.upper_bound is None else sol.upper_bound,
             "gap": np.nan if sol.gap is None else sol.gap,
-            **rate_summary(r),
-            "n_users": n_users, "n_outage": int(n_users - served.sum()),
+            **rate_summary(rates[i, study]),
+            "n_users": int(study.sum()), "n_outage": int((study & ~served).sum()),
             "status": sol.status, "wall_s": wall,
         })
     out = Path(drops_dir)
     name = _result_name(gid, drop)
     labels = np.array([s.label for s in scenario.methods], dtype=str)
     _atomic_write(out / f"{name}.npz",
-                  lambda f: np.savez(f, method=labels, rate_mbps=rates, served=served), "wb")
+                  lambda f: np.savez(f, method=labels, rate_mbps=rates, served=served,
+                                               study=study), "wb")
     _atomic_write(out / f"{name}.csv", lambda f: pd.DataFrame(rows).to_csv(f, index=False))
     return str(out / f"{name}.csv")
 
@@ -152,11 +154,13 @@ def collect(out_dir: str | Path) -> pd.DataFrame:
 
 def load_rates(out_dir: str | Path, grid_id: str, drop: int) -> pd.DataFrame:
     """Per-user rates [Mbit/s] of one task: one column per method, one row per dropped user
-    (users in outage have rate 0), plus a boolean ``served`` column."""
+    of the study area (users in outage have rate 0, guard-band users are left out), plus a
+    boolean ``served`` column."""
     with np.load(Path(out_dir) / "drops" / f"{_result_name(grid_id, drop)}.npz") as z:
         frame = pd.DataFrame(z["rate_mbps"].T, columns=list(z["method"]))
         frame["served"] = z["served"]
-    return frame
+        study = z["study"] if "study" in z.files else np.ones(len(frame), bool)
+    return frame[study].reset_index(drop=True)
 
 
 # ---------------------------------------------------------------------------- sweep
@@ -260,19 +264,43 @@ def run_sweep(
         for k in range(drops)
         if not (resume and (drops_dir / f"{_result_name(gid, k)}.csv").exists())
     ]
-    bar = _progress(len(tasks)) if progress else None
+    run_tasks(_run_task, tasks, workers=workers, scheduler=scheduler, progress=progress,
+              unit="drop")
+    return collect(out_dir)
+
+
+def run_tasks(fn: Callable[..., Any], tasks: Sequence[tuple], *, workers: int = 1,
+              scheduler: Any = None, progress: bool = True, unit: str = "task") -> None:
+    """Call ``fn(*task)`` for every task: serially, on `workers` spawned processes, or on Dask.
+
+    `fn` must be a module-level function (it is pickled to the workers) that writes its
+    own results; the first exception stops the run and is raised.
+
+    Parameters
+    ----------
+    fn : callable
+    tasks : sequence of tuple
+        Plain, picklable arguments.
+    workers : int
+        ``> 1``: a spawn-context :class:`~concurrent.futures.ProcessPoolExecutor`.
+    scheduler : str or dask.distributed.Client, optional
+        Run on this Dask cluster instead (``workers`` is then ignored).
+    progress : bool
+        Show a tqdm progress bar counting `unit`.
+    """
+    bar = _progress(len(tasks), unit) if progress else None
     try:
         if scheduler is not None:
-            _run_on_dask(scheduler, tasks, bar)
+            _run_on_dask(scheduler, fn, tasks, bar)
         elif workers == 1 or len(tasks) <= 1:
             for task in tasks:
-                _run_task(*task)
+                fn(*task)
                 if bar is not None:
                     bar.update(1)
         else:
             ctx = multiprocessing.get_context("spawn")
             with concurrent.futures.ProcessPoolExecutor(workers, mp_context=ctx) as pool:
-                futures = [pool.submit(_run_task, *task) for task in tasks]
+                futures = [pool.submit(fn, *task) for task in tasks]
                 try:
                     for fut in concurrent.futures.as_completed(futures):
                         fut.result()
@@ -285,10 +313,9 @@ def run_sweep(
     finally:
         if bar is not None:
             bar.close()
-    return collect(out_dir)
 
 
-def _run_on_dask(scheduler: Any, tasks: list[tuple], bar: Any) -> None:
+def _run_on_dask(scheduler: Any, fn: Callable[..., Any], tasks: Sequence[tuple], bar: Any) -> None:
     """Run the tasks on a Dask distributed cluster (`scheduler`: an address or a Client).
 
     The workers write their results into the same folder, so it must be on a file system
@@ -301,7 +328,7 @@ def _run_on_dask(scheduler: Any, tasks: list[tuple], bar: Any) -> None:
             from err
     client = scheduler if isinstance(scheduler, Client) else Client(scheduler)
     try:
-        futures = [client.submit(_run_task, *task, pure=False) for task in tasks]
+        futures = [client.submit(fn, *task, pure=False) for task in tasks]
         for fut in as_completed(futures):
             fut.result()
             if bar is not None:
@@ -311,8 +338,8 @@ def _run_on_dask(scheduler: Any, tasks: list[tuple], bar: Any) -> None:
             client.close()
 
 
-def _progress(total: int) -> Any:
+def _progress(total: int, unit: str) -> Any:
     """A tqdm progress bar over the tasks."""
     from tqdm.auto import tqdm
 
-    return tqdm(total=total, unit="drop")
+    return tqdm(total=total, unit=unit)

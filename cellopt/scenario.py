@@ -16,7 +16,15 @@ absent keys take the defaults of the function they are passed to)::
     #           radio, mcc, mnc, bbox (4 numbers), cluster_sites, merge_distance_m, tier,
     #           tx_power_dbm, antenna_gain_dbi, height_m, bandwidth_mhz,
     #           region_buffer_m (service area = convex hull of the cells buffered by
-    #           this many metres, default 500 m; users and femtocells are dropped there)
+    #           this many metres, default 500 m; users and femtocells are dropped there),
+    #           window = [lon_min, lat_min, lon_max, lat_max] (degrees) or area = path
+    #           of a polygon file (any CRS): a study area instead, with guard_m (default
+    #           500 m) of guard band around it whose cells interfere and carry users but
+    #           whose users are left out of the statistics (topology.study_window),
+    #           sectors (give sites without azimuths this many sectors,
+    #           topology.sectorize; default: keep the file's cells),
+    #           stand_in (a scenario file to use where `path` is absent, e.g. for data
+    #           that is not shipped: named in the error, see load_scenario)
 
     [picos]                         # optional: topology.add_picos
     per_sector, min_dist_macro_m, min_dist_pico_m, tx_power_dbm, antenna_gain_dbi,
@@ -35,7 +43,8 @@ absent keys take the defaults of the function they are passed to)::
 
     [radio]                         # optional: RadioModel scalars and link_table options
     noise_figure_db, wall_loss_db, theta_3db_deg, max_attenuation_db,
-    spectral_efficiency (string), n_candidates, window_db
+    spectral_efficiency (string), indoor_tiers (string or strings), building_radius_m,
+    n_candidates, window_db
 
     [problem]                       # optional: Problem.from_network
     alpha, backhaul_mbps, price_per_mbps   # the last two override third-party cells only
@@ -59,10 +68,12 @@ from __future__ import annotations
 import dataclasses
 import math
 import tomllib
+import warnings
 from collections.abc import Callable, Mapping
 from pathlib import Path
 from typing import Any
 
+import geopandas as gpd
 import numpy as np
 import shapely
 
@@ -88,7 +99,8 @@ _FILE_KEYS = {
     "mcc": "int|ints", "mnc": "int|ints", "bbox": "floats", "cluster_sites": "bool",
     "merge_distance_m": "float", "tier": "str", "tx_power_dbm": "float",
     "antenna_gain_dbi": "float", "height_m": "float", "bandwidth_mhz": "float",
-    "region_buffer_m": "float",
+    "region_buffer_m": "float", "window": "floats", "area": "str", "guard_m": "float",
+    "sectors": "int", "stand_in": "str",
 }
 _SECTIONS: dict[str, dict[str, str]] = {
     "picos": {
@@ -109,7 +121,7 @@ _SECTIONS: dict[str, dict[str, str]] = {
     "radio": {
         "noise_figure_db": "float", "wall_loss_db": "float", "theta_3db_deg": "float",
         "max_attenuation_db": "float", "spectral_efficiency": "str", "n_candidates": "int",
-        "window_db": "float",
+        "window_db": "float", "indoor_tiers": "str|strs", "building_radius_m": "float",
     },
     "problem": {"alpha": "float", "backhaul_mbps": "float", "price_per_mbps": "float"},
     "seeds": {"base": "int", "drops": "int"},
@@ -332,7 +344,11 @@ class Scenario:
         if builder == "file":
             if "path" not in network:
                 raise check.fail("[network] key 'path'", "is required with builder 'file'")
-            network["path"] = str((path.parent / network["path"]).resolve())
+            for key in ("path", "area", "stand_in"):
+                if key in network:
+                    network[key] = str((path.parent / network[key]).resolve())
+            if "window" in network and "area" in network:
+                raise check.fail("[network]", "has both 'window' and 'area'; fix: give one")
             if "bbox" in network and len(network["bbox"]) != 4:
                 raise check.fail("[network] key 'bbox'", "expected 4 numbers "
                                  "[x_min, y_min, x_max, y_max]")
@@ -375,6 +391,9 @@ class Scenario:
     def radio_model(self) -> radio.RadioModel:
         """The :class:`~cellopt.radio.RadioModel` of the ``[radio]`` section."""
         fields = {k: v for k, v in self.radio.items() if k not in _LINK_KEYS}
+        if "indoor_tiers" in fields:
+            tiers = fields["indoor_tiers"]
+            fields["indoor_tiers"] = (tiers,) if isinstance(tiers, str) else tuple(tiers)
         return radio.RadioModel(**fields)
 
     def build(self, seed: int | None = None) -> tuple[Network, LinkTable, Problem]:
@@ -430,15 +449,37 @@ class Scenario:
             if "resource_mhz" in opts:
                 opts["resource_mhz"] = np.asarray(opts["resource_mhz"])
             return topology.hex_grid(**opts)
+        opts.pop("stand_in", None)
         buffer_m = opts.pop("region_buffer_m", 500.0)
+        guard_m, sectors = opts.pop("guard_m", 500.0), opts.pop("sectors", None)
+        area = opts.pop("window", None)
+        if "area" in opts:
+            area = _read_polygon(opts.pop("area"))
         if "bbox" in opts:
             opts["bbox"] = tuple(opts["bbox"])
-        net = topology.read_cells(opts.pop("path"), **opts)
+        path = opts.pop("path")
+        if not Path(path).exists():
+            raise ValidationError(f"the cell file {path} does not exist; fix: put the file "
+                                  f"there or set [network] path{self._stand_in_hint()}")
+        net = topology.read_cells(path, **opts)
+        if sectors is not None:
+            net = topology.sectorize(net, sectors)
+        if area is not None:
+            return topology.study_window(net, area, guard_m=guard_m)
         if net.region is None:
             hull = shapely.convex_hull(shapely.MultiPoint(
                 np.column_stack([net.cells.geometry.x, net.cells.geometry.y])))
             net = net.replace(region=hull.buffer(buffer_m))
         return net
+
+    @property
+    def data_missing(self) -> bool:
+        """True for a file-based scenario whose cell file does not exist."""
+        return self.network["builder"] == "file" and not Path(self.network["path"]).exists()
+
+    def _stand_in_hint(self) -> str:
+        stand_in = self.network.get("stand_in")
+        return f", or run its synthetic stand-in {stand_in}" if stand_in else ""
 
     def _problem(self, net: Network, links: LinkTable) -> Problem:
         usable = links.users_with_rate()
@@ -454,17 +495,42 @@ class Scenario:
                                     alpha=self.problem.get("alpha", 1.0), **overrides)
 
 
+def _read_polygon(path: str) -> gpd.GeoSeries:
+    """The polygons of a vector file (GeoJSON, GeoPackage, ...), with their CRS."""
+    try:
+        frame = gpd.read_file(path)
+    except Exception as err:  # pyogrio raises several kinds for missing or unreadable files
+        raise ValidationError(f"area={path!r} cannot be read ({err}); fix: a polygon file "
+                              "(GeoJSON, GeoPackage, Shapefile) with a CRS") from err
+    return frame.geometry
+
 def drop_seeds(base: int, drops: int) -> list[int]:
     """The build seed of each drop: one spawned ``SeedSequence(base)`` child per drop."""
     return [int(c.generate_state(1)[0]) for c in np.random.SeedSequence(base).spawn(drops)]
 
 
-def load_scenario(path: str | Path) -> Scenario:
-    """Read and validate a scenario TOML file (see the module docstring for the schema)."""
+def load_scenario(path: str | Path, *, use_stand_in: bool = False) -> Scenario:
+    """Read and validate a scenario TOML file (see the module docstring for the schema).
+
+    Parameters
+    ----------
+    path : path
+    use_stand_in : bool
+        If the scenario's cell file is absent and it names a ``stand_in`` scenario, load
+        that one instead, with a :class:`UserWarning` saying so. Otherwise building a
+        drop of a scenario whose data is absent raises a ValidationError naming the
+        file and the stand-in.
+    """
     path = Path(path)
     try:
         with path.open("rb") as f:
             raw = tomllib.load(f)
     except tomllib.TOMLDecodeError as err:
         raise ValidationError(f"{path}: not valid TOML: {err}") from err
-    return Scenario.from_dict(raw, path)
+    scenario = Scenario.from_dict(raw, path)
+    stand_in = scenario.network.get("stand_in")
+    if use_stand_in and scenario.data_missing and stand_in:
+        warnings.warn(f"{path}: its cell file {scenario.network['path']} is absent; running "
+                      f"the synthetic stand-in {stand_in} instead", UserWarning, stacklevel=2)
+        return load_scenario(stand_in)
+    return scenario

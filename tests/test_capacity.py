@@ -1,9 +1,12 @@
 """Capacity metric: largest user density meeting a 5th-percentile rate target."""
 
+import json
+
 import numpy as np
+import pandas as pd
 import pytest
 
-from cellopt.capacity import capacity, pooled_rates_mbps
+from cellopt.capacity import capacity, capacity_sweep, pooled_rates_mbps
 from cellopt.scenario import drop_seeds, load_scenario
 
 SCENARIO = """
@@ -62,3 +65,65 @@ def test_bad_capacity_inputs(scenario):
         capacity(scenario, first_guess_per_km2=0.5, min_density_per_km2=1.0)
     with pytest.raises(ValueError, match="rel_tol"):
         capacity(scenario, rel_tol=0.0)
+
+
+def test_resumed_search_replays_its_evaluations(scenario, monkeypatch):
+    first = capacity(scenario, target_p5_mbps=0.5, drops=1, method="max_rsrp",
+                     first_guess_per_km2=20.0)
+    # Every density the search asks for again is read back, none is solved.
+    import cellopt.capacity as cap
+
+    monkeypatch.setattr(cap, "pooled_rates_mbps", lambda *a, **k: pytest.fail("solved again"))
+    again = capacity(scenario, target_p5_mbps=0.5, drops=1, method="max_rsrp",
+                     first_guess_per_km2=20.0, evaluations=first.evaluations)
+    assert again.capacity_per_km2 == first.capacity_per_km2
+    assert again.upper_per_km2 == first.upper_per_km2
+    # Rows of a different target are re-judged against the new target.
+    strict = capacity(scenario, target_p5_mbps=1e4, drops=1, method="max_rsrp",
+                      first_guess_per_km2=20.0, min_density_per_km2=20.0,
+                      evaluations=first.evaluations)
+    assert strict.capacity_per_km2 == 0.0
+
+
+FEMTO_SCENARIO = SCENARIO + """
+[femtocells]
+adoption = 0.0
+backhaul_mbps = 5.0
+"""
+
+
+def test_capacity_sweep_writes_resumes_and_refuses(tmp_path):
+    path = tmp_path / "femto.toml"
+    path.write_text(FEMTO_SCENARIO)
+    scen = load_scenario(path)
+    out = tmp_path / "sweep"
+    kwargs = dict(grid={"femtocells.adoption": [0.0, 0.2]}, methods=["max_rsrp"], replicates=2,
+                  drops=1, target_p5_mbps=0.5, progress=False, first_guess_per_km2=20.0,
+                  rel_tol=0.1)
+    table = capacity_sweep(scen, out, **kwargs)
+    assert len(table) == 4
+    assert list(table["femtocells.adoption"]) == [0.0, 0.0, 0.2, 0.2]
+    assert list(table["replicate"]) == [0, 1, 0, 1]
+    assert (table["capacity_per_km2"] > 0).all() and (table["status"] == "solved").all()
+    assert (out / "capacity.csv").exists() and (out / "scenario.toml").read_text() == FEMTO_SCENARIO
+    # Replicates use different drops; grid points the same ones (paired).
+    meta = json.loads((out / "meta.json").read_text())
+    assert len(set(meta["drop_seeds"])) == 2
+    log = pd.read_csv(out / "evaluations" / "g000_max_rsrp_r0.csv")
+    assert len(log) == table.loc[0, "n_evaluations"]
+
+    # Kill one task after two evaluations: resume finishes it from there, same answer.
+    (out / "results" / "g001_max_rsrp_r1.csv").unlink()
+    log_path = out / "evaluations" / "g001_max_rsrp_r1.csv"
+    lines = log_path.read_text().splitlines(keepends=True)
+    log_path.write_text("".join(lines[:3]) + lines[3][:7])  # and a torn last line
+    resumed = capacity_sweep(scen, out, resume=True, **kwargs)
+    pd.testing.assert_frame_equal(resumed.drop(columns="wall_s"), table.drop(columns="wall_s"))
+    assert len(pd.read_csv(log_path)) == resumed.loc[3, "n_evaluations"]  # no torn rows left
+
+    with pytest.raises(ValueError, match="resume=True"):
+        capacity_sweep(scen, out, **kwargs)
+    with pytest.raises(ValueError, match="other settings"):
+        capacity_sweep(scen, out, resume=True, **{**kwargs, "target_p5_mbps": 0.7})
+    with pytest.raises(ValueError, match="unknown methods"):
+        capacity_sweep(scen, tmp_path / "other", methods=["nope"])

@@ -1,0 +1,94 @@
+"""Study areas on real networks: a downtown window with a guard band of interferers."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from typing import Any
+
+import geopandas as gpd
+import numpy as np
+import shapely
+
+from cellopt.errors import ValidationError
+from cellopt.network import Network
+
+__all__ = ["study_window"]
+
+
+def study_window(
+    network: Network,
+    area: shapely.Geometry | gpd.GeoSeries | gpd.GeoDataFrame | Sequence[float],
+    *,
+    guard_m: float = 500.0,
+) -> Network:
+    """Restrict a network to a study area and the guard band around it.
+
+    A city-wide cell list is too large to sweep at femtocell density, and the users at
+    the edge of any cut-out see interference from one side only. So the cut keeps the
+    cells within `guard_m` of the area as interferers, and users and femtocells dropped
+    later go everywhere in that buffered area (its :attr:`~cellopt.Network.region`), so
+    the guard cells carry load; statistics count only the users inside the area
+    (:attr:`~cellopt.Network.study_area`, :meth:`~cellopt.Network.in_study_area`).
+
+    Parameters
+    ----------
+    network : Network
+    area : shapely polygon, GeoSeries / GeoDataFrame, or (lon_min, lat_min, lon_max, lat_max)
+        The study area: a polygon in the network CRS [m]; polygons with a CRS (their
+        union), reprojected; or a box in degrees (EPSG:4326).
+    guard_m : float
+        Width of the guard band [m], ≥ 0.
+
+    Returns
+    -------
+    Network
+        The cells within the buffered area (others dropped), with ``region`` = area
+        buffered by `guard_m` and ``study_area`` = area. Users are kept only inside the
+        new region.
+
+    Raises
+    ------
+    ValidationError
+        A box that is not ``lon_min < lon_max``, ``lat_min < lat_max`` in degrees, an
+        empty or non-polygonal area, a negative guard band, or an area holding no cell.
+    """
+    polygon = _as_polygon(area, network.crs)
+    if not (np.isfinite(guard_m) and guard_m >= 0):
+        raise ValidationError(f"guard_m={guard_m}; fix: a guard band width ≥ 0 in metres")
+    region = polygon.buffer(guard_m) if guard_m > 0 else polygon
+    xy = network.cells.geometry
+    keep = shapely.intersects_xy(region, xy.x.to_numpy(float), xy.y.to_numpy(float))
+    inside = shapely.intersects_xy(polygon, xy.x.to_numpy(float), xy.y.to_numpy(float))
+    if not inside.any():
+        lon_lat = network.cells.geometry.to_crs("EPSG:4326").total_bounds.round(4).tolist()
+        raise ValidationError(f"the study area holds none of the {network.n_cells} cells; fix: an "
+                              f"area over the data (the cells span lon/lat {lon_lat})")
+    users = network.users
+    if len(users):
+        users = users[shapely.intersects_xy(region, users.geometry.x.to_numpy(float),
+                                            users.geometry.y.to_numpy(float))]
+    return network.replace(cells=network.cells[keep].reset_index(drop=True),
+                           users=users.reset_index(drop=True), region=region, study_area=polygon)
+
+
+def _as_polygon(area: Any, crs: Any) -> shapely.Geometry:
+    if isinstance(area, gpd.GeoDataFrame):
+        area = area.geometry
+    if isinstance(area, gpd.GeoSeries):
+        if area.crs is None:
+            raise ValidationError("the study area GeoSeries has no CRS; fix: set one, e.g. "
+                                  "area.set_crs('EPSG:4326')")
+        area = shapely.union_all(area.to_crs(crs).values)
+    elif not isinstance(area, shapely.Geometry):
+        try:
+            box = np.asarray(area, dtype=float)
+        except (TypeError, ValueError):
+            box = np.full(1, np.nan)
+        if box.shape != (4,) or not (-180 <= box[0] < box[2] <= 180 and -90 <= box[1] < box[3] <= 90):
+            raise ValidationError(f"study area box {list(np.atleast_1d(box))}; fix: give "
+                                  "[lon_min, lat_min, lon_max, lat_max] in degrees, min < max")
+        area = gpd.GeoSeries([shapely.box(*box)], crs="EPSG:4326").to_crs(crs).iloc[0]
+    if area.geom_type not in ("Polygon", "MultiPolygon") or not area.area > 0:
+        raise ValidationError(f"the study area is a {area.geom_type} of area {area.area:g} m²; fix: "
+                              "give a polygon with positive area")
+    return area
