@@ -14,6 +14,8 @@ TUTORIALS = Path(__file__).resolve().parents[1] / "docs" / "tutorials"
     ("getting_started.py", ["network_map.png", "rate_cdf.png"]),
     ("custom_topology.py", ["lyon_cells.csv", "custom_topology_map.png"]),
     ("power_patterns.py", ["power_patterns.png"]),
+    ("own_opencellid.py", ["opencellid_extract.csv", "own_opencellid_map.png",
+                           "own_opencellid.toml"]),
 ])
 def test_tutorial_runs(tmp_path, script, outputs):
     env = {**os.environ, "MPLBACKEND": "Agg", "CELLOPT_TUTORIAL_OUT": str(tmp_path)}

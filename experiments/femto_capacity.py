@@ -1,0 +1,248 @@
+"""Experiment (d) of DESIGN §4: third-party femtocells on real base-station locations.
+
+Scenario ``topologies/sf_femto.toml``: the OpenCelliD LTE sites of one operator in San
+Francisco (``../shared/data``), 3 sectors each, a downtown study window with a 500 m guard
+band, open-access femtocells at ``adoption`` × the WiFi AP density with lognormal
+backhaul caps, 80 % indoor users. Where the data file is absent, its synthetic stand-in
+``topologies/city_synthetic.toml`` runs instead (with a warning).
+
+1. Capacity gain vs adoption: the capacity (largest users per km² whose pooled
+   5th-percentile rate is ≥ ``--target``) of max-RSRP and of the optimizer (``alm``)
+   at each adoption, in ``--replicates`` independent replicates of ``--drops`` drops;
+   gain = capacity ÷ capacity without femtocells, per replicate (the same drops).
+2. Price sweep: at ``--price-adoption`` and the optimizer's capacity without femtocells
+   (the operating point where the macro layer just meets the target), each access
+   price: offloaded share of the traffic, payment, operator objective (utility −
+   payment), rates and backhaul-cap use.
+3. Sensitivity: the optimizer's capacity gain at the highest adoption with femtocells
+   in 30 m buildings, as outdoor cells (no wall of their own), or at 4 × the WiFi AP
+   density.
+
+Per-task results go to ``--out`` as they finish; ``--resume`` continues an interrupted
+run. Tables and figures go to ``docs/figures/``.
+
+Run: ``python experiments/femto_capacity.py [--replicates 5] [--drops 4] [--workers 2] [--resume]``
+"""
+
+from __future__ import annotations
+
+import argparse
+import warnings
+from pathlib import Path
+
+import matplotlib.pyplot as plt
+import numpy as np
+import pandas as pd
+
+from cellopt import solve
+from cellopt.capacity import capacity_sweep
+from cellopt.plotting import plot_gain_curve
+from cellopt.scenario import Scenario, drop_seeds, load_scenario
+from cellopt.topology import WIFI_DENSITY_PER_KM2
+
+ROOT = Path(__file__).resolve().parents[1]
+KEY = "femtocells.adoption"
+Z95 = 1.96
+
+
+def mean_ci(values: np.ndarray, axis: int = 0) -> tuple[np.ndarray, np.ndarray]:
+    """Mean and the half-width of its normal 95 % interval over `axis`."""
+    n = values.shape[axis]
+    sd = values.std(axis=axis, ddof=1) if n > 1 else np.zeros_like(values.mean(axis=axis))
+    return values.mean(axis=axis), Z95 * sd / np.sqrt(n)
+
+
+def capacity_table(table: pd.DataFrame, methods: list[str]) -> tuple[pd.DataFrame, dict]:
+    """Per adoption and method: capacity and gain (mean ± 95 %), and the per-replicate gains."""
+    rows, gains = [], {}
+    for method in methods:
+        wide = table[table["method"] == method].pivot(index="replicate", columns=KEY,
+                                                      values="capacity_per_km2")
+        cap = wide.to_numpy()
+        gain = cap / cap[:, :1]
+        gains[method] = gain
+        for j, adoption in enumerate(wide.columns):
+            c, c_ci = mean_ci(cap[:, j])
+            g, g_ci = mean_ci(gain[:, j])
+            rows.append(dict(adoption=adoption, method=method, capacity_per_km2=c,
+                             capacity_ci=c_ci, gain=g, gain_ci=g_ci))
+    return pd.DataFrame(rows), gains
+
+
+def non_decreasing(gain: np.ndarray) -> bool:
+    """True if no step of the mean gain falls by more than its paired 95 % interval."""
+    step = np.diff(gain, axis=1)
+    mean, ci = mean_ci(step)
+    return bool((mean + ci >= 0).all())
+
+
+def offload_rows(scenario: Scenario, seeds: list[int], label: str, methods: list[str],
+                 **overrides: dict) -> list[dict]:
+    """One drop per seed at `overrides`: per method, the operator's economics and rates."""
+    rows = []
+    for drop, seed in enumerate(seeds):
+        net, links, problem = scenario.with_overrides(**overrides).build(seed)
+        served = links.users_with_rate()
+        study = net.in_study_area()
+        third = problem.third_party
+        for method in methods:
+            sol = solve(problem, method)
+            rate = np.zeros(net.n_users)
+            rate[served] = sol.user_rate_mbps
+            # Traffic the study-area users draw from third-party cells [Mbit/s].
+            offloaded = np.zeros(net.n_users)
+            offloaded[served] = np.bincount(problem.user, sol.x * problem.rate_mbps * third[problem.cell],
+                                            minlength=problem.n_users)
+            use = sol.cell_traffic_mbps[third] / problem.backhaul_mbps[third]
+            rows.append(dict(
+                label=label, drop=drop, method=method, n_femtocells=int(third.sum()),
+                objective=sol.objective, utility=sol.utility, payment=sol.cost,
+                offload_share=sol.offload_share,
+                study_offload_share=offloaded[study].sum() / max(rate[study].sum(), 1e-300),
+                femtocells_used=float((sol.cell_traffic_mbps[third] > 1e-6).mean()) if third.any() else 0.0,
+                max_cap_use=float(use.max()) if third.any() else 0.0,
+                cap_violations=len(sol.exceeded_backhaul),
+                rate_p5_mbps=float(np.percentile(rate[study], 5)),
+                rate_p50_mbps=float(np.median(rate[study])), gap=sol.gap))
+    return rows
+
+
+def cached_rows(path: Path, resume: bool, run) -> pd.DataFrame:
+    """Rows of one run: read back when resuming, else computed and written at once (atomic)."""
+    if resume and path.exists():
+        return pd.read_csv(path)
+    rows = pd.DataFrame(run())
+    tmp = path.with_suffix(".tmp")
+    rows.to_csv(tmp, index=False)
+    tmp.replace(path)
+    return rows
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--scenario", default=str(ROOT / "topologies" / "sf_femto.toml"))
+    parser.add_argument("--adoptions", type=float, nargs="+",
+                        default=[0.0, 0.005, 0.01, 0.02, 0.05, 0.1, 0.2])
+    parser.add_argument("--methods", nargs="+", default=["max_rsrp", "alm"])
+    parser.add_argument("--target", type=float, default=1.0, help="5th-percentile rate [Mbit/s]")
+    parser.add_argument("--replicates", type=int, default=5)
+    parser.add_argument("--drops", type=int, default=4, help="drops pooled per density")
+    parser.add_argument("--rel-tol", type=float, default=0.03)
+    parser.add_argument("--first-guess", type=float, default=150.0, help="users per km²")
+    parser.add_argument("--price-adoption", type=float, default=0.2)
+    parser.add_argument("--prices", type=float, nargs="+",
+                        default=[0.0, 0.01, 0.03, 0.1, 0.3, 1.0, 3.0, 10.0])
+    parser.add_argument("--price-drops", type=int, default=8)
+    parser.add_argument("--workers", type=int, default=2)
+    parser.add_argument("--resume", action="store_true")
+    parser.add_argument("--out", default=str(ROOT / "results" / "femto_capacity"))
+    parser.add_argument("--figures", default=str(ROOT / "docs" / "figures"))
+    args = parser.parse_args()
+    if args.adoptions[0] != 0.0:
+        parser.error("--adoptions must start with 0 (the macro-only reference)")
+
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        scenario = load_scenario(args.scenario, use_stand_in=True)
+    for w in caught:
+        print(f"note: {w.message}")
+    out, figures = Path(args.out), Path(args.figures)
+    figures.mkdir(parents=True, exist_ok=True)
+
+    # 1. Capacity gain vs adoption.
+    table = capacity_sweep(scenario, out / "capacity", grid={KEY: args.adoptions},
+                           methods=args.methods, replicates=args.replicates, drops=args.drops,
+                           target_p5_mbps=args.target, workers=args.workers, resume=args.resume,
+                           rel_tol=args.rel_tol, first_guess_per_km2=args.first_guess)
+    summary, gains = capacity_table(table, args.methods)
+    summary.to_csv(figures / "femto_capacity.csv", index=False, float_format="%.4f")
+    print(f"\n{scenario.name}: capacity at a 5th-percentile rate of {args.target} Mbit/s, "
+          f"{args.replicates} replicates × {args.drops} drops (mean ± 95 %):")
+    print(summary.to_string(index=False, float_format=lambda v: f"{v:.3f}"))
+    for method, gain in gains.items():
+        print(f"{method}: gain non-decreasing in adoption within Monte-Carlo error: "
+              f"{non_decreasing(gain)}")
+
+    fig, axes = plt.subplots(1, 2, figsize=(11, 4))
+    x = 100.0 * np.asarray(args.adoptions)
+    caps = {m: table[table["method"] == m].pivot(index="replicate", columns=KEY,
+                                                  values="capacity_per_km2").to_numpy()
+            for m in args.methods}
+    plot_gain_curve(x, caps, ax=axes[0], xlabel="adoption [% of WiFi APs]",
+                    ylabel=f"capacity [users/km²] at p5 ≥ {args.target:g} Mbit/s")
+    plot_gain_curve(x, gains, ax=axes[1], xlabel="adoption [% of WiFi APs]",
+                    ylabel="capacity gain over no femtocells")
+    for ax in axes:
+        ax.set_xscale("symlog", linthresh=0.5)
+        ax.set_xticks(x, [f"{v:g}" for v in x])
+        ax.set_title(f"mean over {args.replicates} replicates of {args.drops} drops, 95 % band",
+                     fontsize="small")
+    fig.suptitle(f"{scenario.name}: capacity vs third-party femtocell adoption")
+    fig.savefig(figures / "femto_capacity.png", dpi=90, bbox_inches="tight")
+    plt.close(fig)
+
+    # 2. Price sweep at the macro layer's capacity.
+    alm = summary[(summary["method"] == "alm") & (summary["adoption"] == 0.0)]
+    density = float(alm["capacity_per_km2"].iloc[0]) if len(alm) else 2 * args.first_guess
+    seeds = drop_seeds(scenario.seed_base + 1, args.price_drops)  # not the capacity drops
+    (out / "price").mkdir(parents=True, exist_ok=True)
+    prices = pd.concat([cached_rows(out / "price" / f"price_{p:g}.csv", args.resume,
+                                    lambda p=p: offload_rows(
+                                        scenario, seeds, f"{p:g}", args.methods,
+                                        femtocells={"adoption": args.price_adoption,
+                                                    "price_per_mbps": p},
+                                        users={"density_per_km2": density}))
+                        for p in args.prices], ignore_index=True)
+    prices["price_per_mbps"] = prices["label"].astype(float)
+    cols = ["offload_share", "study_offload_share", "payment", "objective", "rate_p5_mbps",
+            "rate_p50_mbps", "femtocells_used", "max_cap_use", "cap_violations"]
+    price_table = prices.groupby(["price_per_mbps", "method"], sort=False)[cols].mean()
+    price_table.to_csv(figures / "femto_price.csv", float_format="%.5f")
+    print(f"\nprice sweep at adoption {args.price_adoption:g}, {density:.0f} users/km², "
+          f"{args.price_drops} drops (means):")
+    print(price_table.to_string(float_format=lambda v: f"{v:.4f}"))
+    for method, rows in prices.groupby("method", sort=False):
+        print(f"{method}: largest T_j / C_j {rows['max_cap_use'].max():.9f}, drops with cells "
+              f"over their cap before scaling {int((rows['cap_violations'] > 0).sum())} of {len(rows)}")
+
+    fig, axes = plt.subplots(1, 2, figsize=(11, 4))
+    xp = np.asarray(args.prices)
+    for ax, col, label in ((axes[0], "study_offload_share", "offloaded share of the traffic"),
+                           (axes[1], "objective", "operator objective (utility − payment)")):
+        wide = prices.pivot_table(index="drop", columns=["method", "price_per_mbps"], values=col)
+        curves = {m: wide[m][xp].to_numpy() for m in args.methods}
+        plot_gain_curve(xp, curves, ax=ax, xlabel="access price [utility per Mbit/s]", ylabel=label)
+        ax.set_xscale("symlog", linthresh=0.01)
+        ax.set_title(f"mean over {args.price_drops} drops, 95 % band", fontsize="small")
+    fig.suptitle(f"{scenario.name}: adoption {100 * args.price_adoption:g} %, {density:.0f} users/km²")
+    fig.savefig(figures / "femto_price.png", dpi=90, bbox_inches="tight")
+    plt.close(fig)
+
+    # 3. Sensitivity: the capacity gain at the highest adoption under other assumptions.
+    top = args.adoptions[-1]
+    variants = {
+        "as shipped (15 m buildings)": {},
+        "femtocells in 30 m buildings": {"radio": {"building_radius_m": 30.0}},
+        "femtocells outdoors (no own wall)": {"radio": {"indoor_tiers": []}},
+        "4 × the WiFi AP density": {"femtocells": {"wifi_density_per_km2": 4 * WIFI_DENSITY_PER_KM2}},
+    }
+    rows = []
+    for i, (label, change) in enumerate(variants.items()):
+        variant = scenario.with_overrides(**change) if change else scenario
+        cap = capacity_sweep(variant, out / f"variant_{i}", grid={KEY: [0.0, top]}, methods=["alm"],
+                             replicates=args.replicates, drops=args.drops,
+                             target_p5_mbps=args.target, workers=args.workers,
+                             resume=args.resume, progress=False, rel_tol=args.rel_tol,
+                             first_guess_per_km2=args.first_guess)
+        table_i, gain_i = capacity_table(cap, ["alm"])
+        g, g_ci = mean_ci(gain_i["alm"][:, -1])
+        rows.append(dict(variant=label, capacity_without_per_km2=table_i["capacity_per_km2"].iloc[0],
+                         capacity_with_per_km2=table_i["capacity_per_km2"].iloc[-1],
+                         gain=g, gain_ci=g_ci))
+    sensitivity = pd.DataFrame(rows)
+    sensitivity.to_csv(figures / "femto_sensitivity.csv", index=False, float_format="%.4f")
+    print(f"\noptimized capacity gain at adoption {top:g} under other assumptions (mean ± 95 %):")
+    print(sensitivity.to_string(index=False, float_format=lambda v: f"{v:.3f}"))
+
+if __name__ == "__main__":
+    main()
