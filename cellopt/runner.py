@@ -36,8 +36,8 @@ import pandas as pd
 
 from cellopt.scenario import Scenario, drop_seeds
 
-__all__ = ["SUMMARY_COLUMNS", "collect", "grid_points", "load_rates", "rate_summary", "run_sweep",
-           "run_tasks"]
+__all__ = ["SUMMARY_COLUMNS", "cached_frame", "collect", "grid_points", "load_rates", "rate_summary",
+           "run_sweep", "run_tasks"]
 
 #: Columns of the per-method summary rows (after ``grid_id, drop, seed`` and the grid keys);
 #: rates, ``n_users`` and ``n_outage`` count the users of the study area only.
@@ -83,6 +83,17 @@ def _atomic_write(path: Path, write: Any, mode: str = "w") -> None:
     finally:
         if tmp.exists():
             tmp.unlink()
+
+
+def cached_frame(path: str | Path, resume: bool, run: Callable[[], Any]) -> pd.DataFrame:
+    """The table of one unit of work: read back from `path` when resuming and it exists,
+    else ``pd.DataFrame(run())``, written to `path` at once (atomically) and returned."""
+    path = Path(path)
+    if resume and path.exists():
+        return pd.read_csv(path)
+    frame = pd.DataFrame(run())
+    _atomic_write(path, lambda f: frame.to_csv(f, index=False))
+    return frame
 
 
 def _result_name(gid: str, drop: int) -> str:

@@ -37,6 +37,7 @@ import pandas as pd
 from cellopt import solve
 from cellopt.capacity import capacity_sweep
 from cellopt.plotting import plot_gain_curve
+from cellopt.runner import cached_frame
 from cellopt.scenario import Scenario, drop_seeds, load_scenario
 from cellopt.topology import WIFI_DENSITY_PER_KM2
 
@@ -104,17 +105,6 @@ def offload_rows(scenario: Scenario, seeds: list[int], label: str, methods: list
                 cap_violations=len(sol.exceeded_backhaul),
                 rate_p5_mbps=float(np.percentile(rate[study], 5)),
                 rate_p50_mbps=float(np.median(rate[study])), gap=sol.gap))
-    return rows
-
-
-def cached_rows(path: Path, resume: bool, run) -> pd.DataFrame:
-    """Rows of one run: read back when resuming, else computed and written at once (atomic)."""
-    if resume and path.exists():
-        return pd.read_csv(path)
-    rows = pd.DataFrame(run())
-    tmp = path.with_suffix(".tmp")
-    rows.to_csv(tmp, index=False)
-    tmp.replace(path)
     return rows
 
 
@@ -186,7 +176,7 @@ def main() -> None:
     density = float(alm["capacity_per_km2"].iloc[0]) if len(alm) else 2 * args.first_guess
     seeds = drop_seeds(scenario.seed_base + 1, args.price_drops)  # not the capacity drops
     (out / "price").mkdir(parents=True, exist_ok=True)
-    prices = pd.concat([cached_rows(out / "price" / f"price_{p:g}.csv", args.resume,
+    prices = pd.concat([cached_frame(out / "price" / f"price_{p:g}.csv", args.resume,
                                     lambda p=p: offload_rows(
                                         scenario, seeds, f"{p:g}", args.methods,
                                         femtocells={"adoption": args.price_adoption,

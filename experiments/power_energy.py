@@ -28,6 +28,7 @@ import pandas as pd
 import cellopt
 from cellopt import topology
 from cellopt.power import GainTable, abs_grid, solve_abs
+from cellopt.runner import cached_frame
 from cellopt.scenario import load_scenario
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -38,17 +39,6 @@ USERS = (15, 30, 60, 120, 240)  # on 1.52 km²: 10 to 160 users/km²
 def rate_summary(rate_mbps: np.ndarray) -> dict[str, float]:
     return dict(rate_p5_mbps=float(np.percentile(rate_mbps, 5)),
                 rate_p50_mbps=float(np.median(rate_mbps)))
-
-
-def cached(path: Path, resume: bool, run) -> pd.DataFrame:
-    """Rows of one run: read back when resuming, else computed and written at once."""
-    if resume and path.exists():
-        return pd.read_csv(path)
-    rows = run()
-    tmp = path.with_suffix(".tmp")
-    rows.to_csv(tmp, index=False)
-    tmp.replace(path)  # atomic: an interrupted run leaves no half-written file
-    return rows
 
 
 def density_run(n_users: int, drop: int, energy_price: float, args) -> pd.DataFrame:
@@ -102,7 +92,7 @@ def main() -> None:
     out.mkdir(parents=True, exist_ok=True)
     figures.mkdir(parents=True, exist_ok=True)
 
-    runs = [cached(out / f"density_u{n}_d{d}_e{e:g}.csv", args.resume,
+    runs = [cached_frame(out / f"density_u{n}_d{d}_e{e:g}.csv", args.resume,
                    lambda n=n, d=d, e=e: density_run(n, d, e, args))
             for n in USERS for d in range(args.drops) for e in (0.0, args.energy_price)]
     runs = pd.concat(runs, ignore_index=True)
@@ -137,7 +127,7 @@ def main() -> None:
     fig.savefig(figures / "power_density.png", dpi=90, bbox_inches="tight")
     plt.close(fig)
 
-    both = cached(out / "abs.csv", args.resume, lambda: abs_runs(args))
+    both = cached_frame(out / "abs.csv", args.resume, lambda: abs_runs(args))
     both.to_csv(figures / "power_abs.csv", index=False, float_format="%.4f")
     print(both.to_string(index=False, float_format=lambda v: f"{v:.4g}"))
     grid, opt = both[both["method"] == "abs"], both[both["method"] == "optimized"]

@@ -15,7 +15,7 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from cellopt.runner import collect, load_rates, run_sweep
+from cellopt.runner import cached_frame, collect, load_rates, run_sweep
 from cellopt.scenario import drop_seeds, load_scenario
 
 SMALL = """
@@ -165,3 +165,13 @@ def test_dask_local_cluster_equals_serial(scenario_path: Path, tmp_path: Path) -
             distributed.Client(cluster) as client:
         on_dask = run_sweep(sc, tmp_path / "dask", drops=3, progress=False, scheduler=client)
     pd.testing.assert_frame_equal(summaries(serial), summaries(on_dask))
+
+
+def test_cached_frame_writes_once_and_reads_back(tmp_path):
+    path = tmp_path / "unit.csv"
+    first = cached_frame(path, True, lambda: [{"a": 1.5, "b": "x"}])
+    assert path.exists() and not list(tmp_path.glob(".*.tmp"))
+    again = cached_frame(path, True, lambda: pytest.fail("computed again"))
+    pd.testing.assert_frame_equal(again, first)
+    fresh = cached_frame(path, False, lambda: [{"a": 2.0, "b": "y"}])  # no resume: recomputed
+    assert fresh["a"].item() == 2.0 and pd.read_csv(path)["a"].item() == 2.0
