@@ -138,9 +138,8 @@ def _run_task(raw: dict[str, Any], path: str, point: dict[str, Any], gid: str, d
     out = Path(drops_dir)
     name = _result_name(gid, drop)
     labels = np.array([s.label for s in scenario.methods], dtype=str)
-    _atomic_write(out / f"{name}.npz",
-                  lambda f: np.savez(f, method=labels, rate_mbps=rates, served=served,
-                                               study=study), "wb")
+    _atomic_write(out / f"{name}.npz", lambda f: np.savez(
+        f, method=labels, rate_mbps=rates, served=served, study=study), "wb")
     _atomic_write(out / f"{name}.csv", lambda f: pd.DataFrame(rows).to_csv(f, index=False))
     return str(out / f"{name}.csv")
 

@@ -459,8 +459,10 @@ class Scenario:
             opts["bbox"] = tuple(opts["bbox"])
         path = opts.pop("path")
         if not Path(path).exists():
+            stand_in = self.network.get("stand_in")
             raise ValidationError(f"the cell file {path} does not exist; fix: put the file "
-                                  f"there or set [network] path{self._stand_in_hint()}")
+                                  "there or set [network] path"
+                                  + (f", or run its synthetic stand-in {stand_in}" if stand_in else ""))
         net = topology.read_cells(path, **opts)
         if sectors is not None:
             net = topology.sectorize(net, sectors)
@@ -476,10 +478,6 @@ class Scenario:
     def data_missing(self) -> bool:
         """True for a file-based scenario whose cell file does not exist."""
         return self.network["builder"] == "file" and not Path(self.network["path"]).exists()
-
-    def _stand_in_hint(self) -> str:
-        stand_in = self.network.get("stand_in")
-        return f", or run its synthetic stand-in {stand_in}" if stand_in else ""
 
     def _problem(self, net: Network, links: LinkTable) -> Problem:
         usable = links.users_with_rate()
