@@ -37,7 +37,7 @@ import pandas as pd
 from cellopt import solve
 from cellopt.capacity import capacity_sweep
 from cellopt.plotting import plot_gain_curve
-from cellopt.runner import cached_frame
+from cellopt.runner import cached_frame, rate_summary
 from cellopt.scenario import Scenario, drop_seeds, load_scenario
 from cellopt.topology import WIFI_DENSITY_PER_KM2
 
@@ -53,21 +53,21 @@ def mean_ci(values: np.ndarray, axis: int = 0) -> tuple[np.ndarray, np.ndarray]:
     return values.mean(axis=axis), Z95 * sd / np.sqrt(n)
 
 
-def capacity_table(table: pd.DataFrame, methods: list[str]) -> tuple[pd.DataFrame, dict]:
-    """Per adoption and method: capacity and gain (mean ± 95 %), and the per-replicate gains."""
-    rows, gains = [], {}
+def capacity_table(table: pd.DataFrame, methods: list[str]) -> tuple[pd.DataFrame, dict, dict]:
+    """Per adoption and method: capacity and gain (mean ± 95 %); and per method the
+    per-replicate capacities and gains, shape (replicates, adoptions)."""
+    rows, caps, gains = [], {}, {}
     for method in methods:
         wide = table[table["method"] == method].pivot(index="replicate", columns=KEY,
                                                       values="capacity_per_km2")
-        cap = wide.to_numpy()
-        gain = cap / cap[:, :1]
-        gains[method] = gain
+        cap = caps[method] = wide.to_numpy()
+        gain = gains[method] = cap / cap[:, :1]
         for j, adoption in enumerate(wide.columns):
             c, c_ci = mean_ci(cap[:, j])
             g, g_ci = mean_ci(gain[:, j])
             rows.append(dict(adoption=adoption, method=method, capacity_per_km2=c,
                              capacity_ci=c_ci, gain=g, gain_ci=g_ci))
-    return pd.DataFrame(rows), gains
+    return pd.DataFrame(rows), caps, gains
 
 
 def non_decreasing(gain: np.ndarray) -> bool:
@@ -103,8 +103,7 @@ def offload_rows(scenario: Scenario, seeds: list[int], label: str, methods: list
                 femtocells_used=float((sol.cell_traffic_mbps[third] > 1e-6).mean()) if third.any() else 0.0,
                 max_cap_use=float(use.max()) if third.any() else 0.0,
                 cap_violations=len(sol.exceeded_backhaul),
-                rate_p5_mbps=float(np.percentile(rate[study], 5)),
-                rate_p50_mbps=float(np.median(rate[study])), gap=sol.gap))
+                **rate_summary(rate[study]), gap=sol.gap))
     return rows
 
 
@@ -144,7 +143,7 @@ def main() -> None:
                            methods=args.methods, replicates=args.replicates, drops=args.drops,
                            target_p5_mbps=args.target, workers=args.workers, resume=args.resume,
                            rel_tol=args.rel_tol, first_guess_per_km2=args.first_guess)
-    summary, gains = capacity_table(table, args.methods)
+    summary, caps, gains = capacity_table(table, args.methods)
     summary.to_csv(figures / "femto_capacity.csv", index=False, float_format="%.4f")
     print(f"\n{scenario.name}: capacity at a 5th-percentile rate of {args.target} Mbit/s, "
           f"{args.replicates} replicates × {args.drops} drops (mean ± 95 %):")
@@ -155,9 +154,6 @@ def main() -> None:
 
     fig, axes = plt.subplots(1, 2, figsize=(11, 4))
     x = 100.0 * np.asarray(args.adoptions)
-    caps = {m: table[table["method"] == m].pivot(index="replicate", columns=KEY,
-                                                  values="capacity_per_km2").to_numpy()
-            for m in args.methods}
     plot_gain_curve(x, caps, ax=axes[0], xlabel="adoption [% of WiFi APs]",
                     ylabel=f"capacity [users/km²] at p5 ≥ {args.target:g} Mbit/s")
     plot_gain_curve(x, gains, ax=axes[1], xlabel="adoption [% of WiFi APs]",
@@ -216,7 +212,7 @@ def main() -> None:
         "femtocells outdoors (no own wall)": {"radio": {"indoor_tiers": []}},
         "4 × the WiFi AP density": {"femtocells": {"wifi_density_per_km2": 4 * WIFI_DENSITY_PER_KM2}},
     }
-    rows = []
+    sensitivity = []
     for i, (label, change) in enumerate(variants.items()):
         variant = scenario.with_overrides(**change) if change else scenario
         cap = capacity_sweep(variant, out / f"variant_{i}", grid={KEY: [0.0, top]}, methods=["alm"],
@@ -224,15 +220,16 @@ def main() -> None:
                              target_p5_mbps=args.target, workers=args.workers,
                              resume=args.resume, progress=False, rel_tol=args.rel_tol,
                              first_guess_per_km2=args.first_guess)
-        table_i, gain_i = capacity_table(cap, ["alm"])
+        table_i, _, gain_i = capacity_table(cap, ["alm"])
         g, g_ci = mean_ci(gain_i["alm"][:, -1])
-        rows.append(dict(variant=label, capacity_without_per_km2=table_i["capacity_per_km2"].iloc[0],
-                         capacity_with_per_km2=table_i["capacity_per_km2"].iloc[-1],
-                         gain=g, gain_ci=g_ci))
-    sensitivity = pd.DataFrame(rows)
+        sensitivity.append(dict(variant=label, capacity_without_per_km2=table_i["capacity_per_km2"].iloc[0],
+                                capacity_with_per_km2=table_i["capacity_per_km2"].iloc[-1],
+                                gain=g, gain_ci=g_ci))
+    sensitivity = pd.DataFrame(sensitivity)
     sensitivity.to_csv(figures / "femto_sensitivity.csv", index=False, float_format="%.4f")
     print(f"\noptimized capacity gain at adoption {top:g} under other assumptions (mean ± 95 %):")
     print(sensitivity.to_string(index=False, float_format=lambda v: f"{v:.3f}"))
+
 
 if __name__ == "__main__":
     main()

@@ -189,7 +189,8 @@ class Coupling:
         """
         users = np.asarray(users)
         dx, dy = self.displacement_m(users)
-        dist = np.maximum(np.hypot(dx, dy), self.min_distance)
+        distance = np.hypot(dx, dy)
+        dist = np.maximum(distance, self.min_distance)
         gain = np.empty_like(dist)
         for tier, cols in self.tier_columns:
             if len(cols):
@@ -204,20 +205,20 @@ class Coupling:
             z = standard_normal_hash(self.seed, users[:, None], np.arange(self.n_sites)[None, :])
             gain -= z[:, self.site] * self.shadow_std
         if self.indoor[users].any() or self.indoor_cell.any():
-            gain -= self.wall_loss * self.walls(users, dx, dy)
+            gain -= self.wall_loss * self.walls(users, distance)
         return gain
 
-    def walls(self, users: np.ndarray, dx: np.ndarray, dy: np.ndarray) -> np.ndarray:
+    def walls(self, users: np.ndarray, distance_m: np.ndarray) -> np.ndarray:
         """Exterior walls (0, 1 or 2) each link crosses, shape (U, C).
 
         One for an indoor user, one for an indoor cell, none for an indoor user inside
-        an indoor cell's building (within ``building_radius_m`` of it).
+        an indoor cell's building (within ``building_radius_m`` of it; `distance_m`, shape
+        (U, C), the user–cell distances before the minimum distance is applied).
         """
         user_in = self.indoor[users][:, None]
         walls = user_in.astype(np.int8) + self.indoor_cell[None, :]
         if self.indoor_cell.any() and user_in.any():
-            radius = self.model.building_radius_m
-            same = user_in & self.indoor_cell[None, :] & (dx * dx + dy * dy <= radius * radius)
+            same = user_in & self.indoor_cell[None, :] & (distance_m <= self.model.building_radius_m)
             walls -= 2 * same.astype(np.int8)
         return walls
 

@@ -56,19 +56,20 @@ def study_window(
     if not (np.isfinite(guard_m) and guard_m >= 0):
         raise ValidationError(f"guard_m={guard_m}; fix: a guard band width ≥ 0 in metres")
     region = polygon.buffer(guard_m) if guard_m > 0 else polygon
-    xy = network.cells.geometry
-    keep = shapely.intersects_xy(region, xy.x.to_numpy(float), xy.y.to_numpy(float))
-    inside = shapely.intersects_xy(polygon, xy.x.to_numpy(float), xy.y.to_numpy(float))
-    if not inside.any():
+    keep = _within(region, network.cells)
+    if not _within(polygon, network.cells).any():
         lon_lat = network.cells.geometry.to_crs("EPSG:4326").total_bounds.round(4).tolist()
         raise ValidationError(f"the study area holds none of the {network.n_cells} cells; fix: an "
                               f"area over the data (the cells span lon/lat {lon_lat})")
-    users = network.users
-    if len(users):
-        users = users[shapely.intersects_xy(region, users.geometry.x.to_numpy(float),
-                                            users.geometry.y.to_numpy(float))]
-    return network.replace(cells=network.cells[keep].reset_index(drop=True),
-                           users=users.reset_index(drop=True), region=region, study_area=polygon)
+    users = network.users[_within(region, network.users)].reset_index(drop=True)
+    return network.replace(cells=network.cells[keep].reset_index(drop=True), users=users,
+                           region=region, study_area=polygon)
+
+
+def _within(polygon: shapely.Geometry, frame: gpd.GeoDataFrame) -> np.ndarray:
+    """Rows of `frame` whose point lies in `polygon` or on its edge, bool of shape (n,)."""
+    return shapely.intersects_xy(polygon, frame.geometry.x.to_numpy(float),
+                                 frame.geometry.y.to_numpy(float))
 
 
 def _as_polygon(area: Any, crs: Any) -> shapely.Geometry:
