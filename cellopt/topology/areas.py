@@ -86,7 +86,7 @@ def _as_polygon(area: Any, crs: Any) -> shapely.Geometry:
         except (TypeError, ValueError):
             box = np.full(1, np.nan)
         if box.shape != (4,) or not (-180 <= box[0] < box[2] <= 180 and -90 <= box[1] < box[3] <= 90):
-            raise ValidationError(f"study area box {list(np.atleast_1d(box))}; fix: give "
+            raise ValidationError(f"study area box {np.atleast_1d(box).tolist()}; fix: give "
                                   "[lon_min, lat_min, lon_max, lat_max] in degrees, min < max")
         area = gpd.GeoSeries([shapely.box(*box)], crs="EPSG:4326").to_crs(crs).iloc[0]
     if area.geom_type not in ("Polygon", "MultiPolygon") or not area.area > 0:
