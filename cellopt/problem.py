@@ -90,12 +90,18 @@ class Problem:
     third_party : ndarray of bool, shape (n_cells,), optional
         Cells owned by third parties (open-access femtocells selling capacity at
         ``price_per_mbps``): the traffic they carry is the *offloaded* traffic.
-    pattern_cost : ndarray, shape (n_resources,), optional
-        Set for power patterns (DESIGN §2.5): the resources are patterns whose shares θ_k
-        of the band are variables too (θ ≥ 0, Σ θ_k = 1), the airtime rows read
+    pattern_cost : ndarray, shape (n_resources,) or (n_blocks, n_resources), optional
+        Set for power patterns: the resources are patterns whose shares θ_k of the band
+        are variables too (θ ≥ 0, Σ θ_k = 1), the airtime rows read
         ``Σ_{e ∈ (j,k)} x_e ≤ θ_k`` (x is a share of the whole band) and the objective
         pays ``Σ_k θ_k E_k`` with ``E_k = pattern_cost[k]`` [utility per unit share], the
         energy cost of pattern k. None (default): fixed resources, each of capacity 1.
+        With `share_block`, one row per block: the cells of block b share the shares
+        θ_bk (Σ_k θ_bk = 1 in every block), and ``inf`` marks a pattern that block b
+        does not have (θ_bk = 0).
+    share_block : ndarray of int64, shape (n_cells,), optional
+        With free shares: the block of each cell; blocks choose their pattern shares
+        independently (e.g. clusters of cells in a relaxation). None: one block.
     """
 
     user: np.ndarray
@@ -116,6 +122,7 @@ class Problem:
     cell_tier: np.ndarray | None = None
     pattern_cost: np.ndarray | None = None
     third_party: np.ndarray | None = None
+    share_block: np.ndarray | None = None
 
     # ------------------------------------------------------------------ construction
     @classmethod
@@ -139,6 +146,7 @@ class Problem:
         cell_tier: np.ndarray | None = None,
         pattern_cost: np.ndarray | None = None,
         third_party: np.ndarray | None = None,
+        share_block: np.ndarray | None = None,
     ) -> Problem:
         """A problem from raw link arrays.
 
@@ -162,9 +170,13 @@ class Problem:
             Default inf and 0.
         rsrp_dbm, sinr_db : array_like, shape (L,), optional
         cell_tier : array_like of int, shape (n_cells,), optional
-        pattern_cost : array_like, shape (n_resources,), optional
+        pattern_cost : array_like, shape (n_resources,) or (n_blocks, n_resources), optional
             Energy cost E_k ≥ 0 of each power pattern [utility per unit share]; makes the
-            pattern shares free variables (see the class docstring).
+            pattern shares free variables (see the class docstring). Per block with
+            `share_block` (inf: the block has no such pattern).
+        share_block : array_like of int, shape (n_cells,), optional
+            Block of each cell for the pattern shares, in ``[0, n_blocks)``; needs a 2-D
+            `pattern_cost`.
         third_party : array_like of bool, shape (n_cells,), optional
             Third-party cells, whose traffic counts as offloaded.
 
@@ -212,16 +224,17 @@ class Problem:
                 raise ValidationError(f"cells {describe_rows(bad)}: cell_tier is not a code in "
                                       f"[0, {len(TIERS)}); fix: use indices into {list(TIERS)}")
             tier = tier.astype(np.int8)
-        if pattern_cost is not None:
-            pattern_cost = np.asarray(pattern_cost, dtype=float)
-            if pattern_cost.shape != (n_resources,):
-                raise ValidationError(f"pattern_cost has shape {pattern_cost.shape}; fix: one "
-                                      f"energy cost per pattern, shape ({n_resources},)")
-            bad = np.flatnonzero(~(np.isfinite(pattern_cost) & (pattern_cost >= 0)))
-            if len(bad):
-                raise ValidationError(f"patterns {describe_rows(bad)}: pattern_cost invalid "
-                                      f"(values {pattern_cost[bad][:10].tolist()}); fix: give "
-                                      "finite energy costs ≥ 0")
+        if pattern_cost is not None or share_block is not None:
+            pattern_cost, share_block = _check_shares(pattern_cost, share_block, n_cells,
+                                                      n_resources)
+            if share_block is not None:
+                absent = ~np.isfinite(pattern_cost[share_block[arrays["cell"][keep]],
+                                                   arrays["resource"][keep]])
+                if absent.any():
+                    raise ValidationError(
+                        f"links {describe_rows(keep[absent])} are on patterns their cell's "
+                        "share block does not have (pattern_cost inf); fix: drop those links "
+                        "or give the patterns a finite cost")
         if third_party is not None:
             third_party = np.asarray(third_party, bool)
             if third_party.shape != (n_cells,):
@@ -236,6 +249,7 @@ class Problem:
             rsrp_dbm=None if rsrp_dbm is None else np.asarray(rsrp_dbm, float)[keep],
             sinr_db=None if sinr_db is None else np.asarray(sinr_db, float)[keep],
             cell_tier=tier, pattern_cost=pattern_cost, third_party=third_party,
+            share_block=share_block,
         )
 
     @classmethod
@@ -313,21 +327,41 @@ class Problem:
         """True when the resources are power patterns with variable shares θ."""
         return self.pattern_cost is not None
 
+    @property
+    def n_blocks(self) -> int:
+        """Number of pattern-share blocks (1 without `share_block`, 0 for fixed resources)."""
+        if not self.free_shares:
+            return 0
+        return 1 if self.share_block is None else self.pattern_cost.shape[0]
+
+    @functools.cached_property
+    def cell_block(self) -> np.ndarray:
+        """Pattern-share block of every cell, shape (n_cells,) (all 0 for one block)."""
+        if self.share_block is None:
+            return np.zeros(self.n_cells, np.int64)
+        return self.share_block
+
+    @functools.cached_property
+    def block_cost(self) -> np.ndarray:
+        """Energy cost of every (block, pattern), shape (n_blocks, n_resources); inf: absent."""
+        return np.atleast_2d(self.pattern_cost)
+
     @functools.cached_property
     def rate_cap_mbps(self) -> np.ndarray:
         """r̄_i, the most user i can get, shape (n_users,).
 
-        ``min(d_i, Σ_{e∋i} R_e)``; with free pattern shares the sum runs over one
-        pattern at a time and the largest is taken (Σ_k θ_k = 1).
+        ``min(d_i, Σ_{e∋i} R_e)``; with free pattern shares the sum runs, in every
+        share block, over one pattern at a time, the largest is taken (Σ_k θ_bk = 1) and
+        the blocks add up.
         """
         if not self.free_shares:
             return np.minimum(self.demand_mbps,
                               np.bincount(self.user, self.rate_mbps, minlength=self.n_users))
-        per_pattern = np.bincount(self.user * self.n_resources + self.resource, self.rate_mbps,
-                                  minlength=self.n_users * self.n_resources)
-        return np.minimum(self.demand_mbps,
-                          per_pattern.reshape(self.n_users, self.n_resources).max(axis=1,
-                                                                                  initial=0.0))
+        n_k, n_b = self.n_resources, self.n_blocks
+        key = (self.user * n_b + self.cell_block[self.cell]) * n_k + self.resource
+        per_pattern = np.bincount(key, self.rate_mbps, minlength=self.n_users * n_b * n_k)
+        best = per_pattern.reshape(self.n_users, n_b, n_k).max(axis=2, initial=0.0)
+        return np.minimum(self.demand_mbps, best.sum(axis=1))
 
     def tier_names(self) -> np.ndarray | None:
         return None if self.cell_tier is None else np.asarray(TIERS)[self.cell_tier]
@@ -386,6 +420,42 @@ def _check_links(arrays: dict, extra: dict, n_users: int, n_cells: int,
             problems.append(f"links {describe_rows(dup)} repeat the same (user, cell, resource); "
                             "fix: give each link once")
     return problems
+
+
+def _check_shares(pattern_cost: Any, share_block: Any, n_cells: int, n_resources: int
+                  ) -> tuple[np.ndarray, np.ndarray | None]:
+    """Validated pattern costs (and blocks) of a problem with free pattern shares."""
+    if pattern_cost is None:
+        raise ValidationError("share_block needs pattern_cost; fix: give the energy cost of "
+                              "every (block, pattern), shape (n_blocks, n_resources)")
+    cost = np.asarray(pattern_cost, dtype=float)
+    if share_block is None:
+        if cost.shape != (n_resources,):
+            raise ValidationError(f"pattern_cost has shape {cost.shape}; fix: one energy cost "
+                                  f"per pattern, shape ({n_resources},)")
+        bad = np.flatnonzero(~(np.isfinite(cost) & (cost >= 0)))
+        if len(bad):
+            raise ValidationError(f"patterns {describe_rows(bad)}: pattern_cost invalid (values "
+                                  f"{cost[bad][:10].tolist()}); fix: give finite energy costs ≥ 0")
+        return cost, None
+    block = np.asarray(share_block)
+    if block.shape != (n_cells,) or not np.issubdtype(block.dtype, np.integer):
+        raise ValidationError(f"share_block has shape {block.shape} and dtype {block.dtype}; "
+                              f"fix: one integer block per cell, shape ({n_cells},)")
+    if cost.ndim != 2 or cost.shape[1] != n_resources:
+        raise ValidationError(f"pattern_cost has shape {cost.shape}; fix: with share_block, "
+                              f"one row per block, shape (n_blocks, {n_resources})")
+    bad = np.flatnonzero((block < 0) | (block >= cost.shape[0]))
+    if len(bad):
+        raise ValidationError(f"cells {describe_rows(bad)}: share_block outside [0, "
+                              f"{cost.shape[0]}); fix: number the blocks from 0")
+    bad = np.flatnonzero((np.isnan(cost) | (cost < 0)).any(axis=1)
+                         | ~np.isfinite(cost).any(axis=1))
+    if len(bad):
+        raise ValidationError(f"blocks {describe_rows(bad)}: pattern_cost invalid; fix: costs "
+                              "≥ 0, inf for a pattern the block does not have, and at least "
+                              "one finite cost per block")
+    return cost, block.astype(np.int64)
 
 
 def _check_parameters(per_user: dict, per_cell: dict, alpha: float) -> list[str]:

@@ -76,7 +76,7 @@ def test_nothing_offloaded_above_the_highest_marginal_utility(seed, alpha):
     assert femto_traffic(cheaper) > 0
 
 
-@pytest.mark.parametrize("method", ["alm", "dual", "reference"])
+@pytest.mark.parametrize("method", ["alm", "dual", "ipm", "reference"])
 def test_caps_respected_by_optimizers(method):
     caps = np.r_[np.full(N_MACRO, np.inf), np.random.default_rng(9).uniform(0.5, 3.0, N_FEMTO)]
     sol = solve(offload_problem(4, price=0.02, caps=caps), method, tol=1e-6)

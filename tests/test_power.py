@@ -35,16 +35,17 @@ def random_pattern_problem(seed, n_users=30, n_cells=5, n_patterns=4, alpha=1.0,
                               pattern_cost=rng.uniform(0, 3, n_patterns))
 
 
+@pytest.mark.parametrize("method", ["alm", "dual", "ipm"])
 @pytest.mark.parametrize("seed", range(4))
 @pytest.mark.parametrize("alpha", [0.5, 1.0, 2.0])
-def test_alm_with_free_shares_matches_reference(seed, alpha):
+def test_free_shares_match_reference(seed, alpha, method):
     p = random_pattern_problem(seed, alpha=alpha, caps=seed % 2 == 1)
     ref = solve(p, "reference", tol=1e-7)
-    alm = solve(p, "alm", tol=1e-6)
-    assert ref.status == alm.status == "optimal"
-    assert alm.objective == pytest.approx(ref.objective, rel=1e-5, abs=1e-5)
-    assert alm.upper_bound >= ref.objective - 1e-6 * max(1, abs(ref.objective))
-    for sol in (alm, ref):
+    sol = solve(p, method, tol=1e-6)
+    assert ref.status == sol.status == "optimal"
+    assert sol.objective == pytest.approx(ref.objective, rel=1e-5, abs=1e-5)
+    assert sol.upper_bound >= ref.objective - 1e-6 * max(1, abs(ref.objective))
+    for sol in (sol, ref):
         theta = sol.pattern_share
         assert theta.shape == (p.n_resources,) and theta.min() >= 0
         assert theta.sum() == pytest.approx(1.0)
@@ -66,19 +67,85 @@ def test_free_shares_hand_solved():
                            resource=[0, 1], n_resources=2, pattern_cost=[0.0, 1.0])
     expected = np.log(3.0) - 2.0 / 3.0
     assert dual_bound(p, np.array([1 / 3, 4 / 3])) == pytest.approx(expected)
-    for method in ("alm", "reference"):
+    for method in ("alm", "dual", "ipm", "reference"):
         sol = solve(p, method, tol=1e-8)
         assert sol.objective == pytest.approx(expected, abs=1e-6)
-        assert sol.pattern_share == pytest.approx([1 / 3, 2 / 3], abs=1e-4)
+        assert sol.pattern_share == pytest.approx([1 / 3, 2 / 3], abs=1e-3)
         assert sol.user_rate_mbps[0] == pytest.approx(3.0, abs=1e-4)
 
 
 def test_fixed_power_methods_refuse_free_shares():
     p = random_pattern_problem(0)
     with pytest.raises(ValueError, match="power-pattern"):
-        solve(p, "dual")
+        solve(p, "max_rsrp")
     with pytest.raises(ValidationError, match="pattern_cost"):
         Problem.from_links([0], [0], [1.0], n_users=1, n_cells=1, pattern_cost=[-1.0])
+
+
+def block_problem(seed, n_users=30, n_cells=6, n_patterns=4, alpha=1.0):
+    """Three share blocks (cells 0–1, 2–4, 5) with their own pattern shares; two patterns
+    are absent from some block (cost inf, no links)."""
+    rng = np.random.default_rng(seed)
+    shape = (n_users, n_cells, n_patterns)
+    u, c, k = (np.broadcast_to(a, shape).ravel() for a in np.ix_(
+        np.arange(n_users), np.arange(n_cells), np.arange(n_patterns)))
+    block = np.array([0, 0, 1, 1, 1, 2])
+    cost = rng.uniform(0, 3, (3, n_patterns))
+    cost[2, 3] = cost[0, 0] = np.inf
+    rate = rng.lognormal(1.0, 1.0, u.size) * (rng.random(u.size) < 0.6)
+    rate = np.where(np.isfinite(cost[block[c], k]), rate, 0.0)
+    return Problem.from_links(u, c, rate, n_users=n_users, n_cells=n_cells, resource=k,
+                              n_resources=n_patterns, alpha=alpha, pattern_cost=cost,
+                              share_block=block)
+
+
+@pytest.mark.parametrize("method", ["dual", "ipm"])
+@pytest.mark.parametrize("seed", range(3))
+@pytest.mark.parametrize("alpha", [1.0, 2.0])
+def test_share_blocks_match_reference(seed, alpha, method):
+    p = block_problem(seed, alpha=alpha)
+    ref = solve(p, "reference", tol=1e-7)
+    sol = solve(p, method, tol=1e-6)
+    assert ref.status == sol.status == "optimal"
+    assert sol.objective == pytest.approx(ref.objective, rel=1e-5, abs=1e-5)
+    theta = sol.pattern_share
+    assert theta.shape == (3, p.n_resources)
+    np.testing.assert_allclose(theta.sum(axis=1), 1.0)
+    assert theta[2, 3] == theta[0, 0] == 0.0
+    cap = theta[p.cell_block]  # (n_cells, n_resources)
+    assert (sol.cell_airtime <= cap + 1e-9).all()
+
+
+def test_share_blocks_hand_solved():
+    """Two cells in their own blocks, one user each, patterns of rates (1, 4) and costs
+    (0, 1): each block is the one-cell problem of test_free_shares_hand_solved."""
+    p = Problem.from_links([0, 0, 1, 1], [0, 0, 1, 1], [1.0, 4.0, 1.0, 4.0], n_users=2,
+                           n_cells=2, resource=[0, 1, 0, 1], n_resources=2,
+                           pattern_cost=[[0.0, 1.0], [0.0, 1.0]], share_block=[0, 1])
+    expected = 2 * (np.log(3.0) - 2.0 / 3.0)
+    assert dual_bound(p, np.array([1 / 3, 4 / 3, 1 / 3, 4 / 3])) == pytest.approx(expected)
+    for method in ("dual", "ipm", "reference"):
+        sol = solve(p, method, tol=1e-8)
+        assert sol.objective == pytest.approx(expected, abs=1e-6)
+        # The objective is flat in θ at the optimum: shares are good to ~√gap.
+        np.testing.assert_allclose(sol.pattern_share, [[1 / 3, 2 / 3]] * 2, atol=1e-3)
+
+
+def test_share_blocks_validated():
+    with pytest.raises(ValidationError, match="share_block outside"):
+        Problem.from_links([0], [0], [1.0], n_users=1, n_cells=1, pattern_cost=[[0.0]],
+                           share_block=[1])
+    with pytest.raises(ValidationError, match="one row per block"):
+        Problem.from_links([0], [0], [1.0], n_users=1, n_cells=1, pattern_cost=[0.0],
+                           share_block=[0])
+    with pytest.raises(ValidationError, match="does not have"):
+        Problem.from_links([0], [0], [1.0], n_users=1, n_cells=1, pattern_cost=[[np.inf, 0.0]],
+                           share_block=[0], n_resources=2)
+    with pytest.raises(ValidationError, match="at least one finite"):
+        Problem.from_links([0], [0], [1.0], n_users=1, n_cells=1, pattern_cost=[[np.inf]],
+                           share_block=[0])
+    with pytest.raises(ValueError, match="share blocks"):
+        solve(block_problem(0), "alm")
 
 
 def small_network(seed, n_cells=5, n_users=20, size_m=600.0):

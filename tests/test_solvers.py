@@ -28,7 +28,7 @@ from cellopt import Problem, ValidationError, radio, topology
 from cellopt.solution import STATUSES
 from cellopt.solvers.common import dual_bound
 
-OPTIMIZERS = ("alm", "dual")
+OPTIMIZERS = ("alm", "dual", "ipm")
 BASELINES = ("max_rsrp", "max_sinr", "range_expansion", "load_aware")
 TOL = 1e-5          # gap asked of the optimizers on the random instances
 FEAS = 1e-9         # relative slack allowed on every constraint
@@ -533,7 +533,7 @@ def check_single(sol: cellopt.Solution, p: Problem) -> None:
     assert cells_used.max() <= 1, cells_used[cells_used > 1].index.tolist()[:10]
 
 
-@pytest.mark.parametrize("method", ["alm", "reference", "dual"])
+@pytest.mark.parametrize("method", ["alm", "reference", "dual", "ipm"])
 def test_single_association_hetnet(hetnet, hetnet_reference, method):
     require(method)
     _, p = hetnet
@@ -548,7 +548,7 @@ def test_single_association_hetnet(hetnet, hetnet_reference, method):
     assert sol.objective >= cellopt.solve(p, method="max_rsrp").objective
 
 
-@pytest.mark.parametrize("method", ["alm", "reference", "dual"])
+@pytest.mark.parametrize("method", ["alm", "reference", "dual", "ipm"])
 @pytest.mark.parametrize("seed", [pytest.param(s, id=spec_id(s)) for s in (3, 5, 13, 22, 27)])
 def test_single_association_random(seed, method):
     require(method)
@@ -647,7 +647,7 @@ def test_validation_names_entries(overrides, words):
 def test_no_positive_link_allowed_below_alpha_one():
     p = links3(rate_mbps=np.array([1.0, 2.0, 3.0, 0.0]), alpha=0.5)
     assert p.n_links == 3 and p.n_users == 3
-    for method in ("reference", "alm", "dual"):
+    for method in ("reference", "alm", "dual", "ipm"):
         if method not in cellopt.METHODS:
             continue
         sol = cellopt.solve(p, method=method, tol=1e-6)

@@ -7,12 +7,19 @@ from typing import Any
 
 from cellopt.problem import Problem
 from cellopt.solution import Solution
-from cellopt.solvers.registry import METHODS, PATTERN_METHODS, check_problem, get_method, register
+from cellopt.solvers.registry import (
+    BLOCK_METHODS,
+    METHODS,
+    PATTERN_METHODS,
+    check_problem,
+    get_method,
+    register,
+)
 
-__all__ = ["METHODS", "PATTERN_METHODS", "register", "solve"]
+__all__ = ["BLOCK_METHODS", "METHODS", "PATTERN_METHODS", "register", "solve"]
 
 # Each module registers its methods on import.
-from cellopt.solvers import alm, baselines, dual, reference  # noqa: F401
+from cellopt.solvers import alm, baselines, dual, ipm, reference  # noqa: F401
 
 
 def solve(
@@ -66,12 +73,15 @@ def solve(
         raise ValueError(f"method {method!r} does not handle free power-pattern shares "
                          f"(Problem.pattern_cost); fix: use one of {sorted(PATTERN_METHODS)}, "
                          "or fix the shares by scaling each pattern's rates by its share")
+    if problem.share_block is not None and method not in BLOCK_METHODS:
+        raise ValueError(f"method {method!r} does not handle several pattern-share blocks "
+                         f"(Problem.share_block); fix: use one of {sorted(BLOCK_METHODS)}")
     if not tol > 0:
         raise ValueError(f"tol={tol}; fix: give a relative gap > 0, e.g. 1e-4")
     kwargs = dict(tol=tol, max_iter=max_iter, time_limit_s=time_limit_s, callback=callback)
     if not single_association:
         return fn(problem, **kwargs, **options)
-    if method not in ("alm", "dual", "reference"):
+    if method not in ("alm", "dual", "ipm", "reference"):
         raise ValueError(f"single_association applies to 'alm', 'dual' and 'reference', not "
                          f"{method!r} (the baselines already serve each user by one cell)")
     from cellopt.solvers.single import round_to_single

@@ -12,9 +12,10 @@ from cellopt.problem import Problem, utility
 from cellopt.solution import Solution
 
 __all__ = [
-    "best_rate", "block_zero_capacity", "build_solution", "dual_bound", "energy_cost",
+    "best_rate", "block_airtime_value", "block_shares", "block_zero_capacity",
+    "build_solution", "dual_bound", "energy_cost",
     "feasible_shares", "group_capacity", "link_prices", "loads", "objective_terms",
-    "one_blas_thread", "relative_gap", "repair", "user_min", "user_value",
+    "one_blas_thread", "recover_feasible", "relative_gap", "repair", "user_min", "user_value",
 ]
 
 
@@ -78,30 +79,55 @@ def link_prices(problem: Problem, mu: np.ndarray, nu: np.ndarray) -> np.ndarray:
 
 
 def feasible_shares(problem: Problem, theta: np.ndarray | None) -> np.ndarray | None:
-    """Pattern shares on the simplex (θ ≥ 0, Σ θ = 1), None for fixed resources.
+    """Pattern shares on the simplex of every share block, None for fixed resources.
 
-    Negative entries are clipped and the rest normalized; no usable θ gives equal shares.
+    Negative entries and patterns a block does not have are set to 0 and each block's
+    shares normalized; a block with no usable share gets equal shares.
+
+    Returns
+    -------
+    ndarray, shape (n_resources,) for one block, (n_blocks, n_resources) with
+    ``Problem.share_block``; or None.
     """
     if not problem.free_shares:
         return None
-    k = problem.n_resources
-    t = np.full(k, 1.0 / k) if theta is None else np.clip(np.asarray(theta, float), 0.0, None)
-    total = t.sum()
-    return t / total if np.isfinite(total) and total > 0 else np.full(k, 1.0 / k)
+    avail = np.isfinite(problem.block_cost)
+    equal = avail / avail.sum(axis=1, keepdims=True)
+    if theta is None:
+        t = equal
+    else:
+        t = np.where(avail, np.clip(np.asarray(theta, float).reshape(avail.shape), 0.0, None), 0.0)
+        total = t.sum(axis=1, keepdims=True)
+        ok = np.isfinite(total) & (total > 0)
+        t = np.where(ok, t / np.where(ok, total, 1.0), equal)
+    return t[0] if problem.share_block is None else t
+
+
+def block_shares(problem: Problem, theta: np.ndarray | None) -> np.ndarray:
+    """:func:`feasible_shares` as a 2-D array (n_blocks, n_resources)."""
+    return np.atleast_2d(feasible_shares(problem, theta))
 
 
 def group_capacity(problem: Problem, theta: np.ndarray | None) -> np.ndarray | np.floating:
-    """Right-hand side of each airtime row: θ_k for free pattern shares, else 1."""
+    """Right-hand side of each airtime row: θ_bk of the cell's block for free shares, else 1."""
     if not problem.free_shares:
         return np.float64(1.0)
-    return np.tile(feasible_shares(problem, theta), problem.n_cells)
+    return block_shares(problem, theta)[problem.cell_block].ravel()
 
 
 def energy_cost(problem: Problem, theta: np.ndarray | None) -> float:
-    """Σ_k θ_k E_k, the energy cost of the pattern shares (0 for fixed resources)."""
+    """Σ_bk θ_bk E_bk, the energy cost of the pattern shares (0 for fixed resources)."""
     if not problem.free_shares:
         return 0.0
-    return float(np.dot(problem.pattern_cost, feasible_shares(problem, theta)))
+    cost = problem.block_cost
+    return float(np.sum(np.where(np.isfinite(cost), cost, 0.0) * block_shares(problem, theta)))
+
+
+def block_airtime_value(problem: Problem, mu: np.ndarray) -> np.ndarray:
+    """Σ_{j∈b} μ_jk − E_bk for every (block, pattern), shape (n_blocks, n_resources) (−inf: absent)."""
+    per = np.zeros(problem.block_cost.shape)
+    np.add.at(per, problem.cell_block, np.asarray(mu, float).reshape(problem.n_cells, -1))
+    return per - problem.block_cost
 
 
 def dual_bound(problem: Problem, mu: np.ndarray, nu: np.ndarray | None = None) -> float:
@@ -109,8 +135,9 @@ def dual_bound(problem: Problem, mu: np.ndarray, nu: np.ndarray | None = None) -
 
     ``g = Σ μ_jk + Σ ν_j C_j + Σ_i max_{0≤r≤r̄_i} [w_i U(r) − π_i* r]`` with
     ``π_i* = min_{e∋i} (μ_jk / R_e + c_j + ν_j)`` and ``r̄_i = min(d_i, Σ_{e∋i} R_e)``.
-    With free pattern shares (DESIGN §2.5) the airtime term ``Σ μ_jk`` becomes
-    ``max_k (Σ_j μ_jk − E_k)``: the band goes to the pattern whose airtime is worth most.
+    With free pattern shares the airtime term ``Σ μ_jk`` becomes
+    ``max_k (Σ_j μ_jk − E_k)``: the band goes to the pattern whose airtime is worth most
+    (one such term per share block, summed).
 
     Parameters
     ----------
@@ -139,8 +166,7 @@ def dual_bound(problem: Problem, mu: np.ndarray, nu: np.ndarray | None = None) -
     value = user_value(np.where(np.isfinite(pi), pi, 0.0), problem.weight, problem.alpha,
                        problem.rate_cap_mbps)
     if problem.free_shares:
-        per_pattern = mu.reshape(problem.n_cells, problem.n_resources).sum(axis=0)
-        airtime = float(np.max(per_pattern - problem.pattern_cost))
+        airtime = float(block_airtime_value(problem, mu).max(axis=1).sum())
     else:
         airtime = float(mu.sum())
     return float(airtime + (nu[capped] * problem.backhaul_mbps[capped]).sum() + value.sum())
@@ -204,6 +230,35 @@ def repair(problem: Problem, x: np.ndarray, theta: np.ndarray | None = None) -> 
     with np.errstate(divide="ignore", invalid="ignore"):
         over = np.where(rate > problem.demand_mbps, problem.demand_mbps / rate, 1.0)
     return x * over[problem.user]
+
+
+def recover_feasible(problem: Problem, x: np.ndarray, priced: np.ndarray,
+             shares: list[np.ndarray | None]) -> tuple[np.ndarray, float, np.ndarray | None]:
+    """A feasible point from implied shares: (x, objective, θ), the best found.
+
+    For each candidate θ of `shares` (None for fixed resources): repair(x), and
+    repair(fill(x)), where fill rescales the `priced` groups (mask, shape (n_groups,)) to
+    their full capacity (priced groups are saturated at the optimum).
+    """
+    p = problem
+    best = (None, -np.inf, None)
+    for theta in shares:
+        theta = feasible_shares(p, theta)
+        energy = energy_cost(p, theta)
+        capacity = np.broadcast_to(group_capacity(p, theta), (p.n_groups,))
+        x1 = repair(p, x, theta)
+        trials = [x1]
+        _, air, _ = loads(p, x1)
+        fill = priced & (air > 1e-12) & (air < capacity)
+        if fill.any():
+            factor = np.ones(p.n_groups)
+            factor[fill] = capacity[fill] / air[fill]
+            trials.append(repair(p, x1 * factor[p.group], theta))
+        for xt in trials:
+            util, cost = objective_terms(p, xt)
+            if util - cost - energy > best[1]:
+                best = (xt, util - cost - energy, theta)
+    return best
 
 
 def objective_terms(problem: Problem, x: np.ndarray) -> tuple[float, float]:

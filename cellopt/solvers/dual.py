@@ -131,9 +131,7 @@ from collections.abc import Callable
 from typing import Any
 
 import numpy as np
-import scipy.linalg
 import scipy.sparse as sp
-import scipy.sparse.linalg as spla
 from scipy.special import expit
 
 from cellopt.errors import ValidationError, describe_rows
@@ -143,18 +141,15 @@ from cellopt.solvers.common import (
     block_zero_capacity,
     build_solution,
     dual_bound,
-    loads,
-    objective_terms,
-    one_blas_thread,
+    recover_feasible,
     relative_gap,
-    repair,
     user_value,
 )
+from cellopt.solvers.linalg import SymmetricSystem, share_curvature
 from cellopt.solvers.registry import register
 
 __all__ = ["solve_dual"]
 
-_DENSE_MAX = 2500        # Newton systems up to this size are factorized densely
 _CLIP_FLOOR = 1e-3       # growth limit 3·max(y, this) for prices with a positive floor
 _ACTIVE_WEIGHT = 1e-14   # links with soft-min weight p_e below this are left out of the Hessian
 # The Newton systems are small (groups + caps): multithreaded BLAS only adds overhead, and
@@ -165,7 +160,7 @@ _ACTIVE_WEIGHT = 1e-14   # links with soft-min weight p_e below this are left ou
 class _Point:
     """One evaluation of the smoothed dual at scaled prices y."""
 
-    __slots__ = ("a", "bound", "g_tau", "grad", "h", "log_pi", "m", "mu", "nu", "pi", "r",
+    __slots__ = ("a", "bound", "g_tau", "grad", "h", "log_pi", "m", "mu", "nu", "pi", "q", "r",
                  "share", "x", "y")
 
 
@@ -209,6 +204,37 @@ class _SmoothedDual:
         self.capu = p.rate_cap_mbps[self.users]  # r̄ of the whole problem (dual_bound's)
         self._check_blocked_users(blocked)
         self.s, self.lb = self._scales(tol)
+        # Groups without links have μ = 0 for good: nobody buys there.
+        self.fixed = np.r_[np.bincount(self.g, minlength=self.G) == 0,
+                           np.zeros(len(self.capped), bool)]
+        self.free = p.free_shares
+        if self.free:
+            self._init_shares()
+
+    def _init_shares(self) -> None:
+        """Share columns (available (block, pattern) pairs) and the soft-max scale per block.
+
+        The airtime term ``Σ_b max_k (Σ_{j∈b} μ_jk − E_bk)`` is smoothed by a log-sum-exp
+        at temperature τ·T_b, T_b the largest equal-share value of a pattern of block b:
+        the same relative temperature as the users' soft-min.
+        """
+        p = self.p
+        n_k = p.n_resources
+        cost = p.block_cost
+        avail = np.flatnonzero(np.isfinite(cost).ravel())
+        column = np.full(cost.size, -1)
+        column[avail] = np.arange(len(avail))
+        groups = np.arange(self.G)
+        self.group_share = column[p.cell_block[groups // n_k] * n_k + groups % n_k]
+        self.share_cost = cost.ravel()[avail]
+        self.share_block = avail // n_k
+        self.n_blocks = cost.shape[0]
+        mu_unit = np.where(self.fixed[:self.G], 0.0, self.s[:self.G])
+        ok = self.group_share >= 0
+        value = np.bincount(self.group_share[ok], mu_unit[ok], minlength=len(avail))
+        top = np.zeros(self.n_blocks)
+        np.maximum.at(top, self.share_block, value)
+        self.T = np.maximum(top, 1e-12 * max(float(top.max(initial=0.0)), 1e-300))
 
     def _check_blocked_users(self, blocked: np.ndarray) -> None:
         p = self.p
@@ -228,12 +254,20 @@ class _SmoothedDual:
         G = self.G
         mu_scale = np.zeros(G)
         if self.n_links:
-            order = np.lexsort((-self.R, self.seg))
-            best = order[np.r_[True, self.seg[order][1:] != self.seg[order][:-1]]]
+            # Each user on its best link (per pattern of every block, with free shares:
+            # each pattern priced as if it had the whole band, so that their values match).
+            key = self.seg
+            if self.p.free_shares:
+                n_k = self.p.n_resources
+                key = (self.seg * self.p.n_blocks + self.p.cell_block[self.cell]) * n_k \
+                    + self.g % n_k
+            order = np.lexsort((-self.R, key))
+            best = order[np.r_[True, key[order][1:] != key[order][:-1]]]
             gb = self.g[best]
             count = np.bincount(gb, minlength=G)
-            r = np.maximum(np.minimum(self.capu, self.R[best] / count[gb]), 1e-300)
-            marg = self.wu * utility_derivative(r, self.alpha)
+            r = np.maximum(np.minimum(self.capu[self.seg[best]], self.R[best] / count[gb]),
+                           1e-300)
+            marg = self.wu[self.seg[best]] * utility_derivative(r, self.alpha)
             mu_scale = np.bincount(gb, np.maximum(marg - self.c[best], 0.0) * r, minlength=G)
         pos = mu_scale[mu_scale > 0]
         typical = float(np.median(pos)) if len(pos) else 1.0
@@ -304,15 +338,53 @@ class _SmoothedDual:
             exact = smooth = 0.0
         x = flow / self.R
         pt.x = x
-        pt.g_tau = float(mu.sum()) + nu_term + smooth
-        pt.bound = float(mu.sum()) + nu_term + exact
-        grad_mu = 1.0 - np.bincount(self.g, x, minlength=self.G)
+        air_smooth, air_exact, capacity = self._airtime_term(pt, mu, tau)
+        pt.g_tau = air_smooth + nu_term + smooth
+        pt.bound = air_exact + nu_term + exact
+        grad_mu = capacity - np.bincount(self.g, x, minlength=self.G)
         traffic = np.bincount(self.link_cap[self.capped_links], flow[self.capped_links],
                               minlength=len(self.capped))
         pt.grad = np.r_[grad_mu, self.C - traffic] * self.s
         return pt
 
-    def hessian(self, pt: _Point, tau: float) -> sp.csr_array:
+    def _airtime_term(self, pt: _Point, mu: np.ndarray, tau: float
+                      ) -> tuple[float, float, np.ndarray | float]:
+        """(smoothed, exact) airtime term of g and its gradient in μ (each group's capacity).
+
+        Fixed resources: Σ μ, gradient 1. Free shares: per block the log-sum-exp
+        ``T log Σ_k exp((S_bk − E_bk)/T) ≥ max_k (S_bk − E_bk)``; its gradient in μ_jk is
+        the soft-max weight q_bk of the cell's block — the implied pattern share.
+        """
+        pt.q = None
+        if not self.free:
+            total = float(mu.sum())
+            return total, total, 1.0
+        ok = self.group_share >= 0
+        value = np.bincount(self.group_share[ok], mu[ok], minlength=len(self.share_cost)) \
+            - self.share_cost
+        top = np.full(self.n_blocks, -np.inf)
+        np.maximum.at(top, self.share_block, value)
+        temp = tau * self.T
+        ez = np.exp((value - top[self.share_block]) / temp[self.share_block])
+        total = np.bincount(self.share_block, ez, minlength=self.n_blocks)
+        q = ez / total[self.share_block]
+        pt.q = q
+        smooth = float(np.sum(top + temp * np.log(total)))
+        return smooth, float(top.sum()), np.where(ok, q[np.maximum(self.group_share, 0)], 0.0)
+
+    def implied_shares(self, pt: _Point) -> list[np.ndarray]:
+        """Pattern shares to recover a feasible point with: the soft-max weights, and the
+        largest airtime per (block, pattern) the implied shares use."""
+        n_k = self.p.n_resources
+        full_q = np.zeros(self.p.block_cost.size)
+        full_q[np.isfinite(self.p.block_cost).ravel()] = pt.q
+        air = np.bincount(self.g, pt.x, minlength=self.G)
+        used = np.zeros(self.p.block_cost.size)
+        cell_k = self.p.cell_block[np.arange(self.G) // n_k] * n_k + np.arange(self.G) % n_k
+        np.maximum.at(used, cell_k, air)
+        return [full_q.reshape(self.p.block_cost.shape), used.reshape(self.p.block_cost.shape)]
+
+    def hessian(self, pt: _Point, tau: float) -> SymmetricSystem:
         """∇²_y g_τ at pt: Σ_users Jᵀ [r(1+1/τ) diag(a/π) + (h − r(1+1/τ)/m) a aᵀ] J."""
         idx = np.flatnonzero(pt.share > _ACTIVE_WEIGHT)
         seg = self.seg[idx]
@@ -342,31 +414,24 @@ class _SmoothedDual:
             B = P @ M
             cu = coef[sl][np.r_[True, inv[1:] != inv[:-1]]]          # one c_i per split user
             H = H + B.T @ (sp.diags_array(cu) @ B)
-        return sp.csr_array(H)
+        hess = SymmetricSystem(H)
+        if self.free:
+            self._add_airtime_hessian(hess, pt, tau)
+        return hess
+
+    def _add_airtime_hessian(self, hess: SymmetricSystem, pt: _Point, tau: float) -> None:
+        """The curvature of the smoothed airtime term, in y.
+
+        Per block b: ``P_bᵀ (diag(q_b) − q_b q_bᵀ) P_b / (τ T_b)`` with P_b mapping groups
+        to their pattern (scaled by s); see :func:`~cellopt.solvers.linalg.share_curvature`.
+        """
+        groups = np.flatnonzero((self.group_share >= 0) & ~self.fixed[:self.G])
+        weight = pt.q / (tau * self.T[self.share_block])  # Σ over a block = 1 / (τ T_b)
+        hess.add(share_curvature(self.n, groups, self.group_share[groups], self.share_block,
+                                 weight, self.s))
 
 
-def _recover(problem: Problem, x: np.ndarray, priced: np.ndarray) -> tuple[np.ndarray, float]:
-    """A feasible x from implied shares: the better of repair(x) and repair(fill(x)).
-
-    fill(x) rescales the `priced` groups (mask, shape (n_groups,)) to airtime 1.
-    """
-    p = problem
-    x1 = repair(p, x)
-    u1, c1 = objective_terms(p, x1)
-    best = (x1, u1 - c1)
-    _, air, _ = loads(p, x1)
-    priced = priced & (air > 1e-12) & (air < 1.0)
-    if priced.any():
-        factor = np.ones(p.n_groups)
-        factor[priced] = 1.0 / air[priced]
-        x2 = repair(p, x1 * factor[p.group])
-        u2, c2 = objective_terms(p, x2)
-        if u2 - c2 > best[1]:
-            best = (x2, u2 - c2)
-    return best
-
-
-@register("dual")
+@register("dual", patterns=True, share_blocks=True)
 def solve_dual(
     problem: Problem,
     *,
@@ -434,7 +499,7 @@ def solve_dual(
     else:
         y = np.maximum(np.r_[np.ones(G), np.zeros(len(model.capped))], lb)
 
-    best: dict[str, Any] = dict(bound=np.inf, mu=None, nu=None, obj=-np.inf, x=None)
+    best: dict[str, Any] = dict(bound=np.inf, mu=None, nu=None, obj=-np.inf, x=None, theta=None)
 
     def evaluate(yv: np.ndarray, tau: float) -> _Point:
         """g_τ and the exact bound at y (every evaluation, line-search trials included)."""
@@ -449,9 +514,10 @@ def solve_dual(
         x_full = np.zeros(p.n_links)
         x_full[model.keep] = pt.x
         # "Priced" includes groups at their floor δ_g > 0: filling them too tested better.
-        x_feas, obj = _recover(p, x_full, pt.y[:G] > 0)
+        shares = model.implied_shares(pt) if model.free else [None]
+        x_feas, obj, theta = recover_feasible(p, x_full, pt.y[:G] > 0, shares)
         if obj > best["obj"]:
-            best.update(obj=obj, x=x_feas)
+            best.update(obj=obj, x=x_feas, theta=theta)
 
     def gap_now() -> float:  # the certified gap of the best bound and the best x so far
         gap = relative_gap(best["bound"], best["obj"])
@@ -494,9 +560,9 @@ def solve_dual(
             message = f"reached time_limit_s={time_limit_s:g} (gap {gap:.2e})"
             break
         # ---- one projected Newton step at temperature τ, Armijo search on the projection arc
-        H = model.hessian(pt, tau) if model.n_links else sp.csr_array((model.n, model.n))
+        H = model.hessian(pt, tau) if model.n_links else SymmetricSystem(sp.csr_array((model.n, model.n)))
         pt_new, step, decrement = None, 0.0, 0.0
-        for d in _directions(H, pt.grad, y, lb):
+        for d in _directions(H, pt.grad, y, lb, model.fixed, pt.g_tau):
             decrement = float(-pt.grad @ d)
             if decrement <= 0:
                 continue
@@ -548,10 +614,12 @@ def solve_dual(
         message = f"the recomputed certificate gives gap {final_gap} > tol={tol:g}"
     return build_solution(
         p, best["x"], method="dual", status=status, message=message, mu=mu, nu=nu,
-        upper_bound=bound, n_iter=n_iter, wall_s=time.perf_counter() - t0, history=history)
+        upper_bound=bound, n_iter=n_iter, wall_s=time.perf_counter() - t0, history=history,
+        theta=best["theta"])
 
 
-def _directions(H: sp.csr_array, grad: np.ndarray, y: np.ndarray, lb: np.ndarray):
+def _directions(H: SymmetricSystem, grad: np.ndarray, y: np.ndarray, lb: np.ndarray,
+                fixed: np.ndarray, value: float):
     """Search directions to try in turn: clipped projected Newton, projected Newton, and a
     diagonally scaled projected gradient (the safeguard).
 
@@ -567,30 +635,40 @@ def _directions(H: sp.csr_array, grad: np.ndarray, y: np.ndarray, lb: np.ndarray
     users' soft choices change little, i.e. for relative price changes of order τ; far
     from the minimizer the Newton step overshoots wildly in a few prices, and clipping
     them (rather than shortening the whole step) lets the others move. A clipped step
-    need not be a descent direction; the caller then tries the next one.
+    need not be a descent direction; the caller then tries the next one. `fixed` prices
+    (groups without links) do not move. With a low-rank part (large pattern-share
+    blocks), prices without curvature of their own count as flat, and the free system is
+    solved by Woodbury.
     """
-    hdiag = H.diagonal()
+    hdiag = H.sparse.diagonal()
+    full_diag = H.diagonal()
     size = np.maximum(y, 1.0)
     newton1 = np.abs(grad) / np.maximum(hdiag, 1e-300)
     width = float(np.max(np.abs(y - np.maximum(lb, y - np.minimum(newton1, size) * np.sign(grad))),
                          initial=0.0))
-    active = (y - lb <= min(1e-3, width)) & (grad > 0)
-    flat = ~active & (newton1 > 1e3 * size)
+    active = ((y - lb <= min(1e-3, width)) & (grad > 0)) | fixed
+    flat = ~active & ((newton1 > 1e3 * size) | (hdiag <= 1e-30 * float(hdiag.max(initial=0.0))))
     d = np.zeros_like(y)
     d[active] = lb[active] - y[active]
     # Growth is multiplicative for prices with a positive floor (groups of unpriced cells,
     # where g_τ is scale-free near 0), additive from 1e-3 of the unit for the others.
     grow = np.maximum(y, np.where(lb > 0, lb, 1e-3))
-    d[flat] = np.where(grad[flat] > 0, 0.5 * (lb[flat] - y[flat]), grow[flat])
+    # A flat price whose move by its own size would change g_τ by less than 1e-12 of it
+    # stays put: its gradient is round-off (with patterns: a pattern nobody uses), and
+    # doubling it could make that pattern the most valuable one.
+    negligible = np.abs(grad) * np.maximum(y, 1.0) <= 1e-12 * max(1.0, abs(value))
+    d[flat] = np.where(negligible[flat], 0.0,
+                       np.where(grad[flat] > 0, 0.5 * (lb[flat] - y[flat]), grow[flat]))
     free = np.flatnonzero(~active & ~flat)
     if len(free):
-        d[free] = -_FreeSystem(H, free, hdiag).solve(grad[free])
+        d[free] = -H.restricted(free, hdiag).solve(grad[free])
     down = np.where(y < 1e-2, 1.0, 0.75) * np.maximum(y - lb, 0.0)
     up = 3.0 * np.maximum(y, np.where(lb > 0, _CLIP_FLOOR, 1.0))
     yield np.where(active, d, np.clip(d, -down, up))
     yield d
-    target = np.maximum(lb, y - grad / np.maximum(hdiag, 1e-300 + 1e-12 * hdiag.max(initial=0)))
-    yield np.clip(target - y, -0.5 * np.maximum(y - lb, 0.0), grow)
+    target = np.maximum(lb, y - grad / np.maximum(full_diag,
+                                                   1e-300 + 1e-12 * full_diag.max(initial=0)))
+    yield np.where(fixed, 0.0, np.clip(target - y, -0.5 * np.maximum(y - lb, 0.0), grow))
 
 
 def _line_search(evaluate: Callable[[np.ndarray, float], _Point], pt: _Point, d: np.ndarray,
@@ -615,41 +693,3 @@ def _line_search(evaluate: Callable[[np.ndarray, float], _Point], pt: _Point, d:
             return pt_try, step, n
         step *= 0.5
     return None, 0.0, 40
-
-
-class _FreeSystem:
-    """Solves H_FF d = b (dense Cholesky or sparse LU), Jacobi-scaled.
-
-    The system is solved as (Ĥ + reg I) d̂ = b̂ with Ĥ = D^{-1/2} H_FF D^{-1/2} of
-    unit diagonal: prices near zero on a free cell have curvature ~1/(τ μ²), many orders
-    above the others, and an absolute regularization sized for them would swamp the rest.
-    reg = 1e-10; if the factorization still fails it grows ×1000 (up to 6 times).
-    """
-
-    def __init__(self, H: sp.csr_array, free: np.ndarray, hdiag: np.ndarray):
-        self.dense = len(free) <= _DENSE_MAX
-        diag = hdiag[free]
-        self.d = 1.0 / np.sqrt(np.maximum(diag, 1e-300 + 1e-30 * float(np.max(diag, initial=0.0))))
-        sub = H[free][:, free]
-        if self.dense:
-            self.A = sub.toarray() * self.d[:, None] * self.d[None, :]
-        else:
-            Dm = sp.diags_array(self.d)
-            self.A = sp.csc_matrix(Dm @ sub @ Dm)
-
-    def solve(self, b: np.ndarray) -> np.ndarray:
-        shift = 1e-10
-        rhs = b * self.d
-        for _ in range(6):
-            try:
-                if self.dense:
-                    A = self.A.copy()
-                    A[np.diag_indices_from(A)] += shift
-                    with one_blas_thread():
-                        factor = scipy.linalg.cho_factor(A, check_finite=False)
-                        return self.d * scipy.linalg.cho_solve(factor, rhs, check_finite=False)
-                n = self.A.shape[0]
-                return self.d * spla.splu(sp.csc_matrix(self.A + shift * sp.eye(n))).solve(rhs)
-            except (np.linalg.LinAlgError, RuntimeError):
-                shift *= 1e3
-        return self.d * rhs / (1.0 + shift)

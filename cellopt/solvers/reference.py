@@ -206,11 +206,26 @@ def _build(problem: Problem, power_cone: bool) -> tuple[cp.Problem, dict[str, An
     if cost.any():
         objective = objective - cost @ x
     theta = None
-    if problem.free_shares:  # DESIGN §2.5: pattern shares are variables on the simplex
-        theta = cp.Variable(problem.n_resources, nonneg=True, name="theta")
-        objective = objective - (problem.pattern_cost / k) @ theta
-        airtime = a_group @ x <= theta[groups % problem.n_resources]
-        constraints = [airtime, cp.sum(theta) == 1.0]
+    if problem.free_shares:  # pattern shares are variables on the simplex of each block
+        # One variable per (block, pattern) the block has; airtime of group (j, k) ≤ θ_{b(j)k}.
+        cost = problem.block_cost
+        avail = np.flatnonzero(np.isfinite(cost).ravel())
+        theta = cp.Variable(len(avail), nonneg=True, name="theta")
+        column = np.full(cost.size, -1)
+        column[avail] = np.arange(len(avail))
+        n_k = problem.n_resources
+        share_of_group = column[problem.cell_block[groups // n_k] * n_k + groups % n_k]
+        if (share_of_group < 0).any():  # links on a pattern their block does not have
+            airtime_rhs = cp.hstack([theta, np.zeros(1)])[np.where(share_of_group < 0, len(avail),
+                                                                    share_of_group)]
+        else:
+            airtime_rhs = theta[share_of_group]
+        objective = objective - (cost.ravel()[avail] / k) @ theta
+        airtime = a_group @ x <= airtime_rhs
+        block_of = avail // n_k
+        a_block = sp.csr_array((np.ones(len(avail)), (block_of, np.arange(len(avail)))),
+                               shape=(cost.shape[0], len(avail)))
+        constraints = [airtime, a_block @ theta == 1.0]
     else:
         airtime = a_group @ x <= 1.0
         constraints = [airtime]
@@ -221,12 +236,12 @@ def _build(problem: Problem, power_cone: bool) -> tuple[cp.Problem, dict[str, An
     if len(limited):
         constraints.append(rho[limited] <= demand[limited])
     prob = cp.Problem(cp.Maximize(objective), constraints)
-    meta = dict(x=x, theta=theta, airtime=airtime, backhaul=backhaul, groups=groups, capped=capped,
-                mu_factor=k, nu_factor=k / s0)
+    meta = dict(x=x, theta=theta, theta_index=None if theta is None else avail, airtime=airtime,
+                backhaul=backhaul, groups=groups, capped=capped, mu_factor=k, nu_factor=k / s0)
     return prob, meta
 
 
-@register("reference", patterns=True)
+@register("reference", patterns=True, share_blocks=True)
 def solve_reference(
     problem: Problem,
     *,
@@ -249,7 +264,8 @@ def solve_reference(
     power cones for other α when the solver has them; see :func:`_utility_expr`).
     Users without links (allowed for α < 1) contribute U(0) = 0 and are left out.
     Free power-pattern shares (``Problem.pattern_cost``) are variables θ ≥ 0 with
-    ``Σ θ = 1``, airtime rows ``A_g x ≤ θ_k`` and the energy cost ``E · θ`` subtracted.
+    ``Σ θ = 1`` (in every share block), airtime rows ``A_g x ≤ θ_k`` and the energy cost
+    ``E · θ`` subtracted.
     Data are rescaled for the solver (each user's rate by an estimate of it for α ≥ 1, all
     rates by the median link rate for α < 1, the objective to a mean coefficient of 1;
     see :func:`_build`); the result is in the problem's units.
@@ -316,8 +332,8 @@ def solve_reference(
     nu = np.zeros(problem.n_cells)
 
     if problem.n_links == 0:  # only users without links (α < 1): x = () is optimal
-        theta = None if not problem.free_shares else \
-            np.eye(problem.n_resources)[np.argmin(problem.pattern_cost)]
+        theta = None if not problem.free_shares else feasible_shares(
+            problem, problem.block_cost == problem.block_cost.min(axis=1, keepdims=True))
         return _finish(problem, np.zeros(0), mu, nu, tol=tol, start=start, compile_s=0.0,
                        solve_s=0.0, n_iter=0, status_cvx=cp.OPTIMAL, raw_status="",
                        name=name, callback=callback, said="no links, nothing to solve",
@@ -367,8 +383,10 @@ def solve_reference(
     theta = None
     if status_cvx in cp.settings.SOLUTION_PRESENT and meta["x"].value is not None:
         x = np.asarray(meta["x"].value, float)
-        if meta["theta"] is not None:
-            theta = feasible_shares(problem, meta["theta"].value)
+        if meta["theta"] is not None and meta["theta"].value is not None:
+            full = np.zeros(problem.block_cost.size)
+            full[meta["theta_index"]] = meta["theta"].value
+            theta = feasible_shares(problem, full)
         if meta["airtime"].dual_value is not None:
             mu[meta["groups"]] = np.asarray(meta["airtime"].dual_value, float) * meta["mu_factor"]
         if meta["backhaul"] is not None and meta["backhaul"].dual_value is not None:
