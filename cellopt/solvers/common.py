@@ -219,15 +219,15 @@ def repair(problem: Problem, x: np.ndarray, theta: np.ndarray | None = None) -> 
     x = np.clip(np.asarray(x, float), 0.0, 1.0)
     _, airtime, _ = loads(problem, x)
     capacity = np.broadcast_to(group_capacity(problem, theta), airtime.shape)
-    with np.errstate(divide="ignore", invalid="ignore"):
+    with np.errstate(divide="ignore", invalid="ignore", over="ignore"):
         scale = np.where(airtime > capacity, capacity / airtime, 1.0)
     x = x * scale[problem.group]
     _, _, traffic = loads(problem, x)
-    with np.errstate(divide="ignore", invalid="ignore"):
+    with np.errstate(divide="ignore", invalid="ignore", over="ignore"):
         over = np.where(traffic > problem.backhaul_mbps, problem.backhaul_mbps / traffic, 1.0)
     x = x * over[problem.cell]
     rate, _, _ = loads(problem, x)
-    with np.errstate(divide="ignore", invalid="ignore"):
+    with np.errstate(divide="ignore", invalid="ignore", over="ignore"):
         over = np.where(rate > problem.demand_mbps, problem.demand_mbps / rate, 1.0)
     return x * over[problem.user]
 
