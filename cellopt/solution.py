@@ -18,6 +18,11 @@ STATUSES = {
     "max_iter": "stopped at max_iter before the gap reached tol",
     "time_limit": "stopped at time_limit_s before the gap reached tol",
     "stopped": "the callback asked to stop",
+    "converged": "column generation: no pattern improves (exact pricing), gap still above tol",
+    "local_optimum": "column generation: the pattern search finds no improving pattern "
+                     "(not certified)",
+    "tail_off": "column generation: the objective gained less than gain_tol over three "
+                "iterations (not certified)",
     "failed": "the method could not produce a certified answer (see message)",
 }
 
@@ -85,6 +90,15 @@ class Solution:
     offload_share : float or None
         Share of all traffic carried by third-party cells, Σ_{j third party} T_j / Σ_j T_j
         (0 with no traffic); None when the problem does not say who owns the cells.
+    bound_info : dict or None
+        What the bound is and its parameters (power optimization: ``kind``, for a relaxed
+        bound ``relaxation``, ``cluster_cells``, ...; for α = 1 also ``bound_factor`` and
+        ``estimate_factor``, ``exp((bound − objective) / Σ_i w_i)``: how much the weighted
+        geometric-mean rate could still rise).
+    estimate : float or None
+        Power optimization: the Lagrangian estimate of the joint optimum from the best
+        pattern the pricing found (not a bound: it measures how far column generation is
+        from converged).
     bound_kind : str or None
         What `upper_bound` bounds: ``"problem"`` — the optimum of the problem as given
         (its links, powers or pattern set); ``"exact"`` — the joint power problem over
@@ -118,11 +132,13 @@ class Solution:
     bound_kind: str | None = None
     cell_payment: np.ndarray | None = None
     offload_share: float | None = None
+    bound_info: dict[str, Any] | None = None
+    estimate: float | None = None
 
     @property
     def success(self) -> bool:
-        """True for "optimal" and "solved"."""
-        return self.status in ("optimal", "solved")
+        """True when the method finished by its own rule (not a limit, a stop or a failure)."""
+        return self.status in ("optimal", "solved", "converged", "local_optimum", "tail_off")
 
     def to_frames(
         self, network: Any = None

@@ -1,4 +1,10 @@
-"""Joint power, association and bandwidth: column generation over power patterns (DESIGN §2.5)."""
+"""Joint power, association and bandwidth: column generation over power patterns.
+
+Start from full power; solve the association problem over the current patterns with free
+shares θ (the *master*); from its prices, search for the pattern of highest reduced value
+(*pricing*); add the improving ones; repeat. The stops, the statuses and the bounds are
+described in :func:`solve_power`; docs/model.md ("Power patterns") has the mathematics.
+"""
 
 from __future__ import annotations
 
@@ -11,29 +17,34 @@ import pandas as pd
 
 from cellopt.errors import ValidationError
 from cellopt.network import Network
+from cellopt.power.bounds import joint_bound, relaxed_bound
 from cellopt.power.gains import GainTable
 from cellopt.power.patterns import (
     Levels,
     PatternSpace,
-    best_pattern_exhaustive,
     cell_best,
     link_coefficients,
-    local_search,
     reduced_values,
-    relaxed_value_bound,
+    top_patterns_exhaustive,
 )
-from cellopt.problem import Problem, utility_derivative
+from cellopt.power.search import Neighbourhoods, search_patterns
+from cellopt.problem import Problem
 from cellopt.radio.model import RadioModel
 from cellopt.solution import Solution
 from cellopt.solvers import PATTERN_METHODS, solve
-from cellopt.solvers.common import relative_gap, user_value
+from cellopt.solvers.common import link_prices, relative_gap, user_min
 
-__all__ = ["master_problem", "solve_power"]
+__all__ = ["EXACT_WORK_MAX", "PRICING_WORK_MAX", "master_duals", "master_problem", "solve_power"]
 
-#: Most (patterns × users × table entries) that bound="auto" still enumerates exactly;
-#: an explicit bound="exact" is allowed up to 10× more.
+#: Most (patterns × users × table entries) that bound="auto" still enumerates exactly for
+#: the final bound; an explicit bound="exact" is allowed up to 10× more.
 EXACT_WORK_MAX = 3e8
-_EXACT_PATTERNS_MAX = int(10 * EXACT_WORK_MAX)  # the work check above is the real limit
+#: Most (patterns × users × table entries) that pricing="auto" enumerates at every
+#: iteration (about 0.2 s per pricing round on one core).
+PRICING_WORK_MAX = 3e7
+_EXACT_LIMIT = 10 * EXACT_WORK_MAX
+_RELAXED_SHARE = 0.15  # share of the time limit kept for a relaxed bound at the end
+_UNUSED_SHARE = 1e-4  # a pattern with less share of the band than this is unused
 
 
 def master_problem(gains: GainTable, space: PatternSpace, patterns: np.ndarray,
@@ -44,8 +55,8 @@ def master_problem(gains: GainTable, space: PatternSpace, patterns: np.ndarray,
     Resource k of the problem is pattern ``patterns[k]``; link rates are the rates under
     that pattern over the whole band; ``pattern_cost`` is each pattern's energy cost. The
     input row of link (pattern k, user i, candidate c) is ``(k · n_users + i) ·
-    n_candidates + c``, so that rows keep their number as patterns are appended.
-    With `links_per_pattern`, each user keeps only its fastest links in each pattern.
+    n_candidates + c``. With `links_per_pattern`, each user keeps only its fastest links
+    in each pattern.
     """
     patterns = np.atleast_2d(patterns)
     n_s, n_u, n_c = len(patterns), gains.n_users, gains.n_candidates
@@ -65,40 +76,95 @@ def master_problem(gains: GainTable, space: PatternSpace, patterns: np.ndarray,
     )
 
 
+def master_duals(problem: Problem, sol: Solution) -> tuple[np.ndarray, np.ndarray]:
+    """The users' rate prices λ and the backhaul prices ν of a master solution.
+
+    ``λ_i = min_{e∋i} (μ_e / R_e + c_j + ν_j)``, each user's cheapest price at the
+    master's airtime prices: then ``(λ_i − c_j − ν_j) R_e ≤ μ_e`` on every master link, so
+    the joint bound at (λ, ν) is at most the master's own dual bound plus what patterns
+    outside the set add — the certificate of the master carries over.
+
+    Returns
+    -------
+    lam : ndarray, shape (n_users,) [utility per Mbit/s]
+    nu : ndarray, shape (n_cells,) [utility per Mbit/s]
+    """
+    nu = np.where(np.isfinite(problem.backhaul_mbps), sol.prices["backhaul"], 0.0)
+    lam = user_min(problem, link_prices(problem, sol.prices["airtime"], nu))
+    return np.where(np.isfinite(lam), lam, 0.0), nu
+
+
+class _PatternSet:
+    """The master's patterns, and for each how many masters in a row it went unused."""
+
+    def __init__(self, first: np.ndarray):
+        self.patterns = np.atleast_2d(first).astype(np.int64)
+        self.idle = np.zeros(1, np.int64)
+
+    def __len__(self) -> int:
+        return len(self.patterns)
+
+    def record_use(self, share: np.ndarray) -> None:
+        used = share > _UNUSED_SHARE
+        self.idle = np.where(used, 0, self.idle + 1)
+
+    def add(self, new: np.ndarray, max_patterns: int, retire_after: int | None) -> int:
+        """Add `new` patterns; retire long-idle ones first and make room; how many joined."""
+        if retire_after is not None:
+            keep = self.idle < retire_after
+            self.patterns, self.idle = self.patterns[keep], self.idle[keep]
+        room = max_patterns - len(self)
+        if room < len(new):  # make room by dropping the longest-idle unused patterns
+            unused = np.flatnonzero(self.idle > 0)
+            drop = unused[np.argsort(-self.idle[unused], kind="stable")][:len(new) - room]
+            keep = np.setdiff1d(np.arange(len(self)), drop)
+            self.patterns, self.idle = self.patterns[keep], self.idle[keep]
+            room = max_patterns - len(self)
+        new = new[:max(room, 0)]
+        self.patterns = np.vstack([self.patterns, new])
+        self.idle = np.r_[self.idle, np.zeros(len(new), np.int64)]
+        return len(new)
+
+
 def solve_power(
     network: Network,
     levels_db: Levels = (0.0, -10.0, None),
     *,
-    method: str = "alm",
+    method: str = "ipm",
     bound: str | None = "auto",
     energy_price_per_w: float | np.ndarray = 0.0,
     alpha: float = 1.0,
     tol: float = 1e-4,
     gain_tol: float | None = 1e-3,
+    pricing: str = "auto",
+    stabilization: float = 0.5,
+    retire_after: int | None = 5,
     max_patterns: int = 60,
-    time_limit_s: float | None = None,
+    time_limit_s: float | None = 60.0,
+    progress: bool = True,
     callback: Callable[[dict[str, Any]], bool | None] | None = None,
     n_candidates: int = 8,
     n_interferers: int = 32,
     model: RadioModel | None = None,
     rng: np.random.Generator | int | None = None,
     gains: GainTable | None = None,
-    links_per_pattern: int | None = 3,
+    links_per_pattern: int | str | None = "auto",
+    cluster_cells: int = 3,
     **options: Any,
 ) -> Solution:
     """Optimize transmit powers jointly with association and bandwidth.
 
-    Column generation over power patterns (DESIGN §2.5): start from full power; solve
-    the association problem over the current patterns with free shares θ (the convex
-    `method`, warm-started); at the users' marginal utilities λ_i = w_i U'(r_i) and the
-    backhaul prices, search for the pattern of highest reduced value by local search
-    over the cells' levels (from the most used, the most valuable and the last added
-    pattern, and full power);
-    add every distinct pattern found that beats the best current one by more than `tol`
-    (relative to the objective), else stop; stop too when the objective tails off (see
-    `gain_tol`). With ``bound="exact"`` a failed local search is checked by enumerating
-    every pattern, so that, with ``gain_tol=None``, the answer is the global optimum up
-    to `tol`.
+    Column generation over power patterns. Each iteration solves the master (the
+    association problem over the current patterns, shares free) with the convex
+    `method`, reads the users' rate prices λ and the backhaul prices ν from its duals
+    (:func:`master_duals`), and prices new patterns: their reduced value
+    ``V(s) = Σ_j max_i (λ_i − c_j − ν_j)⁺ R_ij(s) − E_s`` must beat the best pattern of the
+    set. Pricing is exact (every pattern enumerated) when the pattern space is small,
+    else a search (:func:`~cellopt.power.patterns.search_patterns`: single-cell moves and
+    exact enumeration over neighbourhoods of cells). Prices are stabilized (Wentges):
+    the search runs at a convex combination of the master's prices and the best prices
+    seen, and falls back to the master's prices when that finds nothing. Patterns that
+    held no share for `retire_after` masters in a row leave the set.
 
     Parameters
     ----------
@@ -107,31 +173,42 @@ def solve_power(
         Allowed levels relative to each cell's ``tx_power_dbm`` [dB] (≤ 0), None = off;
         one list for all cells or one per tier.
     method : str
-        Convex method for the fixed pattern set: one of
-        :data:`cellopt.solvers.PATTERN_METHODS` (``"alm"``, ``"reference"``).
+        Convex method for the master: one of :data:`cellopt.solvers.PATTERN_METHODS`
+        (``"ipm"``, the fastest, by default; ``"dual"``, ``"alm"``, ``"reference"``).
     bound : {"auto", "exact", "relaxed", None}
-        Upper bound on the joint problem over every pattern: ``"exact"`` enumerates them
-        (small networks), ``"relaxed"`` bounds the best pattern's value with
-        interference-free rates (valid for any size, loose), None computes none;
-        ``"auto"``: exact when at most :data:`EXACT_WORK_MAX` (patterns × users ×
-        table entries), else relaxed. ``Solution.bound_kind`` says which was used.
+        Upper bound on the joint problem over every pattern. ``"exact"``: the Lagrangian
+        bound with every pattern enumerated (small networks); ``"relaxed"``: the optimum
+        of a convex relaxation with every cluster of cells on its own patterns and the
+        other clusters' interference at their lowest level (:func:`relaxed_bound`; valid
+        for any size); None: no bound. ``"auto"``: exact when the enumeration is at most
+        :data:`EXACT_WORK_MAX` (patterns × users × table entries), else relaxed.
+        ``Solution.bound_kind`` and ``bound_info`` say which was computed.
     energy_price_per_w : float or ndarray, shape (n_cells,)
-        e_j [utility per W of transmit power, per unit share of the band]: the objective
-        pays Σ_s θ_s Σ_j e_j p_js.
+        e_j [utility per W of transmit power, per unit share of the band].
     alpha : float
         α-fair utility.
     tol : float
-        Relative tolerance of the convex solves and of the pattern-improvement test.
+        Relative tolerance of the masters and of the certificate: status ``"optimal"``
+        when a valid bound certifies gap ≤ tol.
     gain_tol : float or None
-        Tail-off stop: end when one iteration raises the objective by less than
-        ``gain_tol × Σ_i w_i`` (for α = 1: the weighted geometric-mean rate by less than a
-        factor e^gain_tol, 0.1 % by default). Column generation gains little per pattern
-        long before no pattern improves at all; None runs until then.
+        With search pricing only: stop ("tail_off") when three iterations together
+        raised the objective by less than ``gain_tol × Σ_i w_i`` (α = 1: the weighted
+        geometric-mean rate by less than a factor e^gain_tol). None: never.
+    pricing : {"auto", "exact", "search"}
+        ``"auto"``: exact when the enumeration is at most :data:`PRICING_WORK_MAX`.
+    stabilization : float
+        Weight β ∈ [0, 1) of the stability center in the pricing prices (0: none).
+    retire_after : int or None
+        Masters in a row without share after which a pattern leaves the set (None: never).
     max_patterns : int
-        Most patterns in the set (status ``"max_iter"`` if still improving then).
-    time_limit_s : float, optional
+        Most patterns in a master (idle patterns make room first; status ``"max_iter"``
+        if the set is full of used patterns and still improving).
+    time_limit_s : float or None
+        Wall-clock budget [s] (default 60; None: none). The last finished master is kept.
+    progress : bool
+        Show a progress bar (time against the limit; patterns, objective, estimate).
     callback : callable, optional
-        Called after each column-generation iteration with its history row; True stops.
+        Called after each iteration with its history row; True stops.
     n_candidates, n_interferers : int
         Candidate servers and power-controllable cells per user; see :class:`GainTable`.
     model : RadioModel, optional
@@ -140,36 +217,32 @@ def solve_power(
         full-power rates).
     gains : GainTable, optional
         Precomputed gains (then `n_candidates`, `n_interferers`, `model`, `rng` are unused).
-    links_per_pattern : int or None
-        Links each user keeps per pattern in the convex problem: its fastest ones (3 by
-        default; None keeps every candidate). Fewer links keep the convex solves small
-        when there are many patterns; the search and the bound use every candidate.
+    links_per_pattern : int, None or "auto"
+        Links each user keeps per pattern in the master: its fastest ones; None keeps
+        every candidate; ``"auto"``: every candidate with exact pricing, else 3.
+    cluster_cells : int
+        Most cells per cluster of the relaxed bound (1: the interference-free bound).
     **options
         Passed to the convex method.
 
     Returns
     -------
     Solution
-        Of the final pattern set's problem (``x`` on its links, resources = patterns),
-        with ``patterns`` (dBm), ``pattern_share``, ``cell_power_dbm``, ``energy_w``,
-        ``bound_kind``, the joint ``upper_bound`` and ``gap``, and ``history`` (one row
-        per iteration: ``iteration, n_patterns, objective, best_current_value,
-        candidate_value, n_new`` (improving patterns found, added unless the run stops
-        there), ``found_by, inner_iterations, inner_time_s, search_time_s, time_s``).
-        ``status`` is "optimal" when an exact bound certifies gap ≤ tol, "solved" when
-        no better pattern was found or the objective tailed off, "max_iter",
-        "time_limit" (the last finished master is kept) or "stopped" otherwise.
+        Of the final master (``x`` on its links, resources = patterns), with ``patterns``
+        (dBm), ``pattern_share``, ``cell_power_dbm``, ``energy_w``; the joint
+        ``upper_bound``, ``gap``, ``bound_kind`` ("exact" or "relaxed") and
+        ``bound_info``; the Lagrangian ``estimate`` (not a bound: the joint bound with the
+        best pattern the pricing found in place of ``max_s V``); and ``history``, one row
+        per iteration: ``iteration, n_patterns, objective, estimate, bound, n_new,
+        pricing, inner_iterations, inner_time_s, search_time_s, time_s``. ``status``:
+        "optimal" (a valid bound certifies gap ≤ tol), "converged" (exact pricing found
+        no improving pattern, but the gap is above tol: the masters' tolerance or the
+        links left out of them), "local_optimum" (the search found no improving
+        pattern; not certified), "tail_off", "max_iter", "time_limit" or "stopped".
     """
     t0 = time.perf_counter()
-    if method not in PATTERN_METHODS:
-        raise ValueError(f"method {method!r} cannot solve over power patterns; fix: one of "
-                         f"{sorted(PATTERN_METHODS)}")
-    if gain_tol is not None and not gain_tol >= 0:
-        raise ValueError(f"gain_tol={gain_tol}; fix: a number ≥ 0 or None")
-    if bound not in ("auto", "exact", "relaxed", None):
-        raise ValueError(f"bound={bound!r}; fix: 'auto', 'exact', 'relaxed' or None")
-    if int(max_patterns) != max_patterns or max_patterns < 1:
-        raise ValueError(f"max_patterns={max_patterns}; fix: a whole number ≥ 1")
+    _check_options(method, gain_tol, bound, pricing, stabilization, retire_after, max_patterns,
+                   time_limit_s, cluster_cells)
     if gains is None:
         gains = GainTable.from_network(network, n_candidates=n_candidates,
                                        n_interferers=n_interferers, model=model, rng=rng)
@@ -180,160 +253,314 @@ def solve_power(
     work = space.n_patterns * gains.cell.size
     if bound == "auto":
         bound = "exact" if work <= EXACT_WORK_MAX else "relaxed"
-    if bound == "exact" and work > _EXACT_PATTERNS_MAX:
+    if bound == "exact" and work > _EXACT_LIMIT:
         raise ValidationError(f"an exact bound would evaluate {space.n_patterns:.3g} patterns × "
                               f"{gains.cell.size} table entries; fix: bound='relaxed' or fewer "
                               "cells or levels")
+    exact_pricing = pricing == "exact" or (pricing == "auto" and work <= PRICING_WORK_MAX)
+    if pricing == "exact" and work > _EXACT_LIMIT:
+        raise ValidationError(f"exact pricing would evaluate {space.n_patterns:.3g} patterns × "
+                              f"{gains.cell.size} table entries per iteration; fix: "
+                              "pricing='search'")
+    if links_per_pattern == "auto":
+        links_per_pattern = None if exact_pricing else 3
 
-    patterns = space.full_power()[None, :]
-    weight = network.user_arrays()["weight"]
-    total_weight = float(weight.sum())
-    cell_price0 = network.cell_arrays()["price_per_mbps"]
+    run = _ColumnGeneration(network, gains, space, method, alpha, tol, links_per_pattern,
+                            exact_pricing, stabilization, options)
+    patterns = _PatternSet(space.full_power())
+    # Column generation gets the time limit but what the relaxed bound and the answer
+    # need at the end (a margin of 3 %, so that the call ends within the limit).
+    reserve = (_RELAXED_SHARE if bound == "relaxed" else 0.0) + 0.03
+    budget = None if time_limit_s is None else time_limit_s * (1.0 - reserve)
+    bar = _ProgressBar(time_limit_s, t0) if progress else None
     history: list[dict[str, Any]] = []
-    status, message = "solved", "no pattern improves on the current set"
-    sol, prev, best, last_added = None, None, None, patterns[0]
-    coef = None
-    inner_iter = 0
-    while True:
-        problem = master_problem(gains, space, patterns, network, alpha, links_per_pattern)
-        warm = _warm_start(problem, prev, coef, gains, space, patterns) if method == "alm" else {}
+    total_weight = float(network.user_arrays()["weight"].sum())
+    try:
+        while True:
+            remaining = None if budget is None else budget - (time.perf_counter() - t0)
+            it = run.iterate(patterns, remaining)
+            row = dict(iteration=len(history) + 1, n_patterns=len(patterns),
+                       objective=run.best.objective, estimate=it["estimate"],
+                       bound=run.certified_bound, n_new=0, pricing=it["pricing"],
+                       inner_iterations=it["inner_iterations"], inner_time_s=it["inner_time_s"],
+                       search_time_s=it["search_time_s"], time_s=time.perf_counter() - t0)
+            history.append(row)
+            stop = _stop_reason(run, it, history, tol, gain_tol, total_weight, callback, budget,
+                                time_limit_s, t0, exact_pricing)
+            if stop is None:
+                row["n_new"] = patterns.add(it["new"], max_patterns, retire_after)
+                if row["n_new"] == 0:
+                    stop = ("max_iter", f"reached max_patterns={max_patterns} with every "
+                                        "pattern in use, still improving")
+            if bar is not None:
+                bar.update(row)
+            if stop is not None:
+                break
+    finally:
+        if bar is not None:
+            bar.close()
+    return run.finish(*stop, bound, history, t0, time_limit_s, cluster_cells)
+
+
+def _stop_reason(run: _ColumnGeneration, it: dict[str, Any], history: list[dict[str, Any]],
+                 tol: float, gain_tol: float | None, total_weight: float,
+                 callback: Callable[[dict[str, Any]], bool | None] | None,
+                 budget: float | None, time_limit_s: float | None, t0: float,
+                 exact_pricing: bool) -> tuple[str, str] | None:
+    """(status, message) if column generation stops after this iteration, else None.
+
+    The callback sees every iteration's row; its stop request counts unless the run
+    ends here for a reason of its own.
+    """
+    asked = callback is not None and bool(callback(dict(history[-1])))
+    gap = relative_gap(run.certified_bound, run.best.objective)
+    if gap is not None and gap <= tol:
+        return "optimal", f"certified gap {gap:.2e} ≤ tol={tol:g}"
+    if not len(it["new"]):
+        if exact_pricing:
+            return "converged", (f"no pattern improves (exact pricing), but the certified gap "
+                                 f"is {gap:.2e} > tol={tol:g}")
+        return "local_optimum", "the search finds no improving pattern"
+    if asked:
+        return "stopped", "the callback asked to stop"
+    if it["cut_short"] or (budget is not None and time.perf_counter() - t0 > budget):
+        return "time_limit", f"reached time_limit_s={time_limit_s:g}"
+    if not exact_pricing and gain_tol is not None and len(history) > 3:
+        gained = history[-1]["objective"] - history[-4]["objective"]
+        if gained < gain_tol * total_weight:
+            return "tail_off", (f"tailing off: three iterations gained {gained:.3g} < gain_tol × "
+                                f"Σw = {gain_tol * total_weight:.3g}")
+    return None
+
+
+class _ColumnGeneration:
+    """One column-generation run: masters, pricing, bounds and the best answer so far."""
+
+    def __init__(self, network: Network, gains: GainTable, space: PatternSpace, method: str,
+                 alpha: float, tol: float, links_per_pattern: int | None, exact_pricing: bool,
+                 stabilization: float, options: dict[str, Any]):
+        self.network, self.gains, self.space = network, gains, space
+        self.method, self.alpha, self.tol = method, alpha, tol
+        self.links_per_pattern = links_per_pattern
+        self.exact_pricing = exact_pricing
+        self.beta = stabilization
+        self.options = options
+        self.cell_price = network.cell_arrays()["price_per_mbps"]
+        # The best master so far: its solution, problem, patterns, prices and estimate.
+        self.best: Solution | None = None
+        self.best_problem: Problem | None = None
+        self.best_patterns: np.ndarray | None = None
+        self.best_duals: tuple[np.ndarray, np.ndarray] | None = None
+        self.estimate = np.inf
+        #: With exact pricing: the smallest Lagrangian bound computed (valid); else None.
+        self.certified_bound: float | None = np.inf if exact_pricing else None
+        # Stability center: the prices of the smallest Lagrangian value (bound or estimate).
+        self.center: tuple[np.ndarray, np.ndarray] | None = None
+        self.center_value = np.inf
+        self.inner_iterations = 0
+        self.last_prices: tuple | None = None  # (patterns, μ, ν) of the last master
+        self.hoods: Neighbourhoods | None = None
+
+    # ------------------------------------------------------------------ one iteration
+    def iterate(self, pset: _PatternSet, remaining: float | None) -> dict[str, Any]:
+        """Solve the master over `pset`, price new patterns; what was found."""
         t_inner = time.perf_counter()
-        if time_limit_s is not None:  # the inner solve gets what is left of the budget
-            warm["time_limit_s"] = max(time_limit_s - (t_inner - t0), 1.0)
-        sol = solve(problem, method=method, tol=tol, **warm, **options)
+        problem = master_problem(self.gains, self.space, pset.patterns, self.network,
+                                 self.alpha, self.links_per_pattern)
+        kwargs = dict(self.options)
+        if remaining is not None:  # the master gets what is left of the budget
+            kwargs["time_limit_s"] = max(remaining, 1.0)
+        kwargs.update(self._warm_start(problem, pset.patterns))
+        sol = solve(problem, method=self.method, tol=self.tol, **kwargs)
+        self.inner_iterations += sol.n_iter
         t_search = time.perf_counter()
-        out_of_time = time_limit_s is not None and t_search - t0 > time_limit_s
-        inner_iter += sol.n_iter
-        prev = (problem, sol)
-        marginal = weight * utility_derivative(np.maximum(sol.user_rate_mbps, 1e-300), alpha)
-        coef = link_coefficients(gains, marginal, cell_price0 + sol.prices["backhaul"])
-        if best is None or sol.objective > best[0].objective:
-            best = (sol, problem, patterns, coef, marginal)
-        current = reduced_values(gains, space, coef, patterns)
-        best_current = float(current.max())
-        threshold = best_current + tol * max(1.0, abs(sol.objective))
-        found, found_by = [], ""
-        if not out_of_time:
-            # Starts: the most used pattern, the one of highest value, the one just added
-            # and full power (distinct ones only).
-            starts = np.unique(np.stack([patterns[int(np.argmax(sol.pattern_share))],
-                                         patterns[int(np.argmax(current))], last_added,
-                                         space.full_power()]), axis=0)
-            found = [local_search(gains, space, coef, s)[:2] for s in starts]
-            found_by = "local search"
-            if max(v for _, v in found) <= threshold and bound == "exact":
-                found = [best_pattern_exhaustive(gains, space, coef,
-                                                 max_patterns=_EXACT_PATTERNS_MAX)]
-                found_by = "enumeration"
-        cand_value = max((v for _, v in found), default=np.nan)
-        # Every distinct improving pattern the starts found joins the set (best first):
-        # one convex solve then prices several columns.
-        new = _new_patterns(found, threshold, max_patterns - len(patterns), space.n_cells)
-        improves = cand_value > threshold  # patterns of the set are ≤ best_current: never re-added
-        row = dict(iteration=len(history) + 1, n_patterns=len(patterns), objective=sol.objective,
-                   best_current_value=best_current, candidate_value=cand_value,
-                   n_new=len(new), found_by=found_by if len(new) else "",
-                   inner_iterations=sol.n_iter,
-                   inner_time_s=t_search - t_inner, search_time_s=time.perf_counter() - t_search,
-                   time_s=time.perf_counter() - t0)
-        history.append(row)
-        if callback is not None and callback(dict(row)):
-            status, message = "stopped", "the callback asked to stop"
-            break
-        if out_of_time or (improves and time_limit_s is not None
-                           and time.perf_counter() - t0 > time_limit_s):
-            status, message = "time_limit", f"reached time_limit_s={time_limit_s:g}"
-            break
-        if not improves:
-            break
-        gained = sol.objective - history[-2]["objective"] if len(history) > 1 else np.inf
-        if gain_tol is not None and gained < gain_tol * total_weight:
-            message = (f"tailing off: the last iteration gained {gained:.3g} < gain_tol × Σw = "
-                       f"{gain_tol * total_weight:.3g}")
-            break
-        if len(patterns) >= max_patterns:
-            status, message = "max_iter", f"reached max_patterns={max_patterns} while improving"
-            break
-        patterns = np.vstack([patterns, new])
-        last_added = new[0]
+        pset.record_use(sol.pattern_share)
+        lam, nu = master_duals(problem, sol)
+        self.last_prices = (pset.patterns.copy(), sol.prices["airtime"], sol.prices["backhaul"])
+        is_best = self.best is None or sol.objective > self.best.objective
+        if is_best:
+            self.best, self.best_problem = sol, problem
+            self.best_patterns, self.best_duals = pset.patterns.copy(), (lam, nu)
+        coef = self._coef(lam, nu)
+        current = float(reduced_values(self.gains, self.space, coef, pset.patterns).max())
+        threshold = current + self.tol * max(1.0, abs(sol.objective))
+        found, values, pricing = self._price(lam, nu, pset, threshold)
+        estimate = joint_bound(self.gains, self.space, problem, lam, nu,
+                               max(current, float(values.max(initial=-np.inf))))
+        if is_best:
+            self.estimate = estimate
+        improving = values > threshold
+        new = _distinct(found[improving][np.argsort(-values[improving], kind="stable")],
+                        pset.patterns)
+        return dict(new=new, estimate=estimate, pricing=pricing,
+                    cut_short=sol.status == "time_limit", inner_iterations=sol.n_iter,
+                    inner_time_s=t_search - t_inner, search_time_s=time.perf_counter() - t_search)
 
-    if status == "time_limit" and best[0].objective > sol.objective:
-        # A master cut short by the time limit can end below the previous, finished one.
-        sol, problem, patterns, coef, marginal = best
-        message += "; the last master, cut short, was worse and is dropped"
-    upper = None
-    if bound is not None:
+    def _coef(self, lam: np.ndarray, nu: np.ndarray) -> np.ndarray:
+        return link_coefficients(self.gains, lam, self.cell_price + nu)
+
+    def _price(self, lam: np.ndarray, nu: np.ndarray, pset: _PatternSet, threshold: float
+               ) -> tuple[np.ndarray, np.ndarray, str]:
+        """Candidate patterns, their reduced values at the master's prices, and how found.
+
+        First at the stabilized prices ``β center + (1 − β) master`` (Wentges); if
+        nothing found there improves at the master's prices, again at the master's own.
+        Every pricing point also gives a Lagrangian value: a valid bound with exact
+        pricing, an estimate with the search; the smallest makes the stability center.
+        """
+        coef = self._coef(lam, nu)
+        points = [(lam, nu, "master")]
+        if self.beta > 0 and self.center is not None:
+            c_lam, c_nu = self.center
+            points.insert(0, (self.beta * c_lam + (1 - self.beta) * lam,
+                              self.beta * c_nu + (1 - self.beta) * nu, "stabilized"))
+        for p_lam, p_nu, name in points:  # at most two pricing points
+            p_coef = self._coef(p_lam, p_nu)
+            if self.exact_pricing:
+                found, p_values = top_patterns_exhaustive(self.gains, self.space, p_coef, k=4,
+                                                          max_patterns=int(_EXACT_LIMIT))
+            else:
+                if self.hoods is None:
+                    self.hoods = Neighbourhoods(self.gains, self.space, 3)
+                # `threshold` holds at the master's prices; at stabilized ones the
+                # neighbourhood search is left out.
+                found = search_patterns(self.gains, self.space, p_coef, pset.patterns,
+                                        threshold=threshold if name == "master" else np.inf,
+                                        hoods=self.hoods)
+                p_values = reduced_values(self.gains, self.space, p_coef, found)
+            self._lagrangian_value(p_lam, p_nu, float(p_values.max()))
+            values = p_values if name == "master" else reduced_values(self.gains, self.space,
+                                                                      coef, found)
+            if (values > threshold).any():
+                break
+        kind = "exact" if self.exact_pricing else "search"
+        return found, values, f"{kind}, {name}"
+
+    def _lagrangian_value(self, lam: np.ndarray, nu: np.ndarray, max_value: float) -> float:
+        """UB(λ, ν) with `max_value` for max_s V; a valid bound when pricing is exact."""
+        value = joint_bound(self.gains, self.space, self.best_problem, lam, nu, max_value)
+        if self.exact_pricing:
+            self.certified_bound = min(self.certified_bound, value)
+        if value < self.center_value:
+            self.center, self.center_value = (lam.copy(), nu.copy()), value
+        return value
+
+    def _warm_start(self, problem: Problem, patterns: np.ndarray) -> dict[str, Any]:
+        """Prices of the last master on the new pattern set (for dual and alm)."""
+        if self.last_prices is None or self.method not in ("dual", "alm"):
+            return {}
+        old_patterns, mu_old, nu_old = self.last_prices
+        lam, nu = self.best_duals
+        coef = self._coef(lam, nu)
+        same = (patterns[:, None, :] == old_patterns[None, :, :]).all(axis=2)  # (new, old)
+        known = same.any(axis=1)
+        mu0 = np.zeros((problem.n_cells, len(patterns)))
+        mu0[:, known] = mu_old[:, np.argmax(same[known], axis=1)]
+        # A new pattern's airtime price: what its best user would pay for it.
+        rates = self.gains.rates_mbps(self.space.power_mw(patterns[~known]))
+        mu0[:, ~known] = np.stack([cell_best(self.gains, r * coef) for r in rates], axis=1) \
+            if len(rates) else mu0[:, ~known]
+        return dict(prices0=(mu0, nu_old))
+
+    # ------------------------------------------------------------------ the answer
+    def finish(self, status: str, message: str, bound: str | None,
+               history: list[dict[str, Any]], t0: float, time_limit_s: float | None,
+               cluster_cells: int) -> Solution:
+        """The best master's solution with the joint fields, bound and status filled."""
+        sol, problem, patterns = self.best, self.best_problem, self.best_patterns
+        lam, nu = self.best_duals
+        upper, info = None, None
         if bound == "exact":
-            best_value = best_pattern_exhaustive(gains, space, coef,
-                                                 max_patterns=_EXACT_PATTERNS_MAX)[1]
-        else:
-            best_value = relaxed_value_bound(gains, space, coef)
-        upper = _joint_bound(gains, space, problem, marginal, sol.prices["backhaul"], best_value)
-    gap = relative_gap(upper, sol.objective)
-    if status == "solved" and bound == "exact" and gap is not None and gap <= tol:
-        status = "optimal"
-        message = f"no pattern improves; exact bound certifies gap {gap:.2e} ≤ tol={tol:g}"
-    elif status == "solved":
-        message += "" if gap is None else f"; {bound} bound gap {gap:.2e}"
-    p_mw = space.power_mw(patterns)
-    avg_mw = sol.pattern_share @ p_mw
-    with np.errstate(divide="ignore"):
-        cell_power = 10.0 * np.log10(avg_mw)
-    sol.method = f"power+{method}"
-    sol.status, sol.message = status, f"{message} ({len(patterns)} patterns, inner {method})"
-    sol.upper_bound, sol.gap, sol.bound_kind = upper, gap, bound
-    sol.n_iter, sol.wall_s = inner_iter, time.perf_counter() - t0
-    sol.history = pd.DataFrame(history)
-    sol.patterns = space.power_dbm(patterns)
-    sol.cell_power_dbm = cell_power
-    sol.energy_w = float(avg_mw.sum() * 1e-3)
-    return sol
+            if not self.exact_pricing:  # one enumeration at the best master's prices
+                _, top = top_patterns_exhaustive(self.gains, self.space, self._coef(lam, nu),
+                                                 k=1, max_patterns=int(_EXACT_LIMIT))
+                self.certified_bound = joint_bound(self.gains, self.space, problem, lam, nu,
+                                                   float(top[0]))
+            upper = self.certified_bound
+            info = dict(kind="exact", patterns_enumerated=self.space.n_patterns)
+        elif bound == "relaxed":
+            left = None if time_limit_s is None else max(
+                0.97 * time_limit_s - (time.perf_counter() - t0), 0.02 * time_limit_s)
+            relaxed = relaxed_bound(self.network, self.gains, self.space, self.alpha,
+                                    cluster_cells=cluster_cells, tol=self.tol,
+                                    time_limit_s=left, prices=(lam, nu))
+            upper, info = relaxed["upper_bound"], relaxed["info"]
+        gap = relative_gap(upper, sol.objective)
+        if status in ("converged", "local_optimum", "tail_off") and gap is not None \
+                and gap <= self.tol:
+            status, message = "optimal", f"{message}; the {bound} bound certifies gap {gap:.2e}"
+        total_weight = float(problem.weight.sum())
+        if self.alpha == 1:  # the factors by which the geometric-mean rate could still rise
+            info = dict(info or {})
+            info["estimate_factor"] = float(np.exp((self.estimate - sol.objective)
+                                                   / total_weight))
+            if upper is not None:
+                info["bound_factor"] = float(np.exp((upper - sol.objective) / total_weight))
+        p_mw = self.space.power_mw(patterns)
+        avg_mw = sol.pattern_share @ p_mw
+        with np.errstate(divide="ignore"):
+            sol.cell_power_dbm = 10.0 * np.log10(avg_mw)
+        sol.method = f"power+{self.method}"
+        sol.status = status
+        sol.message = f"{message} ({len(patterns)} patterns, master {self.method})"
+        sol.upper_bound, sol.gap, sol.bound_kind, sol.bound_info = upper, gap, bound, info
+        sol.estimate = float(self.estimate)
+        sol.n_iter, sol.wall_s = self.inner_iterations, time.perf_counter() - t0
+        sol.history = pd.DataFrame(history)
+        sol.patterns = self.space.power_dbm(patterns)
+        sol.energy_w = float(avg_mw.sum() * 1e-3)
+        return sol
 
 
-def _joint_bound(gains: GainTable, space: PatternSpace, problem: Problem, marginal: np.ndarray,
-                 nu: np.ndarray, best_value: float) -> float:
-    """The dual bound of the joint problem at λ, ν (DESIGN §2.5).
-
-    ``Σ_i max_{0≤r≤r̂_i} [w_i U(r) − λ_i r] + Σ_j ν_j C_j + max_s V(s)``, where r̂_i caps
-    the user's rate in any pattern: its demand, or the sum of its candidates' rates with
-    no interference at their highest level. `best_value` is max_s V(s) or a bound on it.
-    """
-    top_mw = 10.0 ** (space.level_dbm.max(axis=1) / 10.0)
-    cap = np.minimum(problem.demand_mbps, gains.isolated_rates_mbps(top_mw).sum(axis=1))
-    users = user_value(marginal, problem.weight, problem.alpha, cap)
-    capped = np.isfinite(problem.backhaul_mbps)
-    return float(users.sum() + (nu[capped] * problem.backhaul_mbps[capped]).sum() + best_value)
+def _distinct(found: np.ndarray, existing: np.ndarray) -> np.ndarray:
+    """The rows of `found` not in `existing`, without repeats, in their order."""
+    if not len(found):
+        return found
+    is_new = ~(found[:, None, :] == existing[None, :, :]).all(axis=2).any(axis=1)
+    found = found[is_new]
+    _, first = np.unique(found, axis=0, return_index=True)
+    return found[np.sort(first)]
 
 
-def _new_patterns(found: list[tuple[np.ndarray, float]], threshold: float, room: int,
-                  n_cells: int) -> np.ndarray:
-    """The distinct found patterns of value above `threshold`, best first, at most `room`.
+def _check_options(method: str, gain_tol: float | None, bound: str | None, pricing: str,
+                   stabilization: float, retire_after: int | None, max_patterns: int,
+                   time_limit_s: float | None, cluster_cells: int) -> None:
+    if method not in PATTERN_METHODS:
+        raise ValueError(f"method {method!r} cannot solve over power patterns; fix: one of "
+                         f"{sorted(PATTERN_METHODS)}")
+    if gain_tol is not None and not gain_tol >= 0:
+        raise ValueError(f"gain_tol={gain_tol}; fix: a number ≥ 0 or None")
+    if bound not in ("auto", "exact", "relaxed", None):
+        raise ValueError(f"bound={bound!r}; fix: 'auto', 'exact', 'relaxed' or None")
+    if pricing not in ("auto", "exact", "search"):
+        raise ValueError(f"pricing={pricing!r}; fix: 'auto', 'exact' or 'search'")
+    if not 0 <= stabilization < 1:
+        raise ValueError(f"stabilization={stabilization}; fix: a weight in [0, 1)")
+    if retire_after is not None and (int(retire_after) != retire_after or retire_after < 1):
+        raise ValueError(f"retire_after={retire_after}; fix: a whole number ≥ 1 or None")
+    if int(max_patterns) != max_patterns or max_patterns < 1:
+        raise ValueError(f"max_patterns={max_patterns}; fix: a whole number ≥ 1")
+    if time_limit_s is not None and not time_limit_s >= 0:
+        raise ValueError(f"time_limit_s={time_limit_s}; fix: seconds ≥ 0, or None")
+    if int(cluster_cells) != cluster_cells or cluster_cells < 1:
+        raise ValueError(f"cluster_cells={cluster_cells}; fix: a whole number ≥ 1")
 
-    None of them is in the set already: every pattern of the set is worth ≤ threshold.
-    """
-    rows = [p for p, v in sorted(found, key=lambda f: -f[1]) if v > threshold]
-    if not rows or room <= 0:
-        return np.zeros((0, n_cells), np.int64)
-    rows = np.stack(rows)
-    _, first = np.unique(rows, axis=0, return_index=True)
-    return rows[np.sort(first)][:room]
 
+class _ProgressBar:
+    """A tqdm bar of the elapsed time against the limit, with the run's numbers."""
 
-def _warm_start(problem: Problem, prev: tuple[Problem, Solution] | None, coef: np.ndarray | None,
-                gains: GainTable, space: PatternSpace, patterns: np.ndarray) -> dict[str, Any]:
-    """x, prices and shares of the previous master, extended to the pattern just added."""
-    if prev is None:
-        return {}
-    old_problem, old = prev
-    n_rows = len(patterns) * gains.n_users * gains.n_candidates
-    pos = np.full(n_rows, -1)
-    pos[problem.link_index] = np.arange(problem.n_links)
-    x0 = np.zeros(problem.n_links)
-    where = pos[old_problem.link_index]
-    x0[where[where >= 0]] = old.x[where >= 0]
-    # The new pattern's airtime price: what its best user would pay for it.
-    added = patterns[old_problem.n_resources:]
-    mu_new = [cell_best(gains, rate * coef) for rate in gains.rates_mbps(space.power_mw(added))]
-    mu0 = np.column_stack([old.prices["airtime"], *mu_new])
-    theta0 = np.r_[old.pattern_share * (1.0 - 0.01 * len(added)), np.full(len(added), 0.01)]
-    return dict(x0=x0, prices0=(mu0, old.prices["backhaul"]), theta0=theta0)
+    def __init__(self, time_limit_s: float | None, t0: float):
+        from tqdm.auto import tqdm
+
+        self.t0 = t0
+        self.bar = tqdm(total=None if time_limit_s is None else round(time_limit_s, 1),
+                        unit="s", desc="solve_power", leave=False,
+                        bar_format="{desc} {n:.0f}/{total_fmt} s |{bar:20}| {postfix}")
+
+    def update(self, row: dict[str, Any]) -> None:
+        self.bar.n = min(time.perf_counter() - self.t0, self.bar.total or np.inf)
+        self.bar.set_postfix(patterns=row["n_patterns"], objective=f"{row['objective']:.6g}",
+                             estimate=f"{row['estimate']:.6g}", refresh=True)
+
+    def close(self) -> None:
+        self.bar.close()

@@ -16,7 +16,6 @@ networks) and :func:`relaxed_value_bound` bounds ``max_s V(s)`` for any network.
 from __future__ import annotations
 
 import dataclasses
-import itertools
 from collections.abc import Mapping, Sequence
 
 import numpy as np
@@ -28,9 +27,11 @@ from cellopt.power.gains import GainTable
 __all__ = [
     "PatternSpace",
     "best_pattern_exhaustive",
+    "enumerate_patterns",
     "local_search",
     "reduced_values",
     "relaxed_value_bound",
+    "top_patterns_exhaustive",
 ]
 
 Levels = Sequence[float | None] | Mapping[str, Sequence[float | None]]
@@ -178,31 +179,59 @@ def reduced_values(gains: GainTable, space: PatternSpace, coef: np.ndarray,
     return out
 
 
-def best_pattern_exhaustive(gains: GainTable, space: PatternSpace, coef: np.ndarray,
-                            max_patterns: int = 1_000_000) -> tuple[np.ndarray, float]:
-    """The pattern of highest V by enumerating all of them, and its value.
+def enumerate_patterns(space: PatternSpace, start: int, stop: int) -> np.ndarray:
+    """Patterns number `start` to `stop` − 1 of the space, in mixed radix, shape (n, n_cells).
+
+    Pattern number n has, for cell j, the ``(n // Π_{l<j} m_l) % m_j``-th of its m_j
+    distinct levels.
+    """
+    distinct = [np.unique(row, return_index=True)[1] for row in space.level_dbm]
+    radix = np.array([len(d) for d in distinct], np.int64)
+    place = np.r_[1, np.cumprod(radix)[:-1]]
+    digits = (np.arange(start, stop, dtype=np.int64)[:, None] // place[None]) % radix[None]
+    width = max(len(d) for d in distinct)
+    table = np.stack([np.r_[d, np.zeros(width - len(d), np.int64)] for d in distinct])
+    return table[np.arange(space.n_cells)[None], digits]
+
+
+def top_patterns_exhaustive(gains: GainTable, space: PatternSpace, coef: np.ndarray, k: int = 1,
+                            max_patterns: int = 1_000_000) -> tuple[np.ndarray, np.ndarray]:
+    """The `k` patterns of highest V, by enumerating every pattern, and their values.
+
+    Returns
+    -------
+    patterns : ndarray of int64, shape (k, n_cells)
+        Best first.
+    values : ndarray, shape (k,)
 
     Raises
     ------
     ValidationError
         If there are more than `max_patterns` patterns.
     """
-    distinct = [np.unique(row, return_index=True)[1] for row in space.level_dbm]
-    count = float(np.prod([len(d) for d in distinct]))
+    count = space.n_patterns
     if count > max_patterns:
         raise ValidationError(f"{count:.3g} patterns to enumerate (> {max_patterns}); fix: "
                               "bound='relaxed' for this network, or fewer cells or levels")
-    best_value, best = -np.inf, None
-    product = itertools.product(*distinct)
-    while True:  # enumerate in blocks of patterns (a loop over blocks, not over cells)
-        block = np.array(list(itertools.islice(product, 4096)), dtype=np.int64)
-        if not len(block):
-            break
-        values = reduced_values(gains, space, coef, block)
-        k = int(np.argmax(values))
-        if values[k] > best_value:
-            best_value, best = float(values[k]), block[k].copy()
-    return best, best_value
+    block = max(256, (1 << 22) // max(gains.cell.size, 1))
+    best_p = np.zeros((0, space.n_cells), np.int64)
+    best_v = np.zeros(0)
+    for start in range(0, int(count), block):  # blocks of patterns bound the memory
+        pats = enumerate_patterns(space, start, min(start + block, int(count)))
+        vals = reduced_values(gains, space, coef, pats)
+        best_p, best_v = np.vstack([best_p, pats]), np.r_[best_v, vals]
+        if len(best_v) > k:
+            keep = np.argpartition(-best_v, k - 1)[:k]
+            best_p, best_v = best_p[keep], best_v[keep]
+    order = np.argsort(-best_v, kind="stable")
+    return best_p[order], best_v[order]
+
+
+def best_pattern_exhaustive(gains: GainTable, space: PatternSpace, coef: np.ndarray,
+                            max_patterns: int = 1_000_000) -> tuple[np.ndarray, float]:
+    """The pattern of highest V by enumerating all of them, and its value."""
+    pats, vals = top_patterns_exhaustive(gains, space, coef, 1, max_patterns)
+    return pats[0], float(vals[0])
 
 
 def relaxed_value_bound(gains: GainTable, space: PatternSpace, coef: np.ndarray) -> float:

@@ -43,6 +43,7 @@ from collections.abc import Callable
 from typing import Any
 
 import numpy as np
+import scipy.linalg
 import scipy.sparse as sp
 
 from cellopt.errors import ValidationError, describe_rows
@@ -53,6 +54,7 @@ from cellopt.solvers.common import (
     build_solution,
     dual_bound,
     feasible_shares,
+    one_blas_thread,
     recover_feasible,
     relative_gap,
 )
@@ -65,6 +67,7 @@ _STEP_TO_BOUNDARY = 0.99   # fraction of the way to the nearest bound a step may
 _MIN_STEP = 1e-10          # a step this short, twice in a row, ends the method ("failed")
 _WEAK_COUPLING = 1e-6      # user couplings below this share of a row's diagonal: preconditioner only
 _CG_MAX = 50               # most conjugate-gradient steps per Newton solve
+_USERS_ROUTE_MAX = 4000    # Woodbury over the users (dense users × users) up to this many
 
 
 class _Structure:
@@ -310,7 +313,22 @@ def _initial_point(st: _Structure, scale: float) -> _State:
         np.maximum.at(top, st.col_block, net)
         eta = top + floor
         zt = eta[st.col_block] - net
-    return _State(x=x, z=z, s=s, y=y, sd=sd, yd=yd, theta=theta, zt=zt, eta=eta)
+    return _balance(_State(x=x, z=z, s=s, y=y, sd=sd, yd=yd, theta=theta, zt=zt, eta=eta))
+
+
+def _balance(v: _State) -> _State:
+    """Raise the dual of every pair whose product is below half the mean product.
+
+    The cold start's products differ by orders of magnitude between shares, slacks and
+    pattern shares; the first centring steps would otherwise be spent evening them out
+    (steps of 1e-2 and less, measured); this costs a little dual residual instead.
+    """
+    mu = _complementarity(v)
+    for a, b in v.pairs():  # four kinds of pairs
+        va, vb = getattr(v, a), getattr(v, b)
+        if len(va):
+            setattr(v, b, np.maximum(vb, 0.5 * mu / va))
+    return v
 
 
 def _residuals(st: _Structure, v: _State, scale: float) -> dict[str, Any]:
@@ -356,19 +374,27 @@ class _NewtonSystem:
         self.beta = h / (1.0 + h * st.user_sum(st.R * rd))
         A = st.A
         N0 = A @ sp.diags_array(1.0 / self.D) @ A.T + sp.diags_array(self.omega)
-        strong = self.beta[st.u] * rd * rd >= _WEAK_COUPLING * N0.diagonal()[st.row]
-        strong = np.flatnonzero(strong)
-        E = sp.csr_array((rd[strong], (strong, st.u[strong])), shape=(st.L, st.U))
-        Tm = sp.csr_array(A @ E)
-        approx = SymmetricSystem(N0 - Tm @ sp.diags_array(self.beta) @ Tm.T)
         self.curvature = None
         if st.free:
             self.Dt = v.zt / v.theta
             rows = np.arange(st.n_air)
             self.curvature = share_curvature(st.M, rows, st.row_col, st.col_block,
                                              1.0 / self.Dt, np.ones(st.M))
-            approx.add(self.curvature)
         self.N0 = N0
+        strong = self.beta[st.u] * rd * rd >= _WEAK_COUPLING * N0.diagonal()[st.row]
+        # Route: Woodbury over the users when there are far more rows (patterns × cells)
+        # than users, else the rows' system with the strong couplings.
+        n_users = int((self.beta > 0).sum())
+        explicit = self.curvature is not None and self.curvature[0].nnz > 0
+        if not explicit and 0 < n_users <= _USERS_ROUTE_MAX and 2 * n_users < st.M:
+            self.solver = _UsersRoute(self, N0, rd)
+            return
+        strong = np.flatnonzero(strong)
+        E = sp.csr_array((rd[strong], (strong, st.u[strong])), shape=(st.L, st.U))
+        Tm = sp.csr_array(A @ E)
+        approx = SymmetricSystem(N0 - Tm @ sp.diags_array(self.beta) @ Tm.T)
+        if self.curvature is not None:
+            approx.add(self.curvature)
         self.solver = approx.restricted(np.arange(st.M), approx.diagonal())
 
     def apply(self, vec: np.ndarray) -> np.ndarray:
@@ -444,6 +470,79 @@ class _NewtonSystem:
         d_yd = (v.yd / v.sd) * (a_dx + res["r_d"] - rc_d / v.yd)
         out["yd"] = d_yd
         out["sd"] = (-rc_d - v.sd * d_yd) / v.yd
+        return out
+
+
+class _UsersRoute:
+    """N⁻¹ by Woodbury over the users: for many rows (patterns × cells) and few users.
+
+    ``N = Δ − T β Tᵀ`` with Δ = A D⁻¹ Aᵀ + Ω — diagonal on airtime rows, plus one arrow
+    per capped cell (its groups and its backhaul row), inverted in closed form — and T
+    the rows × users matrix of the users' links. Then ``N⁻¹ = Δ⁻¹ + Δ⁻¹ T K⁻¹ Tᵀ Δ⁻¹``
+    with ``K = β⁻¹ − Tᵀ Δ⁻¹ T``, users × users, positive definite (a Schur complement of a
+    positive definite matrix), factorized densely. The share curvature ``U C Uᵀ`` of one
+    large block joins by a second Woodbury step.
+    """
+
+    def __init__(self, system: _NewtonSystem, N0: sp.sparray, rd: np.ndarray):
+        st = system.st
+        self.M = st.M
+        active = np.flatnonzero(system.beta > 0)
+        local = np.full(st.U, -1)
+        local[active] = np.arange(len(active))
+        link = np.flatnonzero(local[st.u] >= 0)
+        E = sp.csr_array((rd[link], (link, local[st.u[link]])), shape=(st.L, len(active)))
+        T = sp.csr_array(st.A @ E)
+        diag = N0.diagonal()
+        self.inv_d = np.where(np.arange(st.M) < st.n_air, 1.0 / diag, 0.0)
+        # Capped cells: w_j = [−v/d on the cell's airtime rows; 1 on its backhaul row].
+        self.W = None
+        if st.M > st.n_air:
+            cap = sp.csr_array(N0[st.n_air:])              # backhaul rows of N0
+            cap = sp.coo_array(cap)
+            on_air = cap.col < st.n_air
+            v_rows, v_cols, v_vals = cap.row[on_air], cap.col[on_air], cap.data[on_air]
+            sigma = diag[st.n_air:] - np.bincount(v_rows, v_vals ** 2 / diag[v_cols],
+                                                  minlength=st.M - st.n_air)
+            self.W = sp.csr_array(
+                (np.r_[-v_vals / diag[v_cols], np.ones(st.M - st.n_air)],
+                 (np.r_[v_cols, np.arange(st.n_air, st.M)],
+                  np.r_[v_rows, np.arange(st.M - st.n_air)])), shape=(st.M, st.M - st.n_air))
+            self.inv_sigma = 1.0 / sigma
+        dT = sp.diags_array(self.inv_d) @ T                 # Δ⁻¹ T, sparse (rows × users)
+        if self.W is not None:
+            dT = dT + self.W @ sp.diags_array(self.inv_sigma) @ (self.W.T @ T)
+        self.dT = sp.csr_array(dT)
+        K = (T.T @ self.dT).toarray()
+        K = np.diag(1.0 / system.beta[active]) - K
+        with one_blas_thread():
+            self.K = scipy.linalg.cho_factor(K, check_finite=False)
+        self.low_rank = None
+        if system.curvature is not None and system.curvature[1] is not None:
+            U, C = system.curvature[1].toarray(), system.curvature[2]
+            nu = self.n_inv(U)
+            with one_blas_thread():
+                cap_m = np.eye(len(C)) + C @ (U.T @ nu)
+                self.low_rank = (U, C, nu, scipy.linalg.lu_factor(cap_m))
+
+    def delta_inv(self, X: np.ndarray) -> np.ndarray:
+        out = X * (self.inv_d if X.ndim == 1 else self.inv_d[:, None])
+        if self.W is not None:
+            wx = self.W.T @ X
+            out = out + self.W @ (wx * (self.inv_sigma if X.ndim == 1 else self.inv_sigma[:, None]))
+        return out
+
+    def n_inv(self, X: np.ndarray) -> np.ndarray:
+        dx = self.delta_inv(X)
+        with one_blas_thread():
+            return dx + self.dT @ scipy.linalg.cho_solve(self.K, self.dT.T @ X, check_finite=False)
+
+    def solve(self, b: np.ndarray) -> np.ndarray:
+        out = self.n_inv(b)
+        if self.low_rank is not None:
+            U, C, nu, cap_lu = self.low_rank
+            with one_blas_thread():
+                out = out - nu @ scipy.linalg.lu_solve(cap_lu, C @ (U.T @ out))
         return out
 
 

@@ -20,7 +20,7 @@ __all__ = ["EXPLICIT_BLOCK", "SymmetricSystem", "share_curvature"]
 
 #: Share blocks of up to this many rows enter the matrix explicitly; larger ones low-rank.
 EXPLICIT_BLOCK = 200
-_DENSE_MAX = 2500  # systems up to this size are factorized densely
+_DENSE_MAX = 500  # systems up to this size are factorized densely
 
 
 class SymmetricSystem:

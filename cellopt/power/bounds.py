@@ -1,0 +1,259 @@
+"""Upper bounds on the joint power and association problem.
+
+The Lagrangian bound at user rate prices λ ≥ 0 and backhaul prices ν ≥ 0 is
+
+    UB(λ, ν) = Σ_i max_{0≤r≤r̂_i} [w_i U(r) − λ_i r] + Σ_j ν_j C_j + max_s V(s),
+
+valid for *any* λ, ν (:func:`joint_bound`). Column generation evaluates it at the
+master's prices; ``max_s V(s)`` is exact by enumeration on small networks. At scale,
+``max_s V(s)`` is replaced by the value of a relaxation, and — the point of this module —
+the prices are optimized *for that relaxation*: :func:`relaxed_bound` solves the convex
+relaxed problem in which every cluster of cells chooses its own power patterns (all
+combinations of its cells' levels), each link keeps the interference from its own
+cluster at the cluster's levels and counts every other cell of its table at that cell's
+lowest level (0 when it may be off). Any joint solution maps to a feasible solution of
+the relaxation with the same utility and energy (a cluster's pattern share is the total
+share of the global patterns that restrict to it; rates only rise when interference
+falls), so its optimum — and the dual bound of any of its solves — bounds the joint
+optimum. With one cell per cluster this is the interference-free bound; larger clusters
+keep the interference between the cells of a site and the small cells it covers.
+"""
+
+from __future__ import annotations
+
+import time
+from typing import Any
+
+import numpy as np
+
+from cellopt.network import Network
+from cellopt.power.clusters import ClusterConfigs, cluster_cells_by_coupling
+from cellopt.power.gains import GainTable
+from cellopt.power.patterns import PatternSpace, link_coefficients
+from cellopt.problem import Problem
+from cellopt.solvers.common import link_prices, user_min, user_value
+
+__all__ = ["joint_bound", "relaxed_bound"]
+
+
+def joint_bound(gains: GainTable, space: PatternSpace, problem: Problem, lam: np.ndarray,
+                nu: np.ndarray, max_value: float) -> float:
+    """The Lagrangian bound UB(λ, ν) with `max_value` for ``max_s V(s)`` (or a bound on it).
+
+    ``r̂_i`` caps the user's rate in any pattern: its demand, or the sum of its
+    candidates' interference-free rates at their highest level.
+
+    Parameters
+    ----------
+    gains : GainTable
+    space : PatternSpace
+    problem : Problem
+        Any problem of the network (weights, α, demands, backhaul caps are read).
+    lam : ndarray, shape (n_users,)
+        λ ≥ 0 [utility per Mbit/s].
+    nu : ndarray, shape (n_cells,)
+        ν ≥ 0 [utility per Mbit/s] (ignored on cells without a cap).
+    max_value : float
+    """
+    top_mw = 10.0 ** (space.level_dbm.max(axis=1) / 10.0)
+    cap = np.minimum(problem.demand_mbps, gains.isolated_rates_mbps(top_mw).sum(axis=1))
+    users = user_value(lam, problem.weight, problem.alpha, cap)
+    capped = np.isfinite(problem.backhaul_mbps)
+    return float(users.sum() + (nu[capped] * problem.backhaul_mbps[capped]).sum() + max_value)
+
+
+class _Relaxation:
+    """Rates of every candidate link under every level combination of its cell's cluster."""
+
+    def __init__(self, gains: GainTable, space: PatternSpace, cluster: np.ndarray):
+        self.gains, self.space, self.cluster = gains, space, cluster
+        cfg = ClusterConfigs(space, cluster)
+        self.n_clusters, self.m, self.slot = cfg.n_clusters, cfg.m, cfg.slot
+        self.members, self.n_configs, self.k_max = cfg.members, cfg.n_configs, cfg.k_max
+        self.power_mw, self.valid, self.energy = cfg.power_mw, cfg.valid, cfg.energy
+        slot = self.slot
+        # Links: every (user, candidate) with its cluster, own slot, in-cluster gains and
+        # the rest of its table at the lowest levels.
+        n_c = gains.n_candidates
+        cand = gains.cell[:, :n_c]
+        self.user = np.repeat(np.arange(gains.n_users), n_c)
+        self.cell = cand.ravel()
+        self.blk = cluster[self.cell]
+        table_cluster = cluster[gains.cell]                                    # (U, n_int)
+        same = table_cluster[:, None, :] == cluster[cand][:, :, None]          # (U, n_c, n_int)
+        is_self = gains.cell[:, None, :] == cand[:, :, None]
+        p_low = 10.0 ** (space.level_dbm.min(axis=1) / 10.0)
+        low_rx = gains.gain_mw_per_mw * p_low[gains.cell]                      # (U, n_int)
+        outside = np.where(same, 0.0, low_rx[:, None, :]).sum(axis=2)          # (U, n_c)
+        self.base_mw = (outside + gains.background_mw[:, None] + gains.noise_mw).ravel()
+        G = np.zeros((len(self.user), self.m))
+        inside = same & ~is_self
+        u_i, c_i, t_i = np.nonzero(inside)
+        np.add.at(G, (u_i * n_c + c_i, slot[gains.cell[u_i, t_i]]),
+                  gains.gain_mw_per_mw[u_i, t_i])
+        self.G = G
+        self.own_gain = gains.gain_mw_per_mw[:, :n_c].ravel()
+        self.own_slot = slot[self.cell]
+
+    def rates(self, links: np.ndarray, configs: np.ndarray) -> np.ndarray:
+        """Rates [Mbit/s] of `links` (indices, shape (n,)) under configs of their cluster,
+        shape (n,) or (n, K): every link under K configs."""
+        b = self.blk[links]
+        if configs.ndim == 1:
+            powers = self.power_mw[b, :, configs]                               # (n, m)
+            signal = self.own_gain[links] * powers[np.arange(len(links)), self.own_slot[links]]
+            interference = self.base_mw[links] + (self.G[links] * powers).sum(axis=1)
+        else:
+            powers = np.moveaxis(self.power_mw[b[:, None], :, configs], 1, 2)   # (n, m, K)
+            own = powers[np.arange(len(links)), self.own_slot[links]]           # (n, K)
+            signal = self.own_gain[links][:, None] * own
+            interference = self.base_mw[links][:, None] + np.einsum("nm,nmk->nk",
+                                                                    self.G[links], powers)
+        return self.gains.bandwidth_mhz * self.gains.efficiency(signal / interference)
+
+    def config_values(self, coef: np.ndarray, chunk: int = 1 << 21) -> np.ndarray:
+        """V_b(k) = Σ_{j∈b} max_i a_ij R_ij(k) − E_b(k) of every (cluster, config), (B, K)."""
+        a = np.ravel(coef)
+        best = np.zeros((self.gains.n_cells, self.k_max))
+        active = np.flatnonzero(a > 0)
+        step = max(1, chunk // self.k_max)
+        all_k = np.broadcast_to(np.arange(self.k_max), (step, self.k_max))
+        for start in range(0, len(active), step):  # chunks of links bound the memory
+            links = active[start:start + step]
+            k = np.minimum(all_k[:len(links)], self.n_configs[self.blk[links]][:, None] - 1)
+            value = self.rates(links, k) * a[links][:, None]
+            np.maximum.at(best, self.cell[links], value)
+        per_cluster = np.zeros((self.n_clusters, self.k_max))
+        np.add.at(per_cluster, self.cluster, best)
+        return per_cluster - self.energy
+
+    def master(self, network: Network, in_set: np.ndarray, alpha: float) -> Problem:
+        """The relaxed problem over the configs `in_set` (mask (B, K)) of every cluster."""
+        n_set = in_set.sum(axis=1)
+        k_set = int(n_set.max())
+        blk, config = np.nonzero(in_set)                   # row-major: each cluster in order
+        local = np.arange(len(blk)) - np.r_[0, np.cumsum(n_set)[:-1]][blk]
+        chosen = np.zeros((self.n_clusters, k_set), np.int64)
+        chosen[blk, local] = config
+        cost = np.full((self.n_clusters, k_set), np.inf)
+        cost[blk, local] = self.energy[blk, config]
+        links = np.repeat(np.arange(len(self.user)), k_set)
+        res = np.tile(np.arange(k_set), len(self.user))
+        ok = res < n_set[self.blk[links]]
+        links, res = links[ok], res[ok]
+        rate = self.rates(links, chosen[self.blk[links], res])
+        u, c = network.user_arrays(), network.cell_arrays()
+        return Problem.from_links(
+            self.user[links], self.cell[links], rate, n_users=self.gains.n_users,
+            n_cells=self.gains.n_cells, resource=res, n_resources=k_set, weight=u["weight"],
+            alpha=alpha, demand_mbps=u["demand_mbps"], backhaul_mbps=c["backhaul_mbps"],
+            price_per_mbps=c["price_per_mbps"], pattern_cost=cost, share_block=self.cluster)
+
+
+def relaxed_bound(network: Network, gains: GainTable, space: PatternSpace, alpha: float = 1.0, *,
+                  cluster_cells: int = 5, tol: float = 1e-4, time_limit_s: float | None = None,
+                  prices: tuple[np.ndarray, np.ndarray] | None = None, method: str = "ipm",
+                  max_rounds: int = 50) -> dict[str, Any]:
+    """A valid upper bound on the joint problem: the cluster relaxation, prices optimized.
+
+    Column generation on the relaxed problem (see the module docstring): every cluster
+    starts with its best configurations at `prices` (e.g. the joint master's) and full
+    power; each round solves the relaxed master with `method` and adds, per cluster, the
+    configurations that beat its current best at the new prices (found by enumerating all
+    of the cluster's configurations: pricing is exact). Every round's Lagrangian bound
+    ``Σ_i φ_i(λ_i) + Σ_j ν_j C_j + Σ_b max_k V_b(k)`` is valid; the smallest is returned.
+    Clusters with few configurations (one cell: 3 levels) have all of them from the start,
+    and the relaxation is then solved in one round.
+
+    Parameters
+    ----------
+    network, gains, space, alpha
+        As for :func:`~cellopt.solve_power`.
+    cluster_cells : int
+        Most cells per cluster (:func:`cluster_cells_by_coupling`); 1 = interference-free.
+    tol : float
+        Relative tolerance of the relaxed masters and of the relaxation's own gap.
+    time_limit_s : float, optional
+    prices : (λ, ν), optional
+        Starting user and backhaul prices.
+    method : str
+        Convex method for the relaxed masters (one that handles share blocks).
+    max_rounds : int
+
+    Returns
+    -------
+    dict
+        ``upper_bound`` (float) and ``info``: ``kind`` ("relaxed"), ``relaxation``
+        ("clusters"), ``cluster_cells`` (most cells per cluster), ``n_clusters``,
+        ``rounds``, ``relaxed_objective`` (the relaxation's best feasible value, a lower
+        bound on its optimum), ``relaxation_gap``, ``time_s``.
+    """
+    t0 = time.perf_counter()
+    # The interference-free relaxation first (one round, a fraction of a second); then,
+    # with the time left, the clusters, started from its prices. The better bound wins.
+    out = _solve_relaxation(network, gains, space, alpha, 1, tol, None, prices, method,
+                            max_rounds)
+    if cluster_cells > 1:
+        left = None if time_limit_s is None else time_limit_s - (time.perf_counter() - t0)
+        if left is None or left > 0:
+            clustered = _solve_relaxation(network, gains, space, alpha, cluster_cells, tol,
+                                          left, out.pop("prices"), method, max_rounds)
+            if clustered["upper_bound"] < out["upper_bound"]:
+                out = clustered
+    out.pop("prices", None)
+    out["info"]["time_s"] = time.perf_counter() - t0
+    return out
+
+
+def _solve_relaxation(network: Network, gains: GainTable, space: PatternSpace, alpha: float,
+                      cluster_cells: int, tol: float, time_limit_s: float | None,
+                      prices: tuple[np.ndarray, np.ndarray] | None, method: str,
+                      max_rounds: int) -> dict[str, Any]:
+    """Column generation on one cluster relaxation: its best bound and last prices."""
+    from cellopt.solvers import solve
+
+    t0 = time.perf_counter()
+    cluster = cluster_cells_by_coupling(gains, cluster_cells)
+    rel = _Relaxation(gains, space, cluster)
+    cell_price = network.cell_arrays()["price_per_mbps"]
+    small = rel.n_configs <= 8
+    if prices is None:
+        start_values = np.where(rel.valid, -rel.energy, -np.inf)
+    else:
+        lam, nu = prices
+        start_values = rel.config_values(link_coefficients(gains, lam, cell_price + nu))
+    full = np.argmax(np.where(rel.valid, rel.power_mw.sum(axis=1), -np.inf), axis=1)
+    rows = np.arange(rel.n_clusters)[:, None]
+    in_set = np.zeros(rel.valid.shape, bool)
+    in_set[np.arange(rel.n_clusters), full] = True
+    in_set[rows, np.argsort(-start_values, axis=1, kind="stable")[:, :4]] = True
+    in_set |= small[:, None]
+    in_set &= rel.valid
+    best_bound, best_obj, rounds, best_prices = np.inf, -np.inf, 0, prices
+    while rounds < max_rounds:
+        rounds += 1
+        problem = rel.master(network, in_set, alpha)
+        left = None if time_limit_s is None else max(time_limit_s - (time.perf_counter() - t0),
+                                                     1.0)
+        sol = solve(problem, method=method, tol=tol, time_limit_s=left)
+        best_obj = max(best_obj, sol.objective)
+        nu = np.where(np.isfinite(problem.backhaul_mbps), sol.prices["backhaul"], 0.0)
+        lam = user_min(problem, link_prices(problem, sol.prices["airtime"], nu))
+        lam = np.where(np.isfinite(lam), lam, 0.0)
+        values = rel.config_values(link_coefficients(gains, lam, cell_price + nu))
+        bound = joint_bound(gains, space, problem, lam, nu, float(values.max(axis=1).sum()))
+        if bound < best_bound:
+            best_bound, best_prices = bound, (lam, nu)
+        current = np.where(in_set, values, -np.inf).max(axis=1)
+        margin = tol * max(1.0, abs(sol.objective)) / rel.n_clusters
+        improve = (values > (current + margin)[:, None]) & rel.valid
+        out_of_time = time_limit_s is not None and time.perf_counter() - t0 > time_limit_s
+        if not improve.any() or out_of_time or (best_bound - best_obj) <= tol * max(
+                1.0, abs(best_obj)):
+            break
+        order = np.argsort(-np.where(improve, values, -np.inf), axis=1, kind="stable")[:, :2]
+        in_set[rows, order] |= improve[rows, order]
+    info = dict(kind="relaxed", relaxation="interference-free" if rel.m == 1 else "clusters",
+                cluster_cells=int(rel.m), n_clusters=int(rel.n_clusters), rounds=rounds,
+                relaxed_objective=best_obj, relaxation_gap=float(best_bound - best_obj))
+    return dict(upper_bound=float(best_bound), info=info, prices=best_prices)
