@@ -1,10 +1,9 @@
-"""Time to a certified gap for ``alm`` and ``dual`` against cvxpy + Clarabel, side by side.
+"""Time to a certified gap for ``alm``, ``dual`` and ``ipm`` against cvxpy + Clarabel, side by side.
 
 Run: ``python benchmarks/bench_solvers.py [--case a|b|both] [--tol 1e-4] [--no-reference-b]``
 
-Cases (DESIGN §4, "Scale"), both HetNet drops with 2/3 of the users clustered near picos
-and 8 candidate cells per user; Shannon efficiency so that every candidate link has a
-positive rate:
+Cases, both HetNet drops with 2/3 of the users clustered near picos and 8 candidate
+cells per user; Shannon efficiency so that every candidate link has a positive rate:
 
 - (a) 20,000 users, 37 macro sites × 3 sectors + 3 picos per sector = 444 cells,
   160,000 links;
@@ -13,7 +12,9 @@ positive rate:
 
 Each solve runs in a fresh subprocess that loads the saved problem, so that its peak
 resident memory (``ru_maxrss``) is the solver's own plus the problem's. The reference's
-time includes cvxpy's compilation (reported separately).
+time includes cvxpy's compilation (reported separately). The "before" column is the
+time measured on the landed code before ``ipm`` and the warm-started ``alm`` (commit
+07a0a23, same machine).
 """
 
 from __future__ import annotations
@@ -26,6 +27,9 @@ import sys
 import tempfile
 import time
 from pathlib import Path
+
+#: Seconds measured on the landed code (commit 07a0a23) for case (a).
+BEFORE = {"a": {"alm": 13.1, "dual": 0.40, "reference": 9.0}}
 
 CASES = {
     "a": dict(n_rings=3, picos_per_sector=3, n_users=20_000, wraparound=True),
@@ -83,17 +87,19 @@ def report(case: str, rows: list[dict]) -> None:
     ref = next((r for r in rows if r["method"] == "reference" and "wall_s" in r), None)
     print(f"\ncase ({case})")
     print(f"{'method':<10} {'status':<10} {'objective':>14} {'bound':>14} {'gap':>9} "
-          f"{'iters':>6} {'time s':>8} {'peak MB':>8} {'vs ref':>8}")
+          f"{'iters':>6} {'time s':>8} {'peak MB':>8} {'vs ref':>8} {'before s':>9}")
     for r in rows:
         if "wall_s" not in r:
             print(f"{r['method']:<10} {r['status']:<10} {r.get('error', '')}")
             continue
         ratio = f"{ref['wall_s'] / r['wall_s']:.1f}x" if ref else "-"
+        before = BEFORE.get(case, {}).get(r["method"])
+        before = "-" if before is None else f"{before:.2f}"
         bound = "-" if r["upper_bound"] is None else f"{r['upper_bound']:.6f}"
         gap = "-" if r["gap"] is None else f"{r['gap']:.1e}"
         print(f"{r['method']:<10} {r['status']:<10} {r['objective']:>14.6f} {bound:>14} "
               f"{gap:>9} {r['n_iter']:>6} {r['wall_s']:>8.2f} {r['peak_rss_mb']:>8.0f} "
-              f"{ratio:>8}")
+              f"{ratio:>8} {before:>9}")
     if ref and "compile_s" in ref:
         print(f"(reference: {ref['compile_s']:.1f} s of its time is cvxpy compilation)")
 
@@ -108,7 +114,7 @@ def main() -> None:
     with tempfile.TemporaryDirectory() as tmp:
         for case in (["a", "b"] if args.case == "both" else [args.case]):
             path = build(case, Path(tmp))
-            methods = ["alm", "dual"]
+            methods = ["alm", "dual", "ipm"]
             if not (case == "b" and args.no_reference_b):
                 methods.append("reference")
             rows = [in_subprocess(path, m, args.tol) for m in methods]

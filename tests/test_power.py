@@ -182,7 +182,7 @@ def test_solve_power_against_exhaustive_optimum(seed):
     assert best.status == "optimal"
     scale = max(1.0, abs(best.objective))
     search = cellopt.solve_power(net, LEVELS, energy_price_per_w=price, rng=1, bound=None,
-                                 pricing="search", progress=False)
+                                 pricing="search", links_per_pattern=None, progress=False)
     exact = cellopt.solve_power(net, LEVELS, energy_price_per_w=price, rng=1, bound="exact",
                                 progress=False)
     # Search pricing: feasible (never above the optimum), within 1 %, not certified.
@@ -279,10 +279,10 @@ def test_retired_patterns_leave_the_set():
     pset.record_use(np.array([0.5, 0.5, 0.0]))
     pset.add(np.array([[0, 0, 1]]), max_patterns=10, retire_after=2)
     assert pset.patterns.tolist() == [[0, 0, 0], [1, 0, 0], [0, 0, 1]]
-    # A full set makes room by dropping the longest-idle unused pattern.
-    pset.record_use(np.array([0.0, 1.0, 0.0]))
-    pset.add(np.array([[1, 1, 1]]), max_patterns=3, retire_after=None)
-    assert pset.patterns.tolist() == [[1, 0, 0], [0, 0, 1], [1, 1, 1]]
+    # A full set makes room: the idle pattern first, then the least used.
+    pset.record_use(np.array([0.3, 0.7, 0.0]))
+    pset.add(np.array([[1, 1, 1], [2, 2, 2]]), max_patterns=3, retire_after=None)
+    assert pset.patterns.tolist() == [[1, 0, 0], [1, 1, 1], [2, 2, 2]]
 
 
 def test_links_left_out_of_the_master_can_stop_it_short_of_the_bound():
@@ -419,5 +419,7 @@ def test_time_limit_stops_after_the_solve_in_progress():
     net = small_network(8, n_cells=10, n_users=60, size_m=900.0)
     sol = cellopt.solve_power(net, LEVELS, rng=1, time_limit_s=0.0, bound="relaxed",
                               progress=False)
-    assert sol.status == "time_limit" and len(sol.patterns) == 1 and len(sol.history) == 1
+    # The first master: full power and one pattern per tier at its lowest level.
+    assert sol.status == "time_limit" and len(sol.history) == 1
+    assert len(sol.patterns) == sol.history["n_patterns"].iloc[0] == 3
     assert sol.upper_bound >= sol.objective  # the bound is still computed and valid

@@ -43,7 +43,7 @@ EXACT_WORK_MAX = 3e8
 #: iteration (about 0.2 s per pricing round on one core).
 PRICING_WORK_MAX = 3e7
 _EXACT_LIMIT = 10 * EXACT_WORK_MAX
-_RELAXED_SHARE = 0.15  # share of the time limit kept for a relaxed bound at the end
+_RELAXED_SHARE = 0.1  # share of the time limit kept for a relaxed bound at the end
 _UNUSED_SHARE = 1e-4  # a pattern with less share of the band than this is unused
 
 
@@ -95,34 +95,38 @@ def master_duals(problem: Problem, sol: Solution) -> tuple[np.ndarray, np.ndarra
 
 
 class _PatternSet:
-    """The master's patterns, and for each how many masters in a row it went unused."""
+    """The master's patterns, their last shares, and how many masters in a row each went
+    unused."""
 
     def __init__(self, first: np.ndarray):
         self.patterns = np.atleast_2d(first).astype(np.int64)
         self.idle = np.zeros(1, np.int64)
+        self.share = np.ones(1)
 
     def __len__(self) -> int:
         return len(self.patterns)
 
     def record_use(self, share: np.ndarray) -> None:
-        used = share > _UNUSED_SHARE
-        self.idle = np.where(used, 0, self.idle + 1)
+        self.share = np.asarray(share, float)
+        self.idle = np.where(self.share > _UNUSED_SHARE, 0, self.idle + 1)
+
+    def _keep(self, keep: np.ndarray) -> None:
+        self.patterns, self.idle, self.share = self.patterns[keep], self.idle[keep], self.share[keep]
 
     def add(self, new: np.ndarray, max_patterns: int, retire_after: int | None) -> int:
-        """Add `new` patterns; retire long-idle ones first and make room; how many joined."""
+        """Add `new` patterns, first retiring those idle for `retire_after` masters; when
+        the set is full, the longest idle and then the least used make room. How many
+        joined."""
         if retire_after is not None:
-            keep = self.idle < retire_after
-            self.patterns, self.idle = self.patterns[keep], self.idle[keep]
-        room = max_patterns - len(self)
-        if room < len(new):  # make room by dropping the longest-idle unused patterns
-            unused = np.flatnonzero(self.idle > 0)
-            drop = unused[np.argsort(-self.idle[unused], kind="stable")][:len(new) - room]
-            keep = np.setdiff1d(np.arange(len(self)), drop)
-            self.patterns, self.idle = self.patterns[keep], self.idle[keep]
-            room = max_patterns - len(self)
-        new = new[:max(room, 0)]
+            self._keep(self.idle < retire_after)
+        new = new[:max_patterns]
+        excess = len(self) + len(new) - max_patterns
+        if excess > 0:
+            order = np.lexsort((self.share, -self.idle))  # longest idle, then least used
+            self._keep(np.setdiff1d(np.arange(len(self)), order[:excess]))
         self.patterns = np.vstack([self.patterns, new])
         self.idle = np.r_[self.idle, np.zeros(len(new), np.int64)]
+        self.share = np.r_[self.share, np.zeros(len(new))]
         return len(new)
 
 
@@ -139,7 +143,7 @@ def solve_power(
     pricing: str = "auto",
     stabilization: float = 0.5,
     retire_after: int | None = 5,
-    max_patterns: int = 60,
+    max_patterns: int = 40,
     time_limit_s: float | None = 60.0,
     progress: bool = True,
     callback: Callable[[dict[str, Any]], bool | None] | None = None,
@@ -201,8 +205,8 @@ def solve_power(
     retire_after : int or None
         Masters in a row without share after which a pattern leaves the set (None: never).
     max_patterns : int
-        Most patterns in a master (idle patterns make room first; status ``"max_iter"``
-        if the set is full of used patterns and still improving).
+        Most patterns in a master; when it is full, the longest idle patterns and then
+        the least used make room for new ones.
     time_limit_s : float or None
         Wall-clock budget [s] (default 60; None: none). The last finished master is kept.
     progress : bool
@@ -263,11 +267,13 @@ def solve_power(
                               f"{gains.cell.size} table entries per iteration; fix: "
                               "pricing='search'")
     if links_per_pattern == "auto":
-        links_per_pattern = None if exact_pricing else 3
+        links_per_pattern = None if exact_pricing else 2
 
     run = _ColumnGeneration(network, gains, space, method, alpha, tol, links_per_pattern,
                             exact_pricing, stabilization, options)
     patterns = _PatternSet(space.full_power())
+    patterns.add(_distinct(_tier_patterns(network, space), patterns.patterns), max_patterns,
+                 None)
     # Column generation gets the time limit but what the relaxed bound and the answer
     # need at the end (a margin of 3 %, so that the call ends within the limit).
     reserve = (_RELAXED_SHARE if bound == "relaxed" else 0.0) + 0.03
@@ -289,9 +295,6 @@ def solve_power(
                                 time_limit_s, t0, exact_pricing)
             if stop is None:
                 row["n_new"] = patterns.add(it["new"], max_patterns, retire_after)
-                if row["n_new"] == 0:
-                    stop = ("max_iter", f"reached max_patterns={max_patterns} with every "
-                                        "pattern in use, still improving")
             if bar is not None:
                 bar.update(row)
             if stop is not None:
@@ -351,7 +354,11 @@ class _ColumnGeneration:
         self.best_problem: Problem | None = None
         self.best_patterns: np.ndarray | None = None
         self.best_duals: tuple[np.ndarray, np.ndarray] | None = None
+        self.best_tol = tol
+        #: The smallest Lagrangian value so far, max_s V replaced by the best pattern known
+        #: at those prices (at least the best objective; a bound with exact pricing).
         self.estimate = np.inf
+        self.point_values: list[float] = []
         #: With exact pricing: the smallest Lagrangian bound computed (valid); else None.
         self.certified_bound: float | None = np.inf if exact_pricing else None
         # Stability center: the prices of the smallest Lagrangian value (bound or estimate).
@@ -371,7 +378,8 @@ class _ColumnGeneration:
         if remaining is not None:  # the master gets what is left of the budget
             kwargs["time_limit_s"] = max(remaining, 1.0)
         kwargs.update(self._warm_start(problem, pset.patterns))
-        sol = solve(problem, method=self.method, tol=self.tol, **kwargs)
+        master_tol = self._master_tol()
+        sol = solve(problem, method=self.method, tol=master_tol, **kwargs)
         self.inner_iterations += sol.n_iter
         t_search = time.perf_counter()
         pset.record_use(sol.pattern_share)
@@ -379,22 +387,32 @@ class _ColumnGeneration:
         self.last_prices = (pset.patterns.copy(), sol.prices["airtime"], sol.prices["backhaul"])
         is_best = self.best is None or sol.objective > self.best.objective
         if is_best:
-            self.best, self.best_problem = sol, problem
+            self.best, self.best_problem, self.best_tol = sol, problem, master_tol
             self.best_patterns, self.best_duals = pset.patterns.copy(), (lam, nu)
         coef = self._coef(lam, nu)
         current = float(reduced_values(self.gains, self.space, coef, pset.patterns).max())
         threshold = current + self.tol * max(1.0, abs(sol.objective))
+        self.point_values = []
         found, values, pricing = self._price(lam, nu, pset, threshold)
-        estimate = joint_bound(self.gains, self.space, problem, lam, nu,
-                               max(current, float(values.max(initial=-np.inf))))
-        if is_best:
-            self.estimate = estimate
+        # The estimate: the smallest Lagrangian value of the run, with the best pattern
+        # known at those prices (the set's or a new one); never below the objective.
+        estimate = min(self.point_values)
+        self.estimate = max(min(self.estimate, estimate), self.best.objective)
         improving = values > threshold
         new = _distinct(found[improving][np.argsort(-values[improving], kind="stable")],
                         pset.patterns)
         return dict(new=new, estimate=estimate, pricing=pricing,
                     cut_short=sol.status == "time_limit", inner_iterations=sol.n_iter,
                     inner_time_s=t_search - t_inner, search_time_s=time.perf_counter() - t_search)
+
+    def _master_tol(self) -> float:
+        """Masters solved only as far as pricing needs: to a twentieth of the relative gap
+        of the best estimate (at most 1e-2); `tol` once that is small, and always with
+        exact pricing (its bound certifies the masters)."""
+        if self.exact_pricing or self.best is None or not np.isfinite(self.estimate):
+            return self.tol
+        gap = (self.estimate - self.best.objective) / max(1.0, abs(self.best.objective))
+        return float(np.clip(0.05 * gap, self.tol, 1e-2))
 
     def _coef(self, lam: np.ndarray, nu: np.ndarray) -> np.ndarray:
         return link_coefficients(self.gains, lam, self.cell_price + nu)
@@ -428,7 +446,8 @@ class _ColumnGeneration:
                                         threshold=threshold if name == "master" else np.inf,
                                         hoods=self.hoods)
                 p_values = reduced_values(self.gains, self.space, p_coef, found)
-            self._lagrangian_value(p_lam, p_nu, float(p_values.max()))
+            known = float(reduced_values(self.gains, self.space, p_coef, pset.patterns).max())
+            self._lagrangian_value(p_lam, p_nu, max(known, float(p_values.max())))
             values = p_values if name == "master" else reduced_values(self.gains, self.space,
                                                                       coef, found)
             if (values > threshold).any():
@@ -439,6 +458,7 @@ class _ColumnGeneration:
     def _lagrangian_value(self, lam: np.ndarray, nu: np.ndarray, max_value: float) -> float:
         """UB(λ, ν) with `max_value` for max_s V; a valid bound when pricing is exact."""
         value = joint_bound(self.gains, self.space, self.best_problem, lam, nu, max_value)
+        self.point_values.append(value)
         if self.exact_pricing:
             self.certified_bound = min(self.certified_bound, value)
         if value < self.center_value:
@@ -467,6 +487,13 @@ class _ColumnGeneration:
                history: list[dict[str, Any]], t0: float, time_limit_s: float | None,
                cluster_cells: int) -> Solution:
         """The best master's solution with the joint fields, bound and status filled."""
+        if self.best_tol > self.tol:  # solved loosely during the run: finish it to `tol`
+            left = None if time_limit_s is None else max(
+                0.9 * time_limit_s - (time.perf_counter() - t0), 1.0)
+            tight = solve(self.best_problem, method=self.method, tol=self.tol,
+                          **{**self.options, "time_limit_s": left})
+            if tight.objective > self.best.objective:
+                self.best = tight
         sol, problem, patterns = self.best, self.best_problem, self.best_patterns
         lam, nu = self.best_duals
         upper, info = None, None
@@ -510,6 +537,21 @@ class _ColumnGeneration:
         sol.patterns = self.space.power_dbm(patterns)
         sol.energy_w = float(avg_mw.sum() * 1e-3)
         return sol
+
+
+def _tier_patterns(network: Network, space: PatternSpace) -> np.ndarray:
+    """One pattern per tier (of several): that tier at its lowest level, the rest at full.
+
+    Starting columns beside full power: in a HetNet, muting the macro tier (the
+    almost-blank-subframe idea) is worth a share from the first master on.
+    """
+    tiers = network.cells["tier"].to_numpy()
+    names = np.unique(tiers)
+    if len(names) < 2:
+        return np.zeros((0, space.n_cells), np.int64)
+    full = space.full_power()
+    low = np.argmin(space.level_dbm, axis=1)
+    return np.stack([np.where(tiers == t, low, full) for t in names])
 
 
 def _distinct(found: np.ndarray, existing: np.ndarray) -> np.ndarray:

@@ -372,8 +372,7 @@ class _NewtonSystem:
         self.h = h
         rd = st.R / self.D
         self.beta = h / (1.0 + h * st.user_sum(st.R * rd))
-        A = st.A
-        N0 = A @ sp.diags_array(1.0 / self.D) @ A.T + sp.diags_array(self.omega)
+        N0 = _outer_rows(st, 1.0 / self.D) + sp.diags_array(self.omega)   # A D⁻¹ Aᵀ + Ω
         self.curvature = None
         if st.free:
             self.Dt = v.zt / v.theta
@@ -389,9 +388,7 @@ class _NewtonSystem:
         if not explicit and 0 < n_users <= _USERS_ROUTE_MAX and 2 * n_users < st.M:
             self.solver = _UsersRoute(self, N0, rd)
             return
-        strong = np.flatnonzero(strong)
-        E = sp.csr_array((rd[strong], (strong, st.u[strong])), shape=(st.L, st.U))
-        Tm = sp.csr_array(A @ E)
+        Tm = _rows_by_users(st, np.flatnonzero(strong), rd, st.u, st.U)
         approx = SymmetricSystem(N0 - Tm @ sp.diags_array(self.beta) @ Tm.T)
         if self.curvature is not None:
             approx.add(self.curvature)
@@ -473,6 +470,36 @@ class _NewtonSystem:
         return out
 
 
+def _outer_rows(st: _Structure, weight: np.ndarray) -> sp.csr_array:
+    """``A diag(weight) Aᵀ`` (rows × rows) without a sparse product: diagonal on the airtime
+    rows, plus each capped cell's backhaul row and its cross terms."""
+    diag = np.bincount(st.row, weight, minlength=st.M)
+    rows, cols, vals = [np.arange(st.M)], [np.arange(st.M)], [diag]
+    if len(st.cap_links):
+        w = weight[st.cap_links]
+        diag[st.n_air:] = np.bincount(st.cap_row - st.n_air, st.rho ** 2 * w,
+                                      minlength=st.M - st.n_air)
+        cross_r, cross_c = st.row[st.cap_links], st.cap_row
+        rows += [cross_r, cross_c]
+        cols += [cross_c, cross_r]
+        vals += [st.rho * w, st.rho * w]
+    return sp.csr_array((np.concatenate(vals), (np.concatenate(rows), np.concatenate(cols))),
+                        shape=(st.M, st.M))
+
+
+def _rows_by_users(st: _Structure, links: np.ndarray, rd: np.ndarray, column: np.ndarray,
+                   n_columns: int) -> sp.csr_array:
+    """T = A diag(R/D) E on `links`: the rows × users matrix of the users' links (E maps
+    each link to its user's column `column[link]`)."""
+    cap_pos = np.full(st.L, -1)
+    cap_pos[st.cap_links] = np.arange(len(st.cap_links))
+    capped = links[cap_pos[links] >= 0]
+    rows = np.r_[st.row[links], st.cap_row[cap_pos[capped]]]
+    cols = np.r_[column[links], column[capped]]
+    vals = np.r_[rd[links], st.rho[cap_pos[capped]] * rd[capped]]
+    return sp.csr_array((vals, (rows, cols)), shape=(st.M, n_columns))
+
+
 class _UsersRoute:
     """N⁻¹ by Woodbury over the users: for many rows (patterns × cells) and few users.
 
@@ -491,8 +518,7 @@ class _UsersRoute:
         local = np.full(st.U, -1)
         local[active] = np.arange(len(active))
         link = np.flatnonzero(local[st.u] >= 0)
-        E = sp.csr_array((rd[link], (link, local[st.u[link]])), shape=(st.L, len(active)))
-        T = sp.csr_array(st.A @ E)
+        T = _rows_by_users(st, link, rd, local[st.u], len(active))
         diag = N0.diagonal()
         self.inv_d = np.where(np.arange(st.M) < st.n_air, 1.0 / diag, 0.0)
         # Capped cells: w_j = [−v/d on the cell's airtime rows; 1 on its backhaul row].
@@ -514,7 +540,8 @@ class _UsersRoute:
             dT = dT + self.W @ sp.diags_array(self.inv_sigma) @ (self.W.T @ T)
         self.dT = sp.csr_array(dT)
         K = (T.T @ self.dT).toarray()
-        K = np.diag(1.0 / system.beta[active]) - K
+        np.negative(K, out=K)                                # K = β⁻¹ − Tᵀ Δ⁻¹ T
+        K[np.diag_indices_from(K)] += 1.0 / system.beta[active]
         with one_blas_thread():
             self.K = scipy.linalg.cho_factor(K, check_finite=False)
         self.low_rank = None
