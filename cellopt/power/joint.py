@@ -43,7 +43,8 @@ EXACT_WORK_MAX = 3e8
 #: iteration (about 0.2 s per pricing round on one core).
 PRICING_WORK_MAX = 3e7
 _EXACT_LIMIT = 10 * EXACT_WORK_MAX
-_RELAXED_SHARE = 0.1  # share of the time limit kept for a relaxed bound at the end
+_RELAXED_SHARE = 0.04  # share of the time limit kept for a relaxed bound at the end
+_FINISH_SHARE = 0.05   # ... and for finishing the best master
 _UNUSED_SHARE = 1e-4  # a pattern with less share of the band than this is unused
 
 
@@ -275,8 +276,8 @@ def solve_power(
     patterns.add(_distinct(_tier_patterns(network, space), patterns.patterns), max_patterns,
                  None)
     # Column generation gets the time limit but what the relaxed bound and the answer
-    # need at the end (a margin of 3 %, so that the call ends within the limit).
-    reserve = (_RELAXED_SHARE if bound == "relaxed" else 0.0) + 0.03
+    # (the best master finished to `tol`, and a margin) need at the end.
+    reserve = (_RELAXED_SHARE if bound == "relaxed" else 0.0) + _FINISH_SHARE
     budget = None if time_limit_s is None else time_limit_s * (1.0 - reserve)
     bar = _ProgressBar(time_limit_s, t0) if progress else None
     history: list[dict[str, Any]] = []
@@ -326,7 +327,9 @@ def _stop_reason(run: _ColumnGeneration, it: dict[str, Any], history: list[dict[
         return "local_optimum", "the search finds no improving pattern"
     if asked:
         return "stopped", "the callback asked to stop"
-    if it["cut_short"] or (budget is not None and time.perf_counter() - t0 > budget):
+    # The next iteration is assumed to take as long as this one: stop if it would not fit.
+    spent = history[-1]["time_s"] - (history[-2]["time_s"] if len(history) > 1 else 0.0)
+    if it["cut_short"] or (budget is not None and time.perf_counter() - t0 + spent > budget):
         return "time_limit", f"reached time_limit_s={time_limit_s:g}"
     if not exact_pricing and gain_tol is not None and len(history) > 3:
         gained = history[-1]["objective"] - history[-4]["objective"]
@@ -421,10 +424,13 @@ class _ColumnGeneration:
                ) -> tuple[np.ndarray, np.ndarray, str]:
         """Candidate patterns, their reduced values at the master's prices, and how found.
 
-        First at the stabilized prices ``β center + (1 − β) master`` (Wentges); if
-        nothing found there improves at the master's prices, again at the master's own.
-        Every pricing point also gives a Lagrangian value: a valid bound with exact
-        pricing, an estimate with the search; the smallest makes the stability center.
+        Pricing points: the stabilized prices ``β center + (1 − β) master`` (Wentges),
+        then the master's own. Exact pricing stops at the first point whose patterns
+        improve at the master's prices. The search prices at both: the union of their
+        patterns joins the master (about twice the columns per master solve), and each
+        point gives its own Lagrangian value for the estimate. Every pricing point's
+        Lagrangian value is a valid bound with exact pricing, an estimate with the
+        search; the smallest makes the stability center.
         """
         coef = self._coef(lam, nu)
         points = [(lam, nu, "master")]
@@ -432,6 +438,7 @@ class _ColumnGeneration:
             c_lam, c_nu = self.center
             points.insert(0, (self.beta * c_lam + (1 - self.beta) * lam,
                               self.beta * c_nu + (1 - self.beta) * nu, "stabilized"))
+        found_all, values_all, names = [], [], []
         for p_lam, p_nu, name in points:  # at most two pricing points
             p_coef = self._coef(p_lam, p_nu)
             if self.exact_pricing:
@@ -440,8 +447,8 @@ class _ColumnGeneration:
             else:
                 if self.hoods is None:
                     self.hoods = Neighbourhoods(self.gains, self.space, 3)
-                # `threshold` holds at the master's prices; at stabilized ones the
-                # neighbourhood search is left out.
+                # `threshold` holds at the master's prices only: at stabilized ones the
+                # neighbourhood search always runs.
                 found = search_patterns(self.gains, self.space, p_coef, pset.patterns,
                                         threshold=threshold if name == "master" else np.inf,
                                         hoods=self.hoods)
@@ -450,10 +457,14 @@ class _ColumnGeneration:
             self._lagrangian_value(p_lam, p_nu, max(known, float(p_values.max())))
             values = p_values if name == "master" else reduced_values(self.gains, self.space,
                                                                       coef, found)
-            if (values > threshold).any():
+            found_all.append(found)
+            values_all.append(values)
+            names.append(name)
+            if self.exact_pricing and (values > threshold).any():
                 break
         kind = "exact" if self.exact_pricing else "search"
-        return found, values, f"{kind}, {name}"
+        return (np.vstack(found_all), np.concatenate(values_all),
+                f"{kind}, {' + '.join(names)}")
 
     def _lagrangian_value(self, lam: np.ndarray, nu: np.ndarray, max_value: float) -> float:
         """UB(λ, ν) with `max_value` for max_s V; a valid bound when pricing is exact."""

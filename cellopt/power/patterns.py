@@ -317,8 +317,9 @@ class _MoveEvaluator:
         gain -= price * (10.0 ** (space.level_dbm[cells_all, lv_all] / 10.0) - p_mw[cells_all])
         gain[lv_all == pattern[cells_all]] = -np.inf  # not a move
         # A move always touches its own cell (the energy term), even without users.
-        pairs = np.concatenate([keys, np.arange(n_moves) * n_cells + cells_all])
-        return cells_all, lv_all, gain, np.unique(pairs)
+        pairs = _KeySet(np.concatenate([keys, np.arange(n_moves) * n_cells + cells_all]),
+                        n_moves * n_cells).keys
+        return cells_all, lv_all, gain, pairs
 
     def link_values(self, signal: np.ndarray, total: np.ndarray, coef: np.ndarray) -> np.ndarray:
         """a_e R_e for candidate received powers (m, n), totals incl. noise (m,), a (m, n)."""

@@ -28,6 +28,7 @@ class Neighbourhoods:
         self.gains, self.space = gains, space
         self.cluster = cluster_cells_by_coupling(gains, max_cells)
         self.cfg = ClusterConfigs(space, self.cluster)
+        self.power_kbm = np.ascontiguousarray(np.moveaxis(self.cfg.power_mw, 2, 0))  # (K, B, m)
         n_b = self.cfg.n_clusters
         # (user, cluster) pairs: the clusters with a cell in each user's table.
         entry_cluster = self.cluster[gains.cell]                           # (U, T)
@@ -38,13 +39,22 @@ class Neighbourhoods:
         np.add.at(G, (pair_of_entry, self.cfg.slot[gains.cell.ravel()]),
                   gains.gain_mw_per_mw.ravel())
         self.G = G                                                          # (P, m)
-        # Which (cluster, cell) term each (pair, candidate) value feeds: sorted once, so
-        # that the maxima are one reduceat per chunk.
-        n_cells = gains.n_cells
-        cand = gains.cell[:, :gains.n_candidates]
+        # Which (cluster, cell) term each (pair, candidate) value feeds, sorted once per
+        # chunk of pairs, so that the maxima are one reduceat per chunk: (pairs, order of
+        # their values by term, where each term starts, the terms).
+        n_cells, n_c = gains.n_cells, gains.n_candidates
+        cand = gains.cell[:, :n_c]
         keys = (self.ph[:, None] * n_cells + cand[self.pu]).ravel()
         self.keys, key_index = np.unique(keys, return_inverse=True)
-        self.key_index = key_index.reshape(len(self.pu), -1)
+        key_index = key_index.reshape(len(self.pu), -1)
+        self.chunks = []
+        step = max(1, _PAIR_CHUNK // (n_c * self.cfg.k_max))
+        for start in range(0, len(self.pu), step):  # chunks of pairs bound the memory
+            idx = key_index[start:start + step].ravel()
+            order = np.argsort(idx, kind="stable")
+            idx = idx[order]
+            first = np.r_[0, np.flatnonzero(idx[1:] != idx[:-1]) + 1]
+            self.chunks.append((slice(start, start + step), order, first, idx[first]))
 
     def gains_of_configs(self, coef: np.ndarray, pattern: np.ndarray) -> tuple[np.ndarray, ...]:
         """Exact value change of every config of every cluster, the rest of `pattern` fixed.
@@ -75,25 +85,20 @@ class Neighbourhoods:
         d_power = cfg.power_mw - cur_slot[:, :, None]                      # (B, m, K)
         pu, ph = self.pu, self.ph
         in_cluster = self.cluster[cand[pu]] == ph[:, None]                 # (P, n_c)
-        uniq, key_index = self.keys, self.key_index
+        uniq = self.keys
         new_best = np.zeros((len(uniq), cfg.k_max))
-        step = max(1, _PAIR_CHUNK // (n_c * cfg.k_max))
-        for start in range(0, len(pu), step):  # chunks of pairs bound the memory
-            sl = slice(start, start + step)
-            d_total = np.einsum("pm,pmk->pk", self.G[sl], d_power[ph[sl]])  # (p, K)
-            tot = total[pu[sl]][:, None] + d_total
-            own = cfg.power_mw[ph[sl][:, None], cfg.slot[cand[pu[sl]]], :]  # (p, n_c, K)
-            sig = np.where(in_cluster[sl][:, :, None],
-                           g.gain_mw_per_mw[pu[sl], :n_c][:, :, None] * own,
-                           rx[pu[sl], :n_c][:, :, None])
-            val = _link_values(g, sig, tot[:, None, :], coef[pu[sl]][:, :, None])
-            idx = key_index[sl].ravel()
-            order = np.argsort(idx, kind="stable")
-            idx = idx[order]
-            first = np.r_[0, np.flatnonzero(idx[1:] != idx[:-1]) + 1]
-            flat = np.ascontiguousarray(val.reshape(-1, cfg.k_max).T[:, order])  # (K, n)
-            part = np.maximum.reduceat(flat, first, axis=1).T
-            new_best[idx[first]] = np.maximum(new_best[idx[first]], part)
+        # Configs lead every array below, so that gathering the values by term reads
+        # contiguous rows.
+        d_power = np.moveaxis(d_power, 2, 0)                               # (K, B, m)
+        for sl, order, first, terms in self.chunks:
+            d_total = np.einsum("pm,kpm->kp", self.G[sl], d_power[:, ph[sl]])  # (K, p)
+            tot = total[pu[sl]][None, :] + d_total
+            own = self.power_kbm[:, ph[sl][:, None], cfg.slot[cand[pu[sl]]]]  # (K, p, n_c)
+            sig = np.where(in_cluster[sl][None],
+                           g.gain_mw_per_mw[pu[sl], :n_c][None] * own, rx[pu[sl], :n_c][None])
+            val = _link_values(g, sig, tot[:, :, None], coef[pu[sl]][None])
+            part = np.maximum.reduceat(val.reshape(cfg.k_max, -1)[:, order], first, axis=1)
+            new_best[terms] = np.maximum(new_best[terms], part.T)
         key_cluster, key_cell = uniq // n_cells, uniq % n_cells
         # Best unaffected user of each touched (cluster, cell), among the cell's top four.
         top_user, top_value = _top_users(g, value, 4)                      # (n_cells, 4)
