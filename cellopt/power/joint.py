@@ -32,7 +32,7 @@ from cellopt.problem import Problem
 from cellopt.radio.model import RadioModel
 from cellopt.solution import Solution
 from cellopt.solvers import PATTERN_METHODS, solve
-from cellopt.solvers.common import link_prices, relative_gap, user_min
+from cellopt.solvers.common import build_solution, link_prices, relative_gap, repair, user_min
 
 __all__ = ["EXACT_WORK_MAX", "PRICING_WORK_MAX", "master_duals", "master_problem", "solve_power"]
 
@@ -46,6 +46,7 @@ _EXACT_LIMIT = 10 * EXACT_WORK_MAX
 _RELAXED_SHARE = 0.04  # share of the time limit kept for a relaxed bound at the end
 _FINISH_SHARE = 0.05   # ... and for finishing the best master
 _UNUSED_SHARE = 1e-4  # a pattern with less share of the band than this is unused
+_SMALL_SHARE = 1e-3   # ... and is dropped from the answer if that costs (next to) nothing
 
 
 def master_problem(gains: GainTable, space: PatternSpace, patterns: np.ndarray,
@@ -505,6 +506,7 @@ class _ColumnGeneration:
                           **{**self.options, "time_limit_s": left})
             if tight.objective > self.best.objective:
                 self.best = tight
+        self.best = _without_small_shares(self.best_problem, self.best, self.tol)
         sol, problem, patterns = self.best, self.best_problem, self.best_patterns
         lam, nu = self.best_duals
         upper, info = None, None
@@ -548,6 +550,30 @@ class _ColumnGeneration:
         sol.patterns = self.space.power_dbm(patterns)
         sol.energy_w = float(avg_mw.sum() * 1e-3)
         return sol
+
+
+def _without_small_shares(problem: Problem, sol: Solution, tol: float) -> Solution:
+    """`sol` with the patterns of less than :data:`_SMALL_SHARE` of the band dropped, if
+    that costs less than a tenth of `tol` (relative).
+
+    Interior-point masters leave small positive shares on patterns the optimum does not
+    use; a cell switched on there for 0.01 % of the time is not "on" for a planner. The
+    kept shares are scaled up to fill the band, and so are the users' shares on them.
+    """
+    theta = sol.pattern_share
+    keep = theta >= _SMALL_SHARE
+    if keep.all() or not keep.any():
+        return sol
+    scale = np.where(keep, 1.0 / theta[keep].sum(), 0.0)
+    theta = theta * scale
+    x = repair(problem, sol.x * scale[problem.resource], theta)
+    pruned = build_solution(problem, x, method=sol.method, status=sol.status,
+                            message=sol.message, mu=sol.prices["airtime"].ravel(),
+                            nu=sol.prices["backhaul"], n_iter=sol.n_iter, wall_s=sol.wall_s,
+                            history=sol.history, upper_bound=sol.upper_bound, theta=theta)
+    if pruned.objective >= sol.objective - 0.1 * tol * max(1.0, abs(sol.objective)):
+        return pruned
+    return sol
 
 
 def _tier_patterns(network: Network, space: PatternSpace) -> np.ndarray:

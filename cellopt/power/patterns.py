@@ -101,9 +101,11 @@ class PatternSpace:
 
     @property
     def n_patterns(self) -> float:
-        """Number of distinct patterns (product of distinct levels per cell)."""
+        """Number of distinct patterns (product of distinct levels per cell; inf beyond
+        the float range, e.g. 3 levels on more than 646 cells)."""
         distinct = [len(np.unique(row)) for row in self.level_dbm]
-        return float(np.prod(np.asarray(distinct, float)))
+        with np.errstate(over="ignore"):
+            return float(np.prod(np.asarray(distinct, float)))
 
     def power_dbm(self, patterns: np.ndarray) -> np.ndarray:
         """Powers [dBm] of level-index patterns, shape (S, n_cells)."""
