@@ -1,4 +1,4 @@
-"""eICIC baseline: almost-blank subframes (ABS) with pico range expansion (DESIGN §2.5).
+"""eICIC baseline: almost-blank subframes (ABS) with pico range expansion.
 
 ABS is a fixed-share special case of power patterns: two patterns, "everyone at full
 power" on a share 1 − β of the airtime and "macro cells muted" on the muted share β.
@@ -28,7 +28,7 @@ from cellopt.solvers import solve
 
 __all__ = ["abs_grid", "abs_problem", "solve_abs"]
 
-#: The grid of issue 5: pico/femto bias [dB] × muted share of macro airtime.
+#: The usual eICIC grid: pico/femto bias [dB] × muted share of macro airtime.
 ABS_BIAS_DB = (0.0, 3.0, 6.0, 9.0)
 ABS_MUTED_SHARE = (0.0, 1 / 8, 1 / 4, 1 / 2)
 

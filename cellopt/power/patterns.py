@@ -1,7 +1,7 @@
 """Power patterns: allowed levels, the reduced value of a pattern, and the search for good ones.
 
 A pattern gives every cell one of its allowed power levels. At user marginal utilities
-λ_i and backhaul prices ν_j (DESIGN §2.5) the *reduced value* of pattern s is
+λ_i and backhaul prices ν_j the *reduced value* of pattern s is
 
     V(s) = Σ_j max_{i ∈ cand(j)} a_ij R_ij(s) − E_s,    a_ij = (λ_i − c_j − ν_j)⁺,
 
