@@ -42,16 +42,21 @@ from cellopt.scenario import load_scenario
 
 ROOT = Path(__file__).resolve().parents[1]
 LEVELS = [0.0, -10.0, None]
-USERS = (15, 30, 60, 120, 240)
-CITY = ROOT / "topologies" / "sf_femto.toml"  # on 1.52 km²: 10 to 160 users/km²
+USERS = (15, 30, 60, 120, 240)  # on 1.52 km²: 10 to 160 users/km²
+CITY = ROOT / "topologies" / "sf_femto.toml"
 
 
 def certificate(sol: cellopt.Solution) -> dict[str, object]:
     """Status, wall time, patterns used, and the estimate and bound as rate factors."""
     info = sol.bound_info or {}
-    return dict(status=sol.status, n_patterns=int((sol.pattern_share > 0).sum()), wall_s=sol.wall_s,
-                estimate_factor=info.get("estimate_factor"),
+    return dict(status=sol.status, n_patterns=int((sol.pattern_share > 0).sum()),
+                wall_s=sol.wall_s, estimate_factor=info.get("estimate_factor"),
                 bound_factor=info.get("bound_factor"), bound_kind=sol.bound_kind)
+
+
+def full_power_w(net) -> float:
+    """Transmit power of every cell at full power [W]."""
+    return float((10.0 ** (net.cells["tx_power_dbm"].to_numpy() / 10.0)).sum() * 1e-3)
 
 
 def optimize(net, gains, energy_price: float, args, time_limit_s: float | None = None):
@@ -65,7 +70,7 @@ def density_run(n_users: int, drop: int, energy_price: float, args) -> pd.DataFr
     net = topology.add_picos(net, per_sector=2, rng=1000 + drop)
     net = topology.drop_users(net, n_users, rng=2000 + drop)
     gains = GainTable.from_network(net, rng=3000 + drop)
-    full_w = float((10.0 ** (net.cells["tx_power_dbm"].to_numpy() / 10.0)).sum() * 1e-3)
+    full_w = full_power_w(net)
     base = solve_abs(net, 0.0, 0.0, gains=gains)  # = full-power max-RSRP
     sol = optimize(net, gains, energy_price, args)
     row = dict(n_users=n_users, density_per_km2=n_users / (net.region.area * 1e-6), drop=drop,
@@ -96,9 +101,9 @@ def city_runs(args) -> pd.DataFrame:
     net, _, _ = scenario.build(seed=1)
     gains = GainTable.from_network(net, model=scenario.radio_model(), rng=1)
     counted = net.in_study_area()
-    full_w = float((10.0 ** (net.cells["tx_power_dbm"].to_numpy() / 10.0)).sum() * 1e-3)
     base = solve_abs(net, 0.0, 0.0, gains=gains)  # = full-power max-RSRP
-    rows = [dict(method="max-RSRP, full power", objective=base.objective, energy_w=full_w,
+    rows = [dict(method="max-RSRP, full power", objective=base.objective,
+                 energy_w=full_power_w(net),
                  wall_s=base.wall_s, **rate_summary(base.user_rate_mbps[counted]))]
     for price in (0.0, args.energy_price):
         sol = optimize(net, gains, price, args, time_limit_s=args.city_time_limit_s)

@@ -198,18 +198,17 @@ def test_solve_power_against_exhaustive_optimum(seed):
     assert exact.upper_bound >= best.objective - 1e-6 * scale
     assert exact.upper_bound <= best.objective + 1e-3 * scale
     # The estimate is no bound, but never below the master's objective.
+    # No pattern is kept at a negligible share (below 0.1 % of the band).
     for sol in (search, exact):
         assert sol.estimate >= sol.objective - 1e-6 * scale
         assert sol.bound_info is None or sol.bound_info["estimate_factor"] >= 1 - 1e-9
-    # Reported powers and energy are consistent with the shares; no pattern is kept at a
-    # negligible share (below 0.1 % of the band).
-    p_mw = 10.0 ** (exact.patterns / 10.0)
-    assert exact.energy_w == pytest.approx(float((exact.pattern_share @ p_mw).sum()) * 1e-3)
-    assert exact.patterns.shape == (len(exact.pattern_share), n_cells)
-    for sol in (search, exact):
         share = sol.pattern_share
         assert ((share == 0) | (share >= 1e-3)).all(), share
         assert share.sum() == pytest.approx(1.0)
+    # Reported powers and energy are consistent with the shares.
+    p_mw = 10.0 ** (exact.patterns / 10.0)
+    assert exact.energy_w == pytest.approx(float((exact.pattern_share @ p_mw).sum()) * 1e-3)
+    assert exact.patterns.shape == (len(exact.pattern_share), n_cells)
 
 
 @pytest.mark.parametrize("seed", range(6))

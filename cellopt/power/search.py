@@ -82,14 +82,13 @@ class Neighbourhoods:
         # Current power of each cluster slot, and the change of each config.
         members = np.maximum(cfg.members, 0)
         cur_slot = np.where(cfg.members >= 0, p_cur[members], 0.0)       # (B, m)
-        d_power = cfg.power_mw - cur_slot[:, :, None]                      # (B, m, K)
         pu, ph = self.pu, self.ph
         in_cluster = self.cluster[cand[pu]] == ph[:, None]                 # (P, n_c)
         uniq = self.keys
         new_best = np.zeros((len(uniq), cfg.k_max))
         # Configs lead every array below, so that gathering the values by term reads
         # contiguous rows.
-        d_power = np.moveaxis(d_power, 2, 0)                               # (K, B, m)
+        d_power = self.power_kbm - cur_slot[None]                          # (K, B, m)
         for sl, order, first, terms in self.chunks:
             d_total = np.einsum("pm,kpm->kp", self.G[sl], d_power[:, ph[sl]])  # (K, p)
             tot = total[pu[sl]][None, :] + d_total
