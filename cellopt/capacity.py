@@ -1,4 +1,4 @@
-"""Capacity: the largest user density a network serves at a target cell-edge rate (DESIGN §4).
+"""Capacity: the largest user density a network serves at a target cell-edge rate.
 
 Capacity is the largest density of users [users/km²] at which the 5th-percentile user
 rate, pooled over several drops, is at least a target (1 Mbit/s by default). The

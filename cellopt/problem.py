@@ -1,4 +1,4 @@
-"""The association problem (DESIGN §2.3) as flat arrays.
+"""The association problem as flat arrays.
 
 Decision ``x_e ∈ [0, 1]`` per link e = (user i, cell j, resource k): the share of
 resource k of cell j given to user i. With ``r_i = Σ_{e∋i} R_e x_e`` and

@@ -1,4 +1,4 @@
-"""Experiment (b) of DESIGN §4: utility and rates vs the backhaul capacity of femtocells.
+"""Experiment (b) of docs/experiments.md: utility and rates vs the backhaul capacity of femtocells.
 
 Drops of ``topologies/femto_backhaul.toml`` (57 macro cells, open-access femtocells at
 40 per km², 80 % indoor users) with every femtocell's backhaul cap set to each value of

@@ -1,4 +1,4 @@
-"""Experiment (d) of DESIGN §4: third-party femtocells on real base-station locations.
+"""Experiment (d) of docs/experiments.md: third-party femtocells on real base-station locations.
 
 Scenario ``topologies/sf_femto.toml``: the OpenCelliD LTE sites of one operator in San
 Francisco (``../shared/data``), 3 sectors each, a downtown study window with a 500 m guard

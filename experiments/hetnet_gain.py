@@ -1,4 +1,4 @@
-"""Experiment (a) of DESIGN §4: HetNet association gain.
+"""Experiment (a) of docs/experiments.md: HetNet association gain.
 
 Drops of the HetNet default (``topologies/hetnet.toml``: 57 macro cells, 4 picos per
 sector, 2,000 users with 2/3 near picos) solved by max-RSRP, range expansion 0/3/6/9 dB,

@@ -1,10 +1,11 @@
 """Tests of the ``reference`` method (cvxpy + Clarabel) on instances with known optima.
 
 Every hand-solved instance below states its primal AND dual solution, derived from the
-KKT conditions of DESIGN §2.3: with λ_i = w_i U'(r_i) the user's marginal utility, a
-link e = (i, j, k) carrying traffic (x_e > 0) satisfies ``λ_i R_e = μ_jk + (c_j + ν_j) R_e``
-and an unused one ``λ_i R_e ≤ μ_jk + (c_j + ν_j) R_e`` (for users below their demand);
-μ_jk > 0 only on a full resource, ν_j > 0 only on a saturated backhaul.
+KKT conditions of the association problem (docs/model.md, "Optimality conditions"):
+with λ_i = w_i U'(r_i) the user's marginal utility, a link e = (i, j, k) carrying
+traffic (x_e > 0) satisfies ``λ_i R_e = μ_jk + (c_j + ν_j) R_e`` and an unused one
+``λ_i R_e ≤ μ_jk + (c_j + ν_j) R_e`` (for users below their demand); μ_jk > 0 only on a
+full resource, ν_j > 0 only on a saturated backhaul.
 """
 
 from __future__ import annotations

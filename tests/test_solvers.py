@@ -442,9 +442,9 @@ def test_time_limit_zero(hetnet, method):
 
 
 # ---------------------------------------------------------------------- 5. hand-solved
-# KKT of DESIGN §2.3: with λ_i = w_i U'(r_i), a link carrying traffic has
-# λ_i R_e = μ_jk + (c_j + ν_j) R_e, an unused one ≤; μ_jk > 0 only on a full resource,
-# ν_j > 0 only on a saturated backhaul.
+# KKT of the association problem (docs/model.md, "Optimality conditions"): with
+# λ_i = w_i U'(r_i), a link carrying traffic has λ_i R_e = μ_jk + (c_j + ν_j) R_e, an
+# unused one ≤; μ_jk > 0 only on a full resource, ν_j > 0 only on a saturated backhaul.
 HAND_TOL = 1e-9
 XTOL = 1e-4  # a gap ε pins x and the prices to about sqrt(ε)
 

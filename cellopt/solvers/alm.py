@@ -1,4 +1,4 @@
-"""Augmented-Lagrangian method with projected-Newton inner steps (DESIGN §2.6).
+"""Augmented-Lagrangian method with projected-Newton inner steps.
 
 The coupling constraints — airtime per (cell, resource), backhaul per cell, demand per
 user — are priced by multipliers and a quadratic penalty σ (the augmented Lagrangian);
@@ -87,8 +87,8 @@ class _Lagrangian:
         capped_mask[self.capped] = True
         #: Which rows exist: every airtime group, capped cells, users with a demand.
         self.row_masks = (np.ones(p.n_groups, bool), capped_mask, self.has_demand)
-        #: Free pattern shares θ (DESIGN §2.5): airtime rows read air − θ_k ≤ 0, and
-        #: Σ θ = 1 is one more (equality) row with multiplier η.
+        #: Free pattern shares θ (docs/model.md, "Power patterns"): airtime rows read
+        #: air − θ_k ≤ 0, and Σ θ = 1 is one more (equality) row with multiplier η.
         self.free = p.free_shares
         self.energy = p.pattern_cost
         self.group_pattern = np.tile(np.arange(p.n_resources), p.n_cells)

@@ -1,4 +1,4 @@
-"""Baseline association rules (DESIGN §2.6): max RSRP, max SINR, range expansion, load aware.
+"""Baseline association rules: max RSRP, max SINR, range expansion, load aware.
 
 Each baseline does two things:
 

@@ -131,7 +131,7 @@ def block_airtime_value(problem: Problem, mu: np.ndarray) -> np.ndarray:
 
 
 def dual_bound(problem: Problem, mu: np.ndarray, nu: np.ndarray | None = None) -> float:
-    """The dual function g(μ, ν) of DESIGN §2.4: an upper bound on the optimum for any μ, ν ≥ 0.
+    """The dual function g(μ, ν) (docs/model.md): an upper bound on the optimum for any μ, ν ≥ 0.
 
     ``g = Σ μ_jk + Σ ν_j C_j + Σ_i max_{0≤r≤r̄_i} [w_i U(r) − π_i* r]`` with
     ``π_i* = min_{e∋i} (μ_jk / R_e + c_j + ν_j)`` and ``r̄_i = min(d_i, Σ_{e∋i} R_e)``.

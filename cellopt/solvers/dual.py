@@ -1,6 +1,6 @@
-"""Dual decomposition over the prices, with primal recovery (DESIGN §2.4, §2.6 ``dual``).
+"""Dual decomposition over the prices, with primal recovery.
 
-The dual function of DESIGN §2.4,
+The dual function of the association problem (docs/model.md),
 
     g(μ, ν) = Σ_g μ_g + Σ_j ν_j C_j + Σ_i φ_i(π_i*),   π_i* = min_{e∋i} π_e,
     π_e = μ_g / R_e + c_j + ν_j,   φ_i(π) = max_{0≤r≤r̄_i} [w_i U(r) − π r],
@@ -448,7 +448,7 @@ def solve_dual(
     """Dual decomposition: projected Newton on the smoothed dual g_τ, continuation in τ.
 
     See the module docstring for the method. The reported ``upper_bound`` is the exact
-    g(μ, ν) of DESIGN §2.4 at the returned prices and ``objective`` that of the returned,
+    g(μ, ν) at the returned prices and ``objective`` that of the returned,
     feasible shares.
 
     Parameters
@@ -607,7 +607,7 @@ def solve_dual(
     nu = np.zeros(p.n_cells)
     nu[model.capped] = best["nu"]
     nu = block_zero_capacity(p, mu, nu)
-    bound = dual_bound(p, mu, nu)       # the certificate, exactly as DESIGN §2.4 defines it
+    bound = dual_bound(p, mu, nu)       # the certificate: the exact, unsmoothed g
     final_gap = relative_gap(bound, best["obj"])
     if status == "optimal" and (final_gap is None or final_gap > tol):
         status = "max_iter"

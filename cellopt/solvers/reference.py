@@ -1,4 +1,4 @@
-"""The ``reference`` method: the association problem of DESIGN §2.3 in cvxpy, solved by a conic solver.
+"""The ``reference`` method: the association problem in cvxpy, solved by a conic solver.
 
 The oracle of the test suite. The problem is written on rescaled data (user rates
 divided by estimates of them, the objective normalised) so that the solver sees numbers
@@ -253,7 +253,7 @@ def solve_reference(
     verbose: bool = False,
     **solver_options: Any,
 ) -> Solution:
-    """Solve the association problem (DESIGN §2.3) exactly with cvxpy and a conic solver.
+    """Solve the association problem exactly with cvxpy and a conic solver.
 
     Variables ``x ≥ 0`` of shape (L,); user rates ``r = A_u x`` [Mbit/s] with ``A_u``
     sparse (n_users × L, entries R_e); maximize ``Σ w_i U_α(r_i) − Σ_j c_j T_j`` subject

@@ -1,4 +1,4 @@
-"""Single association: each user served by one cell (DESIGN §2.3).
+"""Single association: each user served by one cell.
 
 The integer problem is solved by rounding the fractional optimum — each user goes to the
 cell that carries most of its rate — then improving locally: users move to the
