@@ -27,7 +27,11 @@ __all__ = ["Problem", "utility", "utility_derivative"]
 
 
 def utility(rate_mbps: np.ndarray, alpha: float) -> np.ndarray:
-    """α-fair utility U_α(r): ``log r`` for α = 1, ``r^(1−α) / (1−α)`` otherwise.
+    """α-fair utility U_α(r): ``log r`` for α = 1, ``(r^(1−α) − 1) / (1−α)`` otherwise.
+
+    This form is continuous in α (it tends to ``log r`` as α → 1), so α = 1 ± 1e-9
+    behaves like α = 1; it is evaluated as ``expm1((1−α) log r) / (1−α)``, without the
+    cancellation of ``r^(1−α) − 1`` near α = 1. U_α(1) = 0 for every α.
 
     Parameters
     ----------
@@ -39,15 +43,15 @@ def utility(rate_mbps: np.ndarray, alpha: float) -> np.ndarray:
     Returns
     -------
     ndarray
-        Same shape; −inf at r = 0 when α ≥ 1.
+        Same shape; −inf at r = 0 when α ≥ 1, −1/(1−α) at r = 0 when α < 1.
     """
     r = np.asarray(rate_mbps, dtype=float)
-    with np.errstate(divide="ignore"):
+    with np.errstate(divide="ignore", over="ignore", invalid="ignore"):
         if alpha == 1:
             return np.log(r)
-        if alpha > 1:
-            return np.where(r > 0, r ** (1 - alpha) / (1 - alpha), -np.inf)
-        return r ** (1 - alpha) / (1 - alpha)
+        if alpha == 0:
+            return r - 1.0
+        return np.expm1((1.0 - alpha) * np.log(r)) / (1.0 - alpha)
 
 
 def utility_derivative(rate_mbps: np.ndarray, alpha: float) -> np.ndarray:

@@ -14,6 +14,7 @@ import numpy as np
 import pytest
 import scipy.optimize
 import scipy.sparse as sp
+from gap_oracle import gap_of
 
 from cellopt.problem import Problem
 from cellopt.solution import STATUSES
@@ -152,11 +153,11 @@ def test_sum_rate_gives_all_airtime_to_best_user():
     sol = ref(one_cell(rates, alpha=0.0))
     assert_certified(sol)
     np.testing.assert_allclose(sol.x, [0.0, 1.0, 0.0], atol=1e-8)
-    assert sol.objective == pytest.approx(7.0, rel=1e-9)
+    assert sol.objective == pytest.approx(7.0 - 3.0, rel=1e-9)  # U(r) = r − 1, three users
     np.testing.assert_allclose(sol.prices["airtime"], [[7.0]], rtol=1e-6)
     weighted = ref(one_cell(rates, alpha=0.0, weight=[3.0, 1.0, 1.0]))  # w R = (9, 7, 5)
     np.testing.assert_allclose(weighted.x, [1.0, 0.0, 0.0], atol=1e-8)
-    assert weighted.objective == pytest.approx(9.0, rel=1e-9)
+    assert weighted.objective == pytest.approx(9.0 - 5.0, rel=1e-9)  # Σ w = 5
 
 
 def test_alpha_two_one_cell():
@@ -168,7 +169,7 @@ def test_alpha_two_one_cell():
     assert_certified(sol)
     np.testing.assert_allclose(sol.x, np.array([6, 3, 2]) / 11, rtol=XTOL)
     np.testing.assert_allclose(sol.prices["airtime"], [[121 / 36]], rtol=1e-6)
-    assert sol.objective == pytest.approx(-121 / 36, rel=1e-8)
+    assert sol.objective == pytest.approx(3 - 121 / 36, rel=1e-8)  # U(r) = 1 − 1/r
 
 
 def test_alpha_half_one_cell():
@@ -179,7 +180,7 @@ def test_alpha_half_one_cell():
     assert_certified(sol)
     np.testing.assert_allclose(sol.x, np.array([1, 2, 5]) / 8, rtol=XTOL)
     np.testing.assert_allclose(sol.prices["airtime"], [[np.sqrt(8)]], rtol=1e-6)
-    assert sol.objective == pytest.approx(2 * np.sqrt(8), rel=1e-8)
+    assert sol.objective == pytest.approx(2 * np.sqrt(8) - 3 * 2, rel=1e-8)  # U = 2√r − 2
 
 
 def test_user_without_links_alpha_below_one():
@@ -191,7 +192,7 @@ def test_user_without_links_alpha_below_one():
     np.testing.assert_allclose(sol.x, [0.5, 0.5], rtol=XTOL)
     assert sol.user_rate_mbps[1] == 0.0
     assert sol.serving_cell.tolist() == [0, -1, 0]
-    assert sol.objective == pytest.approx(2 * 2 * np.sqrt(2.0), rel=1e-8)
+    assert sol.objective == pytest.approx(2 * 2 * np.sqrt(2.0) - 3 * 2, rel=1e-8)  # U = 2√r − 2
 
 
 def test_no_links_at_all():
@@ -199,7 +200,7 @@ def test_no_links_at_all():
                            n_users=2, n_cells=1, alpha=0.0)
     sol = ref(p)
     assert sol.status == "optimal"
-    assert sol.objective == 0.0 and sol.upper_bound == 0.0
+    assert sol.objective == -2.0 and sol.upper_bound == -2.0  # U(0) = −1 for each user
     assert sol.x.shape == (0,) and sol.serving_cell.tolist() == [-1, -1]
 
 
@@ -262,7 +263,7 @@ def test_solution_fields_and_feasibility():
     assert sol.message
     assert sol.n_iter > 0 and sol.wall_s > 0
     assert sol.objective == pytest.approx(sol.utility - sol.cost, rel=1e-12)
-    assert sol.gap == pytest.approx((sol.upper_bound - sol.objective) / max(1, abs(sol.objective)))
+    assert sol.gap == pytest.approx(gap_of(sol, p), rel=1e-6, abs=1e-12)
     assert sol.x.shape == (p.n_links,)
     assert sol.user_rate_mbps.shape == (p.n_users,)
     assert sol.cell_airtime.shape == (p.n_cells, p.n_resources)
@@ -372,7 +373,9 @@ def test_answer_does_not_depend_on_rate_units(alpha):
     if alpha == 1:
         assert b.utility == pytest.approx(a.utility + p.weight.sum() * np.log(s), rel=1e-9)
     else:
-        assert b.utility == pytest.approx(a.utility * s ** (1 - alpha), rel=1e-9)
+        # U(s r) = s^(1−α) U(r) + U(s), with U(s) = (s^(1−α) − 1) / (1−α)
+        shift = p.weight.sum() * (s ** (1 - alpha) - 1) / (1 - alpha)
+        assert b.utility == pytest.approx(a.utility * s ** (1 - alpha) + shift, rel=1e-9)
     assert b.cost == pytest.approx(a.cost * s ** (1 - alpha), rel=1e-6)
     mu_a, mu_b = a.prices["airtime"] * s ** (1 - alpha), b.prices["airtime"]
     np.testing.assert_allclose(mu_b, mu_a, rtol=1e-5, atol=1e-6 * mu_a.max())

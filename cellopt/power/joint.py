@@ -32,7 +32,7 @@ from cellopt.problem import Problem
 from cellopt.radio.model import RadioModel
 from cellopt.solution import Solution
 from cellopt.solvers import PATTERN_METHODS, solve
-from cellopt.solvers.common import build_solution, link_prices, relative_gap, repair, user_min
+from cellopt.solvers.common import build_solution, certified_gap, link_prices, repair, user_min
 
 __all__ = ["EXACT_WORK_MAX", "PRICING_WORK_MAX", "master_duals", "master_problem", "solve_power"]
 
@@ -318,7 +318,8 @@ def _stop_reason(run: _ColumnGeneration, it: dict[str, Any], history: list[dict[
     ends here for a reason of its own.
     """
     asked = callback is not None and bool(callback(dict(history[-1])))
-    gap = relative_gap(run.certified_bound, run.best.objective)
+    gap = certified_gap(run.best_problem, run.certified_bound, run.best.objective,
+                        run.best.utility)
     if gap is not None and gap <= tol:
         return "optimal", f"certified gap {gap:.2e} ≤ tol={tol:g}"
     if not len(it["new"]):
@@ -415,8 +416,9 @@ class _ColumnGeneration:
         exact pricing (its bound certifies the masters)."""
         if self.exact_pricing or self.best is None or not np.isfinite(self.estimate):
             return self.tol
-        gap = (self.estimate - self.best.objective) / max(1.0, abs(self.best.objective))
-        return float(np.clip(0.05 * gap, self.tol, 1e-2))
+        gap = certified_gap(self.best_problem, self.estimate, self.best.objective,
+                            self.best.utility)
+        return float(np.clip(0.05 * (np.inf if gap is None else gap), self.tol, 1e-2))
 
     def _coef(self, lam: np.ndarray, nu: np.ndarray) -> np.ndarray:
         return link_coefficients(self.gains, lam, self.cell_price + nu)
@@ -525,7 +527,7 @@ class _ColumnGeneration:
                                     cluster_cells=cluster_cells, tol=self.tol,
                                     time_limit_s=left, prices=(lam, nu))
             upper, info = relaxed["upper_bound"], relaxed["info"]
-        gap = relative_gap(upper, sol.objective)
+        gap = certified_gap(problem, upper, sol.objective, sol.utility)
         if status in ("converged", "local_optimum", "tail_off") and gap is not None \
                 and gap <= self.tol:
             status, message = "optimal", f"{message}; the {bound} bound certifies gap {gap:.2e}"

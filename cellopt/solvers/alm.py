@@ -40,6 +40,7 @@ from cellopt.solution import Solution
 from cellopt.solvers.common import (
     block_zero_capacity,
     build_solution,
+    certified_gap,
     dual_bound,
     energy_cost,
     feasible_shares,
@@ -47,7 +48,6 @@ from cellopt.solvers.common import (
     loads,
     objective_terms,
     one_blas_thread,
-    relative_gap,
     repair,
 )
 from cellopt.solvers.registry import register
@@ -383,7 +383,7 @@ def solve_alm(
         x_feas = repair(p, x, theta_feas)
         util, cost = objective_terms(p, x_feas)
         objective = util - cost - energy_cost(p, theta_feas)
-        gap = relative_gap(bound, objective)
+        gap = certified_gap(p, bound, objective, util)
         if best is None or bound - objective < best[0]:
             best = (bound - objective, x_feas, mu_k.copy(), nu_k.copy(), bound, theta_feas)
         row = dict(iteration=n_iter, objective=objective, upper_bound=bound, gap=gap,

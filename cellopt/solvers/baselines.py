@@ -36,10 +36,10 @@ from cellopt.solution import Solution
 from cellopt.solvers.common import (
     best_rate,
     build_solution,
+    certified_gap,
     dual_bound,
     loads,
     objective_terms,
-    relative_gap,
     repair,
 )
 from cellopt.solvers.registry import register
@@ -714,7 +714,7 @@ def _finish(
     if history is None:
         util, cost = objective_terms(problem, x)
         bound = dual_bound(problem, mu, None)
-        gap = relative_gap(bound, util - cost)
+        gap = certified_gap(problem, bound, util - cost, util)
         history = [{"iteration": 1, "objective": util - cost, "upper_bound": bound,
                     "gap": np.nan if gap is None else gap, "moves": 0}]
         _call(callback, history[-1])  # one-shot: nothing left to stop

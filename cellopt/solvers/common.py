@@ -12,10 +12,25 @@ from cellopt.problem import Problem, utility
 from cellopt.solution import Solution
 
 __all__ = [
-    "best_rate", "block_airtime_value", "block_shares", "block_zero_capacity",
-    "build_solution", "dual_bound", "energy_cost",
-    "feasible_shares", "group_capacity", "link_prices", "loads", "objective_terms",
-    "one_blas_thread", "recover_feasible", "relative_gap", "repair", "user_min", "user_value",
+    "best_rate",
+    "block_airtime_value",
+    "block_shares",
+    "block_zero_capacity",
+    "build_solution",
+    "certified_gap",
+    "dual_bound",
+    "energy_cost",
+    "feasible_shares",
+    "group_capacity",
+    "link_prices",
+    "loads",
+    "objective_terms",
+    "one_blas_thread",
+    "recover_feasible",
+    "repair",
+    "user_min",
+    "user_value",
+    "utility_scale",
 ]
 
 
@@ -55,8 +70,8 @@ def user_value(price: np.ndarray, weight: np.ndarray, alpha: float, cap: np.ndar
     r = best_rate(price, weight, alpha, cap)
     with np.errstate(invalid="ignore", divide="ignore"):
         value = weight * utility(r, alpha) - price * r
-    # r = 0 only happens for α < 1 (value 0) or a user with nothing to buy (α ≥ 1: −inf).
-    return np.where(r > 0, value, 0.0 if alpha < 1 else -np.inf)
+    # r = 0 only happens for α < 1 (value w U(0)) or a user with nothing to buy (α ≥ 1: −inf).
+    return np.where(r > 0, value, weight * utility(0.0, alpha))
 
 
 def user_min(problem: Problem, values: np.ndarray) -> np.ndarray:
@@ -233,15 +248,16 @@ def repair(problem: Problem, x: np.ndarray, theta: np.ndarray | None = None) -> 
 
 
 def recover_feasible(problem: Problem, x: np.ndarray, priced: np.ndarray,
-             shares: list[np.ndarray | None]) -> tuple[np.ndarray, float, np.ndarray | None]:
-    """A feasible point from implied shares: (x, objective, θ), the best found.
+             shares: list[np.ndarray | None]
+                     ) -> tuple[np.ndarray, float, np.ndarray | None, float]:
+    """A feasible point from implied shares: (x, objective, θ, utility), the best found.
 
     For each candidate θ of `shares` (None for fixed resources): repair(x), and
     repair(fill(x)), where fill rescales the `priced` groups (mask, shape (n_groups,)) to
     their full capacity (priced groups are saturated at the optimum).
     """
     p = problem
-    best = (None, -np.inf, None)
+    best = (None, -np.inf, None, -np.inf)
     for theta in shares:
         theta = feasible_shares(p, theta)
         energy = energy_cost(p, theta)
@@ -257,7 +273,7 @@ def recover_feasible(problem: Problem, x: np.ndarray, priced: np.ndarray,
         for xt in trials:
             util, cost = objective_terms(p, xt)
             if util - cost - energy > best[1]:
-                best = (xt, util - cost - energy, theta)
+                best = (xt, util - cost - energy, theta, util)
     return best
 
 
@@ -269,11 +285,60 @@ def objective_terms(problem: Problem, x: np.ndarray) -> tuple[float, float]:
     return util, float(np.dot(problem.price_per_mbps, traffic))
 
 
-def relative_gap(upper_bound: float | None, objective: float) -> float | None:
-    """(upper_bound − objective) / max(1, |objective|), or None without a bound."""
-    if upper_bound is None or not np.isfinite(objective):
+def utility_scale(problem: Problem, util: float) -> float:
+    """S = Σ_i w_i r_i^(1−α), the derivative of Σ_i w_i U(c r_i) in c at c = 1.
+
+    It converts a utility difference into a rate factor: Σ w (= S) for α = 1, else
+    Σ w + (1−α) Σ w U(r) from the utility `util` of the same rates (exact for the
+    form of :func:`~cellopt.problem.utility`).
+    """
+    total = float(problem.weight.sum())
+    return total if problem.alpha == 1 else total + (1.0 - problem.alpha) * util
+
+
+def certified_gap(problem: Problem, upper_bound: float | None, objective: float,
+                  util: float) -> float | None:
+    """The rate-equivalent gap c − 1 between an upper bound and a feasible objective.
+
+    c is the factor by which every user's rate would have to grow, at the same payments
+    and energy cost, for the objective to reach `upper_bound`:
+    ``Σ w U(c r) − cost = upper_bound``. No allocation gives everyone more than c times
+    these rates. For α = 1, ``c = exp((UB − obj) / Σ w)``; otherwise
+    ``c^(1−α) = 1 + (1−α)(UB − obj) / S`` (:func:`utility_scale`), inf where no factor
+    reaches the bound. The same number means the same at every α and every scale of
+    weights and rates.
+
+    Parameters
+    ----------
+    problem : Problem
+    upper_bound : float or None
+    objective : float
+        Σ w U(r) − cost − energy cost of a feasible point.
+    util : float
+        Its utility part Σ w U(r).
+
+    Returns
+    -------
+    float or None
+        None without a bound or for a −inf objective (some user at rate 0 with α ≥ 1).
+    """
+    if upper_bound is None or np.isnan(upper_bound) or not np.isfinite(objective):
         return None
-    return float((upper_bound - objective) / max(1.0, abs(objective)))
+    delta = float(upper_bound - objective)
+    if delta == 0.0 or problem.n_users == 0:
+        return 0.0 if delta <= 0 else np.inf
+    scale = utility_scale(problem, util)
+    if not scale > 0:  # every user at rate 0 (α < 1): no factor helps
+        return np.inf if delta > 0 else 0.0
+    alpha = problem.alpha
+    if alpha == 1:
+        log_c = delta / scale
+    else:
+        t = (1.0 - alpha) * delta / scale
+        if t <= -1.0:
+            return np.inf
+        log_c = np.log1p(t) / (1.0 - alpha)
+    return float(np.expm1(log_c))
 
 
 def build_solution(
@@ -325,7 +390,7 @@ def build_solution(
     return Solution(
         status=status, message=message, method=method, utility=util, cost=cost,
         energy_cost=energy, objective=objective, upper_bound=upper_bound,
-        gap=relative_gap(upper_bound, objective),
+        gap=certified_gap(problem, upper_bound, objective, util),
         n_iter=int(n_iter), wall_s=float(wall_s), history=history, x=x,
         user_rate_mbps=rate, cell_airtime=airtime.reshape(problem.n_cells, problem.n_resources),
         cell_traffic_mbps=traffic,

@@ -83,9 +83,9 @@ scaled down), and by a "fill" variant that first rescales every priced group (μ
 to airtime exactly 1 (priced groups are saturated at the optimum); the better is kept.
 The best feasible x and the best (lowest) exact bound seen — at every evaluation,
 line-search trials included — are kept separately: any prices give a bound and any
-feasible x a lower bound, and the reported gap is
-``relative_gap(dual_bound(problem, μ, ν), objective(x))`` for those two; it is always
-the exact, unsmoothed g at the returned prices.
+feasible x a lower bound, and the reported gap is the rate-equivalent
+:func:`~cellopt.solvers.common.certified_gap` of those two; its bound is always the
+exact, unsmoothed g at the returned prices.
 
 Iterations, history, stopping
 -----------------------------
@@ -135,14 +135,14 @@ import scipy.sparse as sp
 from scipy.special import expit
 
 from cellopt.errors import ValidationError, describe_rows
-from cellopt.problem import Problem, utility_derivative
+from cellopt.problem import Problem, utility, utility_derivative
 from cellopt.solution import Solution
 from cellopt.solvers.common import (
     block_zero_capacity,
     build_solution,
+    certified_gap,
     dual_bound,
     recover_feasible,
-    relative_gap,
     user_value,
 )
 from cellopt.solvers.linalg import SymmetricSystem, share_curvature
@@ -202,6 +202,10 @@ class _SmoothedDual:
         self.users = user[self.starts]
         self.wu = p.weight[self.users]
         self.capu = p.rate_cap_mbps[self.users]  # r̄ of the whole problem (dual_bound's)
+        # Users without links keep w U(0) (finite for α < 1) in the objective and the bound.
+        linkless = np.ones(p.n_users, bool)
+        linkless[self.users] = False
+        self.linkless_value = float(np.sum(p.weight[linkless] * utility(0.0, p.alpha)))
         self._check_blocked_users(blocked)
         self.s, self.lb = self._scales(tol)
         # Groups without links have μ = 0 for good: nobody buys there.
@@ -339,8 +343,8 @@ class _SmoothedDual:
         x = flow / self.R
         pt.x = x
         air_smooth, air_exact, capacity = self._airtime_term(pt, mu, tau)
-        pt.g_tau = air_smooth + nu_term + smooth
-        pt.bound = air_exact + nu_term + exact
+        pt.g_tau = air_smooth + nu_term + smooth + self.linkless_value
+        pt.bound = air_exact + nu_term + exact + self.linkless_value
         grad_mu = capacity - np.bincount(self.g, x, minlength=self.G)
         traffic = np.bincount(self.link_cap[self.capped_links], flow[self.capped_links],
                               minlength=len(self.capped))
@@ -499,7 +503,8 @@ def solve_dual(
     else:
         y = np.maximum(np.r_[np.ones(G), np.zeros(len(model.capped))], lb)
 
-    best: dict[str, Any] = dict(bound=np.inf, mu=None, nu=None, obj=-np.inf, x=None, theta=None)
+    best: dict[str, Any] = dict(bound=np.inf, mu=None, nu=None, obj=-np.inf, x=None, theta=None,
+                                util=-np.inf)
 
     def evaluate(yv: np.ndarray, tau: float) -> _Point:
         """g_τ and the exact bound at y (every evaluation, line-search trials included)."""
@@ -515,12 +520,12 @@ def solve_dual(
         x_full[model.keep] = pt.x
         # "Priced" includes groups at their floor δ_g > 0: filling them too tested better.
         shares = model.implied_shares(pt) if model.free else [None]
-        x_feas, obj, theta = recover_feasible(p, x_full, pt.y[:G] > 0, shares)
+        x_feas, obj, theta, util = recover_feasible(p, x_full, pt.y[:G] > 0, shares)
         if obj > best["obj"]:
-            best.update(obj=obj, x=x_feas, theta=theta)
+            best.update(obj=obj, x=x_feas, theta=theta, util=util)
 
     def gap_now() -> float:  # the certified gap of the best bound and the best x so far
-        gap = relative_gap(best["bound"], best["obj"])
+        gap = certified_gap(p, best["bound"], best["obj"], best["util"])
         return np.inf if gap is None else gap
 
     history: list[dict[str, Any]] = []
@@ -608,7 +613,7 @@ def solve_dual(
     nu[model.capped] = best["nu"]
     nu = block_zero_capacity(p, mu, nu)
     bound = dual_bound(p, mu, nu)       # the certificate: the exact, unsmoothed g
-    final_gap = relative_gap(bound, best["obj"])
+    final_gap = certified_gap(p, bound, best["obj"], best["util"])
     if status == "optimal" and (final_gap is None or final_gap > tol):
         status = "max_iter"
         message = f"the recomputed certificate gives gap {final_gap} > tol={tol:g}"

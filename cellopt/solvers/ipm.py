@@ -52,11 +52,11 @@ from cellopt.solution import Solution
 from cellopt.solvers.common import (
     block_zero_capacity,
     build_solution,
+    certified_gap,
     dual_bound,
     feasible_shares,
     one_blas_thread,
     recover_feasible,
-    relative_gap,
 )
 from cellopt.solvers.linalg import SymmetricSystem, share_curvature
 from cellopt.solvers.registry import register
@@ -212,7 +212,8 @@ def solve_ipm(
         raise ValueError(f"max_iter={max_iter}; fix: give at least 1")
     st = _Structure(p)
     best: dict[str, Any] = dict(bound=np.inf, mu=np.zeros(p.n_groups), nu=np.zeros(p.n_cells),
-                                obj=-np.inf, x=np.zeros(p.n_links), theta=feasible_shares(p, None))
+                                obj=-np.inf, x=np.zeros(p.n_links), theta=feasible_shares(p, None),
+                                util=-np.inf)
     history: list[dict[str, Any]] = []
     if st.L == 0:  # nothing to allocate: x = () is optimal (users without links, α < 1)
         _certify(p, st, None, 1.0, best)
@@ -243,7 +244,7 @@ def solve_ipm(
         for key in d:
             setattr(v, key, getattr(v, key) + step * d[key])
         _certify(p, st, v, scale, best)
-        gap = relative_gap(best["bound"], best["obj"])
+        gap = certified_gap(p, best["bound"], best["obj"], best["util"])
         gap = np.inf if gap is None else gap
         row = dict(iteration=n_iter, objective=best["obj"], upper_bound=best["bound"], gap=gap,
                    complementarity=_complementarity(v), primal_residual=res["primal_norm"],
@@ -616,9 +617,9 @@ def _certify(p: Problem, st: _Structure, v: _State | None, scale: float,
         theta = feasible_shares(p, None)
     priced = np.zeros(p.n_groups, bool)
     priced[st.groups] = mu[st.groups] > 1e-9 * max(float(mu.max(initial=0.0)), 1e-300)
-    x_feas, obj, theta = recover_feasible(p, x, priced, [theta])
+    x_feas, obj, theta, util = recover_feasible(p, x, priced, [theta])
     if obj > best["obj"]:
-        best.update(obj=obj, x=x_feas, theta=theta)
+        best.update(obj=obj, x=x_feas, theta=theta, util=util)
     nu = block_zero_capacity(p, mu, nu)
     bound = dual_bound(p, mu, nu)
     if bound < best["bound"]:
@@ -634,7 +635,7 @@ def _full_shares(p: Problem, st: _Structure, theta: np.ndarray) -> np.ndarray:
 def _finish(p: Problem, best: dict[str, Any], status: str, message: str, n_iter: int,
             t0: float, history: list[dict[str, Any]], tol: float) -> Solution:
     bound = dual_bound(p, best["mu"], best["nu"])
-    gap = relative_gap(bound, best["obj"])
+    gap = certified_gap(p, bound, best["obj"], best["util"])
     if status == "optimal" and (gap is None or gap > tol):
         status, message = "max_iter", f"the recomputed certificate gives gap {gap} > tol={tol:g}"
     return build_solution(p, best["x"], method="ipm", status=status, message=message,

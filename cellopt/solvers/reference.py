@@ -24,11 +24,11 @@ from cellopt.solution import Solution
 from cellopt.solvers.common import (
     block_zero_capacity,
     build_solution,
+    certified_gap,
     dual_bound,
     energy_cost,
     feasible_shares,
     objective_terms,
-    relative_gap,
     repair,
 )
 from cellopt.solvers.registry import register
@@ -410,7 +410,7 @@ def _finish(problem: Problem, x: np.ndarray, mu: np.ndarray, nu: np.ndarray, *, 
     objective = util - cost - energy_cost(problem, theta)
     nu = block_zero_capacity(problem, mu, nu)
     upper = dual_bound(problem, mu, nu)
-    gap = relative_gap(upper, objective)
+    gap = certified_gap(problem, upper, objective, util)
     certified = gap is not None and gap <= tol
     if said is None:
         said = f"{name} status {status_cvx!r}" + (f" ({raw_status})" if raw_status else "") \

@@ -19,7 +19,7 @@ import numpy as np
 
 from cellopt.problem import Problem
 from cellopt.solution import Solution
-from cellopt.solvers.common import build_solution, link_prices, relative_gap, user_value
+from cellopt.solvers.common import build_solution, certified_gap, link_prices, user_value
 
 __all__ = ["round_to_single", "solve_association"]
 
@@ -126,7 +126,7 @@ def round_to_single(
     status, message = "solved", "no move improves the objective"
     n_round = 0
     for n_round in range(1, rounds + 1):
-        gap = relative_gap(bound, sol.objective)
+        gap = certified_gap(problem, bound, sol.objective, sol.utility)
         row = dict(iteration=n_round, objective=sol.objective, upper_bound=bound, gap=gap,
                    time_s=time.perf_counter() - t0)
         users, cells = _moves(problem, serving, sol)
@@ -157,7 +157,7 @@ def round_to_single(
         serving, sol = trial_serving, trial
     else:
         message = f"stopped after max_iter={rounds} rounds of moves"
-    gap = relative_gap(bound, sol.objective)
+    gap = certified_gap(problem, bound, sol.objective, sol.utility)
     if status == "solved" and gap is not None and gap <= tol:
         status = "optimal"
     return build_solution(
