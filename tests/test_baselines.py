@@ -209,7 +209,7 @@ def test_missing_rsrp_or_sinr_or_tier_raise_helpful_errors():
     # zero bias needs no tiers; load_aware starts from max rate without RSRP
     solve(random_problem(3).replace(cell_tier=None), method="range_expansion", bias_db=0.0)
     assert "max full-band rate" in solve(p, method="load_aware").message
-    with pytest.raises(ValueError, match="unknown options"):
+    with pytest.raises(ValueError, match="unknown option"):
         solve(random_problem(3), method="max_rsrp", bias_db=3.0)
     with pytest.raises(ValueError, match="unknown tiers"):
         solve(random_problem(3), method="range_expansion", bias_db={"micro": 3.0})

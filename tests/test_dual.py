@@ -127,7 +127,8 @@ def test_matches_oracle(solved, seed):
 @pytest.mark.parametrize("seed", SEEDS)
 def test_certificate_is_the_dual_function_at_the_returned_prices(solved, seed):
     p, sol, _ = solved[seed]
-    assert sol.upper_bound == dual_bound(p, sol.prices["airtime"], sol.prices["backhaul"])
+    assert sol.upper_bound == pytest.approx(
+        dual_bound(p, sol.prices["airtime"], sol.prices["backhaul"]), rel=1e-12, abs=1e-12)
     assert sol.gap == pytest.approx(gap_of(sol, p), rel=1e-6, abs=1e-12)
     assert (sol.prices["airtime"] >= 0).all() and (sol.prices["backhaul"] >= 0).all()
     assert (sol.prices["backhaul"][~np.isfinite(p.backhaul_mbps)] == 0).all()
@@ -245,7 +246,8 @@ def test_zero_capacity_cell_and_user_without_links():
     assert sol.status == "optimal", sol.message
     assert sol.cell_traffic_mbps[0] == 0 and sol.user_rate_mbps[-1] == 0
     assert_feasible(p, sol.x)
-    assert sol.upper_bound == dual_bound(p, sol.prices["airtime"], sol.prices["backhaul"])
+    assert sol.upper_bound == pytest.approx(
+        dual_bound(p, sol.prices["airtime"], sol.prices["backhaul"]), rel=1e-12, abs=1e-12)
     opt = _cvxpy_optimum(p)
     assert sol.upper_bound >= opt - 1e-8 * max(1.0, abs(opt))
     assert abs(sol.objective - opt) <= 1e-6 * max(1.0, abs(opt))

@@ -5,16 +5,20 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import Any
 
+from cellopt.errors import ValidationError
 from cellopt.problem import Problem
 from cellopt.solution import Solution
 from cellopt.solvers.registry import (
     BLOCK_METHODS,
     METHODS,
     PATTERN_METHODS,
+    check_arguments,
     check_problem,
     get_method,
+    nothing_to_allocate,
     register,
 )
+from cellopt.solvers.scaling import Scale
 
 __all__ = ["BLOCK_METHODS", "METHODS", "PATTERN_METHODS", "register", "solve"]
 
@@ -35,55 +39,74 @@ def solve(
 ) -> Solution:
     """Solve an association problem with one of the registered methods.
 
+    Every method works on the problem rescaled to weights and rates of order one
+    (:class:`~cellopt.solvers.scaling.Scale`) and reports in the problem's units.
+
     Parameters
     ----------
     problem : Problem
     method : str
-        One of :data:`METHODS`: ``"alm"`` (default), ``"dual"``, ``"reference"``,
-        ``"max_rsrp"``, ``"max_sinr"``, ``"range_expansion"``, ``"load_aware"``.
+        One of :data:`METHODS`: ``"alm"`` (default), ``"dual"``, ``"ipm"``,
+        ``"reference"``, ``"max_rsrp"``, ``"max_sinr"``, ``"range_expansion"``,
+        ``"load_aware"``.
     tol : float
-        Target relative gap ``(upper_bound − objective) / max(1, |objective|)``.
+        Target rate-equivalent gap: status ``"optimal"`` certifies that no feasible
+        allocation beats this one by more than scaling every user's rate by ``1 + tol``
+        (at the same payments; :func:`~cellopt.solvers.common.certified_gap`).
     max_iter : int, optional
-        Iteration cap (method-specific default).
+        Iteration cap ≥ 0 (method-specific default); 0 returns the method's starting
+        point, certified as far as it goes.
     time_limit_s : float, optional
-        Wall-clock cap [s]; reaching it is a status, not an error.
+        Wall-clock cap [s] ≥ 0; reaching it is a status, not an error.
     callback : callable, optional
         Called once per iteration with a dict (``iteration``, ``objective``,
         ``upper_bound``, ``gap`` and residuals); returning True stops the method
         (status ``"stopped"``).
     single_association : bool
-        Serve each user by one cell (``alm``, ``dual``, ``reference``): the fractional
-        optimum is rounded and improved locally; the fractional upper bound is kept, so the
-        gap is certified against the fractional optimum.
+        Serve each user by one cell (``alm``, ``dual``, ``ipm``, ``reference``): the
+        fractional optimum is rounded and improved locally; the fractional upper bound is
+        kept, so the gap is certified against the fractional optimum.
     **options
         Method-specific options (see each method's docstring).
 
     Returns
     -------
     Solution
+        A problem without links (nobody can be served) is answered by every method alike:
+        every user at rate 0, objective ``Σ w U(0)`` (0 without users), status
+        ``"optimal"`` with gap 0.
 
     Raises
     ------
-    ValueError
-        For an unknown method (the message lists the valid ones) or bad options.
+    ValidationError
+        For an unknown method or option (the message lists the valid ones), or a bad
+        value of `tol`, `max_iter`, `time_limit_s`, `callback` or `single_association`.
     """
     check_problem(problem)
     fn = get_method(method)
+    check_arguments(method, fn, tol=tol, max_iter=max_iter, time_limit_s=time_limit_s,
+                    callback=callback, single_association=single_association, options=options)
     if problem.free_shares and method not in PATTERN_METHODS:
-        raise ValueError(f"method {method!r} does not handle free power-pattern shares "
-                         f"(Problem.pattern_cost); fix: use one of {sorted(PATTERN_METHODS)}, "
-                         "or fix the shares by scaling each pattern's rates by its share")
+        raise ValidationError(
+            f"method {method!r} does not handle free power-pattern shares "
+            f"(Problem.pattern_cost); fix: use one of {sorted(PATTERN_METHODS)}, or fix the "
+            "shares by scaling each pattern's rates by its share")
     if problem.share_block is not None and method not in BLOCK_METHODS:
-        raise ValueError(f"method {method!r} does not handle several pattern-share blocks "
-                         f"(Problem.share_block); fix: use one of {sorted(BLOCK_METHODS)}")
-    if not tol > 0:
-        raise ValueError(f"tol={tol}; fix: give a relative gap > 0, e.g. 1e-4")
-    kwargs = dict(tol=tol, max_iter=max_iter, time_limit_s=time_limit_s, callback=callback)
-    if not single_association:
-        return fn(problem, **kwargs, **options)
-    if method not in ("alm", "dual", "ipm", "reference"):
-        raise ValueError(f"single_association applies to 'alm', 'dual' and 'reference', not "
-                         f"{method!r} (the baselines already serve each user by one cell)")
-    from cellopt.solvers.single import round_to_single
+        raise ValidationError(f"method {method!r} does not handle several pattern-share blocks "
+                              f"(Problem.share_block); fix: use one of {sorted(BLOCK_METHODS)}")
+    if single_association and method not in ("alm", "dual", "ipm", "reference"):
+        raise ValidationError(f"single_association applies to 'alm', 'dual', 'ipm' and "
+                              f"'reference', not {method!r} (the baselines already serve each "
+                              "user by one cell)")
+    if problem.n_links == 0:
+        return nothing_to_allocate(problem, method)
+    scale = Scale.of(problem)
+    scaled = scale.problem(problem)
+    kwargs = dict(tol=float(tol), max_iter=max_iter, time_limit_s=time_limit_s,
+                  callback=scale.callback(callback))
+    sol = fn(scaled, **kwargs, **scale.options(options))
+    if single_association:
+        from cellopt.solvers.single import round_to_single
 
-    return round_to_single(problem, fn(problem, **kwargs, **options), **kwargs)
+        sol = round_to_single(scaled, sol, **kwargs)
+    return scale.solution(sol)

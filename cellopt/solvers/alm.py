@@ -404,6 +404,10 @@ def solve_alm(
         if inner_done and violation > 0.25 * prev_violation:
             sigma = min(sigma * 4.0, _SIGMA_MAX * scale)
         prev_violation = violation
+    if best is None:  # max_iter=0: the starting point, repaired, and the bound at its prices
+        theta_feas = feasible_shares(p, theta)
+        nu0 = block_zero_capacity(p, y[0], y[1] * lag.inv_cap)
+        best = (np.inf, repair(p, x, theta_feas), y[0], nu0, dual_bound(p, y[0], nu0), theta_feas)
     _, x_best, mu_best, nu_best, bound_best, theta_best = best
     return build_solution(
         p, x_best, method="alm", status=status, message=said + message, mu=mu_best, nu=nu_best,

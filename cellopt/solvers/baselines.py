@@ -76,7 +76,8 @@ def max_rsrp(
     max_iter: int | None = None,
     time_limit_s: float | None = None,
     callback: Callback = None,
-    **options: Any,
+    inner_method: str = "alm",
+    inner_options: Mapping[str, Any] | None = None,
 ) -> Solution:
     """Serve each user by the cell of its link with the largest RSRP.
 
@@ -93,9 +94,10 @@ def max_rsrp(
     callback : callable, optional
         Called once with the final row (``iteration, objective, upper_bound, gap, moves``);
         its return value has no effect.
-    **options
-        ``inner_method`` (str, default ``"alm"``): solver of the in-cell problem when
-        ``n_resources > 1``; ``inner_options`` (dict): extra keywords for it.
+    inner_method : str
+        Solver of the in-cell problem when ``n_resources > 1`` (default ``"alm"``).
+    inner_options : dict, optional
+        Extra keywords for it.
 
     Returns
     -------
@@ -105,10 +107,10 @@ def max_rsrp(
     Raises
     ------
     ValueError
-        If the problem has no RSRP, or for unknown options.
+        If the problem has no RSRP.
     """
     t0 = time.perf_counter()
-    inner = _inner_options(options, "max_rsrp")
+    inner = {"inner_method": inner_method, "inner_options": inner_options}
     rsrp = _require(problem, "rsrp_dbm", "max_rsrp")
     pairs = _Pairs(problem)
     assoc = pairs.cell_of(_argmax_per_user(pairs.user, pairs.max_per_pair(rsrp), problem.n_users))
@@ -125,7 +127,8 @@ def max_sinr(
     max_iter: int | None = None,
     time_limit_s: float | None = None,
     callback: Callback = None,
-    **options: Any,
+    inner_method: str = "alm",
+    inner_options: Mapping[str, Any] | None = None,
 ) -> Solution:
     """Serve each user by the cell with the largest mean linear SINR over its resources.
 
@@ -136,7 +139,7 @@ def max_sinr(
     ----------
     problem : Problem
         Needs ``sinr_db`` (shape (L,), [dB]).
-    tol, max_iter, time_limit_s, callback, **options
+    tol, max_iter, time_limit_s, callback, inner_method, inner_options
         As for :func:`max_rsrp`.
 
     Returns
@@ -146,10 +149,10 @@ def max_sinr(
     Raises
     ------
     ValueError
-        If the problem has no SINR, or for unknown options.
+        If the problem has no SINR.
     """
     t0 = time.perf_counter()
-    inner = _inner_options(options, "max_sinr")
+    inner = {"inner_method": inner_method, "inner_options": inner_options}
     sinr = _require(problem, "sinr_db", "max_sinr")
     pairs = _Pairs(problem)
     mean_linear = pairs.sum_per_pair(10.0 ** (sinr / 10.0)) / problem.n_resources
@@ -168,7 +171,8 @@ def range_expansion(
     time_limit_s: float | None = None,
     callback: Callback = None,
     bias_db: float | Mapping[str, float] | None = None,
-    **options: Any,
+    inner_method: str = "alm",
+    inner_options: Mapping[str, Any] | None = None,
 ) -> Solution:
     """Serve each user by the cell maximizing RSRP + the bias of the cell's tier.
 
@@ -183,7 +187,7 @@ def range_expansion(
         [dB] for any of :data:`cellopt.network.TIERS` (missing tiers 0). Default
         :data:`DEFAULT_BIAS_DB` (6 dB for picos and femtos). All-zero biases give
         :func:`max_rsrp` (and then ``cell_tier`` is not needed).
-    **options
+    inner_method, inner_options
         As for :func:`max_rsrp`.
 
     Returns
@@ -193,11 +197,10 @@ def range_expansion(
     Raises
     ------
     ValueError
-        If RSRP or tiers are missing, for an unknown tier or a non-finite bias, or for
-        unknown options.
+        If RSRP or tiers are missing, for an unknown tier or a non-finite bias.
     """
     t0 = time.perf_counter()
-    inner = _inner_options(options, "range_expansion", "bias_db")
+    inner = {"inner_method": inner_method, "inner_options": inner_options}
     rsrp = _require(problem, "rsrp_dbm", "range_expansion")
     bias = _tier_bias(bias_db)
     if bias.any() and problem.cell_tier is None:
@@ -223,7 +226,8 @@ def load_aware(
     time_limit_s: float | None = None,
     callback: Callback = None,
     max_rounds: int | None = None,
-    **options: Any,
+    inner_method: str = "alm",
+    inner_options: Mapping[str, Any] | None = None,
 ) -> Solution:
     """Selfish best response of the users to the cells' loads.
 
@@ -267,7 +271,7 @@ def load_aware(
         rounds (status ``"stopped"``; the in-cell shares are still optimized).
     max_rounds : int, optional
         Cap on the rounds; default ``10 × n_users``.
-    **options
+    inner_method, inner_options
         As for :func:`max_rsrp`.
 
     Returns
@@ -283,10 +287,10 @@ def load_aware(
     Raises
     ------
     ValueError
-        For unknown options or a bad `max_rounds`.
+        For a bad `max_rounds`.
     """
     t0 = time.perf_counter()
-    inner = _inner_options(options, "load_aware", "max_rounds")
+    inner = {"inner_method": inner_method, "inner_options": inner_options}
     cap = 10 * problem.n_users if max_rounds is None else max_rounds
     if int(cap) != cap or cap < 0:
         raise ValueError(f"max_rounds={max_rounds}; fix: give a whole number of rounds ≥ 0")
@@ -660,17 +664,6 @@ def _tier_bias(bias_db: float | Mapping[str, float] | None) -> np.ndarray:
     if not np.isfinite(bias).all():
         raise ValueError(f"bias_db={bias_db}; fix: give finite biases in dB")
     return bias
-
-
-def _inner_options(options: dict[str, Any], method: str, *own: str) -> dict[str, Any]:
-    """Check a baseline's extra options; return the inner-solver ones."""
-    allowed = {"inner_method", "inner_options"}
-    unknown = sorted(set(options) - allowed)
-    if unknown:
-        raise ValueError(f"{method} got unknown options {unknown}; valid options: "
-                         f"{sorted(allowed | set(own))}")
-    return {"inner_method": options.get("inner_method", "alm"),
-            "inner_options": options.get("inner_options")}
 
 
 def _call(callback: Callback, row: dict[str, Any]) -> bool:

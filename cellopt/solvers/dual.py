@@ -300,10 +300,12 @@ class _SmoothedDual:
         """φ_i(m_i), r_i = −φ_i'(m_i) and h_i = φ_i''(m_i) for the users with links."""
         w, cap, alpha = self.wu, self.capu, self.alpha
         if alpha == 0:
-            # φ(π) = r̄ (w − π)⁺, smoothed by a softplus at relative temperature τ (≥ φ).
+            # φ(π) = r̄ (w − π)⁺ − w (U(r) = r − 1), the max smoothed by a softplus at
+            # relative temperature τ (≥ φ).
             t = (1.0 - m / w) / tau
             sig = expit(t)
-            return cap * w * tau * np.logaddexp(0.0, t), cap * sig, cap * sig * (1 - sig) / (w * tau)
+            return (cap * w * tau * np.logaddexp(0.0, t) - w, cap * sig,
+                    cap * sig * (1 - sig) / (w * tau))
         with np.errstate(over="ignore", divide="ignore"):
             free_rate = (w / m) ** (1.0 / alpha)
         r = np.minimum(cap, free_rate)
@@ -486,8 +488,6 @@ def solve_dual(
     t0 = time.perf_counter()
     p = problem
     max_iter = 500 if max_iter is None else int(max_iter)
-    if max_iter < 1:
-        raise ValueError(f"max_iter={max_iter}; fix: give at least 1")
     if not (tau0 > 0 and tau_min > 0):
         raise ValueError(f"tau0={tau0}, tau_min={tau_min}; fix: give temperatures > 0")
     model = _SmoothedDual(p, tol)

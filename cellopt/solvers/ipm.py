@@ -208,8 +208,6 @@ def solve_ipm(
     t0 = time.perf_counter()
     p = problem
     max_iter = 200 if max_iter is None else int(max_iter)
-    if max_iter < 1:
-        raise ValueError(f"max_iter={max_iter}; fix: give at least 1")
     st = _Structure(p)
     best: dict[str, Any] = dict(bound=np.inf, mu=np.zeros(p.n_groups), nu=np.zeros(p.n_cells),
                                 obj=-np.inf, x=np.zeros(p.n_links), theta=feasible_shares(p, None),

@@ -1,0 +1,136 @@
+"""Solve at a scale where weights and rates are of order one, and report in the caller's units.
+
+The association problem keeps its optimal shares x when rates are divided by a scale s
+and weights by a scale ω: ``w U(s ρ) = ω s^(1−α) · w' U(ρ) + w U(s)`` with ``ρ = r / s``
+and ``w' = w / ω``, so the objective only changes by a positive factor
+``κ = ω s^(1−α)`` and a constant. Prices follow (``c' = c s / κ``, ``E' = E / κ``,
+``μ = κ μ'``, ``ν = κ ν' / s``). The solvers therefore see weights and rates near 1,
+where weights of 1e300 or rates of 1e-310 are ordinary numbers and the utility of
+large α keeps its precision; the answer is mapped back exactly (s and ω are powers of
+two). The rate-equivalent gap is unit-free and is kept as the solver computed it.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+from collections.abc import Callable
+from typing import Any
+
+import numpy as np
+import pandas as pd
+
+from cellopt.problem import Problem, utility
+from cellopt.solution import Solution
+
+__all__ = ["Scale"]
+
+#: History columns that hold objective values (mapped back like the objective).
+_VALUE_COLUMNS = ("objective", "upper_bound", "smoothed_bound", "estimate")
+
+
+def _power_of_two(values: np.ndarray) -> float:
+    """2^round(mean log2 v): a geometric-mean scale that divides exactly (1 for no values)."""
+    if not len(values):
+        return 1.0
+    return float(2.0 ** np.round(np.mean(np.log2(values))))
+
+
+@dataclasses.dataclass(frozen=True)
+class Scale:
+    """The rate scale s [Mbit/s] and weight scale ω of one problem, and the maps between units.
+
+    Attributes
+    ----------
+    rate_mbps : float
+        s, a power of two near the geometric mean of each user's best link rate.
+    weight : float
+        ω, a power of two near the geometric mean weight.
+    alpha : float
+    total_weight : float
+        Σ w in the caller's units.
+    """
+
+    rate_mbps: float
+    weight: float
+    alpha: float
+    total_weight: float
+
+    @classmethod
+    def of(cls, problem: Problem) -> Scale:
+        """The scale of a problem (its links are sorted by user)."""
+        best = np.zeros(0)
+        if problem.n_links:
+            starts = np.flatnonzero(np.r_[True, problem.user[1:] != problem.user[:-1]])
+            best = np.maximum.reduceat(problem.rate_mbps, starts)
+        return cls(rate_mbps=_power_of_two(best), weight=_power_of_two(problem.weight),
+                   alpha=problem.alpha, total_weight=float(problem.weight.sum()))
+
+    @property
+    def identity(self) -> bool:
+        return self.rate_mbps == 1.0 and self.weight == 1.0
+
+    @property
+    def factor(self) -> float:
+        """κ = ω s^(1−α): objective values in the caller's units per solver unit."""
+        return self.weight * self.rate_mbps ** (1.0 - self.alpha)
+
+    @property
+    def shift(self) -> float:
+        """Σ w U(s), the constant between the two objectives."""
+        return self.total_weight * float(utility(self.rate_mbps, self.alpha))
+
+    def value(self, v: float | None) -> float | None:
+        """An objective or bound in the caller's units."""
+        return None if v is None else float(self.factor * v + self.shift)
+
+    def problem(self, problem: Problem) -> Problem:
+        """The problem in solver units."""
+        s, k = self.rate_mbps, self.factor
+        changes: dict[str, Any] = dict(
+            rate_mbps=problem.rate_mbps / s, demand_mbps=problem.demand_mbps / s,
+            backhaul_mbps=problem.backhaul_mbps / s, weight=problem.weight / self.weight,
+            price_per_mbps=problem.price_per_mbps * (s / k))
+        if problem.pattern_cost is not None:
+            changes["pattern_cost"] = problem.pattern_cost / k
+        return problem.replace(**changes)
+
+    def options(self, options: dict[str, Any]) -> dict[str, Any]:
+        """Method options in solver units (warm-start prices)."""
+        if options.get("prices0") is None:
+            return options
+        mu, nu = options["prices0"]
+        k = self.factor
+        return {**options, "prices0": (np.asarray(mu, float) / k,
+                                       np.asarray(nu, float) * (self.rate_mbps / k))}
+
+    def callback(self, callback: Callable[[dict[str, Any]], bool | None] | None
+                 ) -> Callable[[dict[str, Any]], bool | None] | None:
+        """The caller's callback, seeing rows in the caller's units."""
+        if callback is None:
+            return None
+
+        def mapped(row: dict[str, Any]) -> bool | None:
+            row = dict(row)
+            for key in _VALUE_COLUMNS:
+                if row.get(key) is not None and np.isfinite(row[key]):
+                    row[key] = self.value(row[key])
+            return callback(row)
+
+        return mapped
+
+    def solution(self, sol: Solution) -> Solution:
+        """A solution of the scaled problem in the caller's units (x, θ and the gap unchanged)."""
+        s, k = self.rate_mbps, self.factor
+        history = sol.history.copy()
+        for col in _VALUE_COLUMNS:
+            if col in history:
+                history[col] = k * history[col].astype(float) + self.shift
+        utility_value = float(k * sol.utility + self.shift)
+        cost, energy = float(k * sol.cost), float(k * sol.energy_cost)
+        return dataclasses.replace(
+            sol, utility=utility_value, cost=cost, energy_cost=energy,
+            objective=utility_value - cost - energy, upper_bound=self.value(sol.upper_bound),
+            estimate=self.value(sol.estimate), history=pd.DataFrame(history),
+            user_rate_mbps=sol.user_rate_mbps * s, cell_traffic_mbps=sol.cell_traffic_mbps * s,
+            prices={"airtime": sol.prices["airtime"] * k, "backhaul": sol.prices["backhaul"] * (k / s)},
+            cell_payment=None if sol.cell_payment is None else sol.cell_payment * k)
