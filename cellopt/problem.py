@@ -15,11 +15,12 @@ from __future__ import annotations
 
 import dataclasses
 import functools
+import numbers
 from typing import Any
 
 import numpy as np
 
-from cellopt.errors import ValidationError, describe_rows
+from cellopt.errors import ValidationError, check_memory, describe_rows
 from cellopt.linktable import LinkTable
 from cellopt.network import TIERS, Network
 
@@ -191,13 +192,20 @@ class Problem:
             duplicate links, bad weights, demands, capacities or prices, and (for α ≥ 1)
             users with no link of positive rate.
         """
-        n_links = len(np.asarray(user))
+        _check_scalars(n_users=n_users, n_cells=n_cells, n_resources=n_resources, alpha=alpha)
+        n_links = len(np.atleast_1d(np.asarray(user)))
+        # Per-user and per-cell arrays: about 6 float64 values each.
+        check_memory(48.0 * (n_users + n_cells * n_resources) + 64.0 * n_links,
+                     f"the arrays of a problem with {n_users} users, {n_cells} cells and {n_links} links",
+                     "solve a smaller region or fewer users")
         arrays = {
             "user": np.asarray(user), "cell": np.asarray(cell),
             "resource": np.zeros(n_links, np.int64) if resource is None else np.asarray(resource),
-            "rate_mbps": np.asarray(rate_mbps, dtype=float),
+            "rate_mbps": _as_floats(rate_mbps, "rate_mbps"),
         }
-        extra = {"rsrp_dbm": rsrp_dbm, "sinr_db": sinr_db}
+        extra = {"rsrp_dbm": None if rsrp_dbm is None else _as_floats(rsrp_dbm, "rsrp_dbm"),
+                 "sinr_db": None if sinr_db is None else _as_floats(sinr_db, "sinr_db")}
+        rsrp_dbm, sinr_db = extra["rsrp_dbm"], extra["sinr_db"]
         problems = _check_links(arrays, extra, n_users, n_cells, n_resources)
         per_user = {"weight": _broadcast(weight, 1.0, n_users, "weight", problems),
                     "demand_mbps": _broadcast(demand_mbps, np.inf, n_users, "demand_mbps", problems)}
@@ -378,8 +386,32 @@ class Problem:
 
 
 # ---------------------------------------------------------------------- validation
+def _check_scalars(*, n_users: Any, n_cells: Any, n_resources: Any, alpha: Any) -> None:
+    """Counts are integers (≥ 0; ≥ 1 resource), α a real number: else one error for all."""
+    problems = []
+    for name, value, least in (("n_users", n_users, 0), ("n_cells", n_cells, 0),
+                               ("n_resources", n_resources, 1)):
+        if isinstance(value, (bool, np.bool_)) or not isinstance(value, numbers.Integral) \
+                or value < least:
+            problems.append(f"{name}={value!r}; fix: give a whole number ≥ {least}")
+    if isinstance(alpha, (bool, np.bool_)) or not isinstance(alpha, numbers.Real):
+        # (a real α out of range is reported with the other parameters)
+        problems.append(f"alpha={alpha!r}; fix: give a fairness exponent, a number ≥ 0 "
+                        "(0: sum rate, 1: proportional fair)")
+    if problems:
+        raise ValidationError(problems)
+
+
+def _as_floats(value: Any, name: str) -> np.ndarray:
+    try:
+        return np.asarray(value, dtype=float)
+    except (TypeError, ValueError):
+        raise ValidationError(f"{name} holds values that are not numbers; fix: give numbers "
+                              "(e.g. a float array)") from None
+
+
 def _broadcast(value: Any, default: float, n: int, name: str, problems: list[str]) -> np.ndarray:
-    arr = np.asarray(default if value is None else value, dtype=float)
+    arr = _as_floats(default if value is None else value, name)
     if arr.ndim == 0:
         return np.full(n, arr.item())
     if arr.shape != (n,):

@@ -92,9 +92,9 @@ class Solution:
         (0 with no traffic); None when the problem does not say who owns the cells.
     bound_info : dict or None
         What the bound is and its parameters (power optimization: ``kind``, for a relaxed
-        bound ``relaxation``, ``cluster_cells``, ...; for α = 1 also ``bound_factor`` and
-        ``estimate_factor``, ``exp((bound − objective) / Σ_i w_i)``: how much the weighted
-        geometric-mean rate could still rise).
+        bound ``relaxation``, ``cluster_cells``, ...; also ``bound_factor`` (1 + gap) and
+        ``estimate_factor`` (the same for the estimate): the factor by which every user's
+        rate would have to grow to reach the bound or the estimate).
     estimate : float or None
         Power optimization: the Lagrangian estimate of the joint optimum from the best
         pattern the pricing found (not a bound: it measures how far column generation is

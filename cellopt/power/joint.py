@@ -8,6 +8,7 @@ described in :func:`solve_power`; docs/model.md ("Power patterns") has the mathe
 
 from __future__ import annotations
 
+import numbers
 import time
 from collections.abc import Callable
 from typing import Any
@@ -132,6 +133,11 @@ class _PatternSet:
         return len(new)
 
 
+#: Largest full-power energy cost per unit of the users' total weight that solve_power
+#: accepts: beyond it utilities vanish in rounding next to the energy terms.
+_ENERGY_RATIO_MAX = 1e9
+
+
 def solve_power(
     network: Network,
     levels_db: Levels = (0.0, -10.0, None),
@@ -248,7 +254,7 @@ def solve_power(
     """
     t0 = time.perf_counter()
     _check_options(method, gain_tol, bound, pricing, stabilization, retire_after, max_patterns,
-                   time_limit_s, cluster_cells)
+                   time_limit_s, cluster_cells, alpha, tol)
     if gains is None:
         gains = GainTable.from_network(network, n_candidates=n_candidates,
                                        n_interferers=n_interferers, model=model, rng=rng)
@@ -256,6 +262,15 @@ def solve_power(
         raise ValidationError("gains were built for another network; fix: rebuild them with "
                               "GainTable.from_network(network)")
     space = PatternSpace.from_network(network, levels_db, energy_price_per_w)
+    full_cost = float(space.energy_cost(space.full_power())[0])
+    total_weight = float(network.user_arrays()["weight"].sum())
+    if full_cost > _ENERGY_RATIO_MAX * max(total_weight, 1.0):
+        raise ValidationError(
+            f"energy_price_per_w makes full power cost {full_cost:.3g} utility per unit share, "
+            f"more than {_ENERGY_RATIO_MAX:.0e} × the users' total weight ({total_weight:.3g}): "
+            "rounding, not the users, would decide the answer; fix: give the price in "
+            "utility per W on the scale of the utilities (a user's log-rate changes by about "
+            "0.7 per doubling of its rate)")
     work = space.n_patterns * gains.cell.size
     if bound == "auto":
         bound = "exact" if work <= EXACT_WORK_MAX else "relaxed"
@@ -282,7 +297,6 @@ def solve_power(
     budget = None if time_limit_s is None else time_limit_s * (1.0 - reserve)
     bar = _ProgressBar(time_limit_s, t0) if progress else None
     history: list[dict[str, Any]] = []
-    total_weight = float(network.user_arrays()["weight"].sum())
     try:
         while True:
             remaining = None if budget is None else budget - (time.perf_counter() - t0)
@@ -531,13 +545,13 @@ class _ColumnGeneration:
         if status in ("converged", "local_optimum", "tail_off") and gap is not None \
                 and gap <= self.tol:
             status, message = "optimal", f"{message}; the {bound} bound certifies gap {gap:.2e}"
-        total_weight = float(problem.weight.sum())
-        if self.alpha == 1:  # the factors by which the geometric-mean rate could still rise
-            info = dict(info or {})
-            info["estimate_factor"] = float(np.exp((self.estimate - sol.objective)
-                                                   / total_weight))
-            if upper is not None:
-                info["bound_factor"] = float(np.exp((upper - sol.objective) / total_weight))
+        # The factors by which every rate could still rise: 1 + the rate-equivalent gap.
+        info = dict(info or {})
+        estimate_gap = certified_gap(problem, self.estimate, sol.objective, sol.utility)
+        if estimate_gap is not None:
+            info["estimate_factor"] = 1.0 + estimate_gap
+        if gap is not None:
+            info["bound_factor"] = 1.0 + gap
         p_mw = self.space.power_mw(patterns)
         avg_mw = sol.pattern_share @ p_mw
         with np.errstate(divide="ignore"):
@@ -603,28 +617,43 @@ def _distinct(found: np.ndarray, existing: np.ndarray) -> np.ndarray:
     return found[np.sort(first)]
 
 
-def _check_options(method: str, gain_tol: float | None, bound: str | None, pricing: str,
-                   stabilization: float, retire_after: int | None, max_patterns: int,
-                   time_limit_s: float | None, cluster_cells: int) -> None:
-    if method not in PATTERN_METHODS:
-        raise ValueError(f"method {method!r} cannot solve over power patterns; fix: one of "
-                         f"{sorted(PATTERN_METHODS)}")
-    if gain_tol is not None and not gain_tol >= 0:
-        raise ValueError(f"gain_tol={gain_tol}; fix: a number ≥ 0 or None")
-    if bound not in ("auto", "exact", "relaxed", None):
-        raise ValueError(f"bound={bound!r}; fix: 'auto', 'exact', 'relaxed' or None")
-    if pricing not in ("auto", "exact", "search"):
-        raise ValueError(f"pricing={pricing!r}; fix: 'auto', 'exact' or 'search'")
-    if not 0 <= stabilization < 1:
-        raise ValueError(f"stabilization={stabilization}; fix: a weight in [0, 1)")
-    if retire_after is not None and (int(retire_after) != retire_after or retire_after < 1):
-        raise ValueError(f"retire_after={retire_after}; fix: a whole number ≥ 1 or None")
-    if int(max_patterns) != max_patterns or max_patterns < 1:
-        raise ValueError(f"max_patterns={max_patterns}; fix: a whole number ≥ 1")
-    if time_limit_s is not None and not time_limit_s >= 0:
-        raise ValueError(f"time_limit_s={time_limit_s}; fix: seconds ≥ 0, or None")
-    if int(cluster_cells) != cluster_cells or cluster_cells < 1:
-        raise ValueError(f"cluster_cells={cluster_cells}; fix: a whole number ≥ 1")
+def _check_options(method: str, gain_tol: Any, bound: Any, pricing: Any, stabilization: Any,
+                   retire_after: Any, max_patterns: Any, time_limit_s: Any, cluster_cells: Any,
+                   alpha: Any, tol: Any) -> None:
+    """Every option checked at once; one ValidationError lists what is wrong and the fix."""
+    def real(v: Any) -> bool:
+        return isinstance(v, numbers.Real) and not isinstance(v, (bool, np.bool_)) \
+            and not np.isnan(v)
+
+    def whole(v: Any, least: int) -> bool:
+        return isinstance(v, numbers.Integral) and not isinstance(v, (bool, np.bool_)) \
+            and v >= least
+
+    rules = [
+        (method in PATTERN_METHODS, f"method={method!r} cannot solve over power patterns; fix: "
+                                    f"one of {sorted(PATTERN_METHODS)}"),
+        (gain_tol is None or (real(gain_tol) and gain_tol >= 0),
+         f"gain_tol={gain_tol!r}; fix: a number ≥ 0 or None"),
+        (bound in ("auto", "exact", "relaxed", None),
+         f"bound={bound!r}; fix: 'auto', 'exact', 'relaxed' or None"),
+        (pricing in ("auto", "exact", "search"), f"pricing={pricing!r}; fix: 'auto', 'exact' or "
+                                                 "'search'"),
+        (real(stabilization) and 0 <= stabilization < 1,
+         f"stabilization={stabilization!r}; fix: a weight in [0, 1)"),
+        (retire_after is None or whole(retire_after, 1),
+         f"retire_after={retire_after!r}; fix: a whole number ≥ 1 or None"),
+        (whole(max_patterns, 1), f"max_patterns={max_patterns!r}; fix: a whole number ≥ 1"),
+        (time_limit_s is None or (real(time_limit_s) and time_limit_s >= 0),
+         f"time_limit_s={time_limit_s!r}; fix: seconds ≥ 0, or None"),
+        (whole(cluster_cells, 1), f"cluster_cells={cluster_cells!r}; fix: a whole number ≥ 1"),
+        (real(alpha) and np.isfinite(alpha) and alpha >= 0,
+         f"alpha={alpha!r}; fix: a fairness exponent ≥ 0 (1: proportional fair)"),
+        (real(tol) and np.isfinite(tol) and tol > 0, f"tol={tol!r}; fix: a rate-equivalent gap "
+                                                     "> 0, e.g. 1e-4"),
+    ]
+    problems = [fix for ok, fix in rules if not ok]
+    if problems:
+        raise ValidationError(problems)
 
 
 class _ProgressBar:

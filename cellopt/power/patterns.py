@@ -83,7 +83,14 @@ class PatternSpace:
         padded = {t: np.r_[v, np.repeat(v[-1:], width - len(v))] for t, v in per_tier.items()}
         offset = np.stack([padded[t] for t in tiers]) if len(tiers) else np.zeros((0, width))
         p_max = network.cells["tx_power_dbm"].to_numpy(float)
-        price = np.broadcast_to(np.asarray(energy_price_per_w, float), (network.n_cells,)).copy()
+        try:
+            price = np.broadcast_to(np.asarray(energy_price_per_w, float),
+                                    (network.n_cells,)).copy()
+        except (TypeError, ValueError):
+            raise ValidationError(
+                f"energy_price_per_w has shape {np.shape(energy_price_per_w)} or is not numeric; "
+                f"fix: give one price ≥ 0 [utility per W], or one per cell, shape "
+                f"({network.n_cells},)") from None
         bad = np.flatnonzero(~(np.isfinite(price) & (price >= 0)))
         if len(bad):
             raise ValidationError(f"energy_price_per_w invalid for cells {bad[:10].tolist()} "

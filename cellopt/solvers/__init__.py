@@ -5,7 +5,9 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import Any
 
-from cellopt.errors import ValidationError
+import numpy as np
+
+from cellopt.errors import ValidationError, describe_rows
 from cellopt.problem import Problem
 from cellopt.solution import Solution
 from cellopt.solvers.registry import (
@@ -18,7 +20,7 @@ from cellopt.solvers.registry import (
     nothing_to_allocate,
     register,
 )
-from cellopt.solvers.scaling import Scale
+from cellopt.solvers.scaling import Scale, check_representable
 
 __all__ = ["BLOCK_METHODS", "METHODS", "PATTERN_METHODS", "register", "solve"]
 
@@ -102,6 +104,7 @@ def solve(
         return nothing_to_allocate(problem, method)
     scale = Scale.of(problem)
     scaled = scale.problem(problem)
+    check_representable(scaled, scale)
     kwargs = dict(tol=float(tol), max_iter=max_iter, time_limit_s=time_limit_s,
                   callback=scale.callback(callback))
     sol = fn(scaled, **kwargs, **scale.options(options))
@@ -109,4 +112,11 @@ def solve(
         from cellopt.solvers.single import round_to_single
 
         sol = round_to_single(scaled, sol, **kwargs)
-    return scale.solution(sol)
+    sol = scale.solution(sol)
+    if not np.isfinite(sol.objective) and sol.status != "failed":
+        # α ≥ 1 and some user at rate 0 (e.g. a share that underflowed): not an answer.
+        starved = np.flatnonzero(sol.user_rate_mbps <= 0)
+        sol.status = "failed"
+        sol.message += (f"; the objective is {sol.objective}: users {describe_rows(starved)} get "
+                        f"rate 0, whose utility is −inf at alpha={problem.alpha:g}")
+    return sol

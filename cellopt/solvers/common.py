@@ -338,7 +338,8 @@ def certified_gap(problem: Problem, upper_bound: float | None, objective: float,
         if t <= -1.0:
             return np.inf
         log_c = np.log1p(t) / (1.0 - alpha)
-    return float(np.expm1(log_c))
+    with np.errstate(over="ignore"):
+        return float(np.expm1(log_c))
 
 
 def build_solution(

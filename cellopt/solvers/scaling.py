@@ -19,20 +19,48 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
+from cellopt.errors import ValidationError, describe_rows
 from cellopt.problem import Problem, utility
 from cellopt.solution import Solution
 
-__all__ = ["Scale"]
+__all__ = ["Scale", "check_representable"]
 
 #: History columns that hold objective values (mapped back like the objective).
 _VALUE_COLUMNS = ("objective", "upper_bound", "smoothed_bound", "estimate")
 
 
+def _best_rates(problem: Problem) -> tuple[np.ndarray, np.ndarray]:
+    """(users with links, each one's largest link rate), from links sorted by user."""
+    if not problem.n_links:
+        return np.zeros(0, np.int64), np.zeros(0)
+    starts = np.flatnonzero(np.r_[True, problem.user[1:] != problem.user[:-1]])
+    return problem.user[starts], np.maximum.reduceat(problem.rate_mbps, starts)
+
+
+def check_representable(scaled: Problem, scale: Scale) -> None:
+    """Refuse users whose utility overflows even at their best rate (in solver units).
+
+    A user whose best link carries, say, 1e-310 Mbit/s has ``U = 1 − 1/r ≈ −1e310`` at
+    α = 2: no floating-point answer can hold it.
+    """
+    users, best = _best_rates(scaled)
+    with np.errstate(over="ignore", divide="ignore", invalid="ignore"):
+        value = scaled.weight[users] * utility(best, scaled.alpha)
+    bad = np.flatnonzero(~np.isfinite(value))
+    if len(bad):
+        raise ValidationError(
+            f"users {describe_rows(users[bad])} have best link rates "
+            f"{(best[bad[:10]] * scale.rate_mbps).tolist()} Mbit/s, whose utility overflows at "
+            f"alpha={scaled.alpha:g} even with the whole band; fix: drop these links or users "
+            "(no real link carries so little), or use a smaller alpha")
+
+
 def _power_of_two(values: np.ndarray) -> float:
-    """2^round(mean log2 v): a geometric-mean scale that divides exactly (1 for no values)."""
+    """The power of two nearest the median: a scale that outliers do not move and that
+    divides exactly (1 for no values)."""
     if not len(values):
         return 1.0
-    return float(2.0 ** np.round(np.mean(np.log2(values))))
+    return float(2.0 ** np.round(np.log2(np.median(values))))
 
 
 @dataclasses.dataclass(frozen=True)
@@ -42,9 +70,9 @@ class Scale:
     Attributes
     ----------
     rate_mbps : float
-        s, a power of two near the geometric mean of each user's best link rate.
+        s, the power of two nearest the median of the users' best link rates.
     weight : float
-        ω, a power of two near the geometric mean weight.
+        ω, the power of two nearest the median weight.
     alpha : float
     total_weight : float
         Σ w in the caller's units.
@@ -58,10 +86,7 @@ class Scale:
     @classmethod
     def of(cls, problem: Problem) -> Scale:
         """The scale of a problem (its links are sorted by user)."""
-        best = np.zeros(0)
-        if problem.n_links:
-            starts = np.flatnonzero(np.r_[True, problem.user[1:] != problem.user[:-1]])
-            best = np.maximum.reduceat(problem.rate_mbps, starts)
+        _, best = _best_rates(problem)
         return cls(rate_mbps=_power_of_two(best), weight=_power_of_two(problem.weight),
                    alpha=problem.alpha, total_weight=float(problem.weight.sum()))
 
