@@ -12,8 +12,8 @@ def utility_sum(rate: np.ndarray, weight: np.ndarray, alpha: float) -> float:
     with np.errstate(divide="ignore"):
         if alpha == 1:
             return float(np.sum(weight * np.log(rate)))
-        powered = np.where(rate > 0, rate ** (1 - alpha), 0.0 if alpha < 1 else np.inf)
-        return float(np.sum(weight * (powered - 1.0) / (1 - alpha)))
+        # r^(1−α) − 1 as expm1((1−α) log r): no cancellation when α is near 1
+        return float(np.sum(weight * np.expm1((1 - alpha) * np.log(rate)) / (1 - alpha)))
 
 
 def rate_factor(rate: np.ndarray, weight: np.ndarray, alpha: float, paid: float,

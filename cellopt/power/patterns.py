@@ -132,7 +132,11 @@ class PatternSpace:
 
 
 def _offsets(levels: Sequence[float | None], name: str) -> np.ndarray:
-    values = [-np.inf if v is None else float(v) for v in levels]
+    try:
+        values = [-np.inf if v is None else float(v) for v in levels]
+    except (TypeError, ValueError):
+        raise ValidationError(f"{name}={levels!r}; fix: give a list of offsets ≤ 0 dB from the "
+                              "cell's maximum power, None = off, e.g. [0, -10, None]") from None
     if not values:
         raise ValidationError(f"{name} is empty; fix: give at least one level, e.g. [0, -10, None]")
     arr = np.array(values)

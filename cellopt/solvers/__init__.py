@@ -98,8 +98,8 @@ def solve(
                               f"(Problem.share_block); fix: use one of {sorted(BLOCK_METHODS)}")
     if single_association and method not in ("alm", "dual", "ipm", "reference"):
         raise ValidationError(f"single_association applies to 'alm', 'dual', 'ipm' and "
-                              f"'reference', not {method!r} (the baselines already serve each "
-                              "user by one cell)")
+                              f"'reference', not {method!r}; fix: drop single_association (the "
+                              "baselines already serve each user by one cell)")
     if problem.n_links == 0:
         return nothing_to_allocate(problem, method)
     scale = Scale.of(problem)
@@ -113,10 +113,12 @@ def solve(
 
         sol = round_to_single(scaled, sol, **kwargs)
     sol = scale.solution(sol)
-    if not np.isfinite(sol.objective) and sol.status != "failed":
-        # α ≥ 1 and some user at rate 0 (e.g. a share that underflowed): not an answer.
+    if not np.isfinite(sol.objective):
+        # α ≥ 1 and some user at rate 0: not an answer, whatever the method's own verdict
+        # (a limit or a stop still says why it ended).
         starved = np.flatnonzero(sol.user_rate_mbps <= 0)
-        sol.status = "failed"
+        if sol.success:
+            sol.status = "failed"
         sol.message += (f"; the objective is {sol.objective}: users {describe_rows(starved)} get "
                         f"rate 0, whose utility is −inf at alpha={problem.alpha:g}")
     return sol

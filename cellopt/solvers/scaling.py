@@ -25,6 +25,9 @@ from cellopt.solution import Solution
 
 __all__ = ["Scale", "check_representable"]
 
+#: Smallest link rate relative to the rate scale: 1/R and prices per Mbit/s stay finite.
+_SMALLEST_RATE = 1e-250
+
 #: History columns that hold objective values (mapped back like the objective).
 _VALUE_COLUMNS = ("objective", "upper_bound", "smoothed_bound", "estimate")
 
@@ -38,11 +41,19 @@ def _best_rates(problem: Problem) -> tuple[np.ndarray, np.ndarray]:
 
 
 def check_representable(scaled: Problem, scale: Scale) -> None:
-    """Refuse users whose utility overflows even at their best rate (in solver units).
+    """Refuse links and users beyond floating point, in solver units.
 
-    A user whose best link carries, say, 1e-310 Mbit/s has ``U = 1 − 1/r ≈ −1e310`` at
-    α = 2: no floating-point answer can hold it.
+    A link 1e-250 times slower than the typical one makes prices per Mbit/s overflow, and
+    a user whose best link carries, say, 1e-200 Mbit/s has ``U = 1 − 1/r ≈ −1e200`` at
+    α = 2 and ``U'`` beyond the float range: no floating-point answer can hold them.
     """
+    tiny = np.flatnonzero(scaled.rate_mbps < _SMALLEST_RATE)
+    if len(tiny):
+        raise ValidationError(
+            f"links {describe_rows(scaled.link_index[tiny])} have rates "
+            f"{(scaled.rate_mbps[tiny[:10]] * scale.rate_mbps).tolist()} Mbit/s, below "
+            f"{_SMALLEST_RATE:g} × the median best rate ({scale.rate_mbps:g} Mbit/s), where "
+            "prices per Mbit/s overflow; fix: set these rates to 0 (such links carry nothing)")
     users, best = _best_rates(scaled)
     with np.errstate(over="ignore", divide="ignore", invalid="ignore"):
         value = scaled.weight[users] * utility(best, scaled.alpha)
@@ -53,6 +64,20 @@ def check_representable(scaled: Problem, scale: Scale) -> None:
             f"{(best[bad[:10]] * scale.rate_mbps).tolist()} Mbit/s, whose utility overflows at "
             f"alpha={scaled.alpha:g} even with the whole band; fix: drop these links or users "
             "(no real link carries so little), or use a smaller alpha")
+
+
+def _rescale(values: np.ndarray, factor: float, name: str) -> np.ndarray:
+    """Prices or costs in solver units; 0 stays 0, and a positive one must stay finite."""
+    with np.errstate(over="ignore", invalid="ignore"):
+        out = np.where(values == 0, 0.0, values * factor)
+    bad = np.flatnonzero(np.isnan(out) | (np.isinf(out) & np.isfinite(values)))
+    if len(bad):
+        raise ValidationError(
+            f"{name} at rows {bad[:10].tolist()} ({values.ravel()[bad[:10]].tolist()}) exceed "
+            "the floating-point range against the utilities of these rates at this alpha "
+            "(payments would dwarf every utility); fix: give prices on the scale of the "
+            "utilities, or a smaller alpha")
+    return out
 
 
 def _power_of_two(values: np.ndarray) -> float:
@@ -87,8 +112,15 @@ class Scale:
     def of(cls, problem: Problem) -> Scale:
         """The scale of a problem (its links are sorted by user)."""
         _, best = _best_rates(problem)
-        return cls(rate_mbps=_power_of_two(best), weight=_power_of_two(problem.weight),
-                   alpha=problem.alpha, total_weight=float(problem.weight.sum()))
+        scale = cls(rate_mbps=_power_of_two(best), weight=_power_of_two(problem.weight),
+                    alpha=problem.alpha, total_weight=float(problem.weight.sum()))
+        if not (np.isfinite(scale.factor) and scale.factor > 0 and np.isfinite(scale.shift)):
+            raise ValidationError(
+                f"at alpha={problem.alpha:g}, rates of about {scale.rate_mbps:.3g} Mbit/s and "
+                f"weights of about {scale.weight:.3g} give utilities beyond the floating-point "
+                "range; fix: give rates in units near the typical rate (the answer does not "
+                "depend on them), or a smaller alpha")
+        return scale
 
     @property
     def identity(self) -> bool:
@@ -97,12 +129,14 @@ class Scale:
     @property
     def factor(self) -> float:
         """κ = ω s^(1−α): objective values in the caller's units per solver unit."""
-        return self.weight * self.rate_mbps ** (1.0 - self.alpha)
+        with np.errstate(over="ignore", under="ignore"):
+            return float(self.weight * np.float64(self.rate_mbps) ** (1.0 - self.alpha))
 
     @property
     def shift(self) -> float:
         """Σ w U(s), the constant between the two objectives."""
-        return self.total_weight * float(utility(self.rate_mbps, self.alpha))
+        with np.errstate(over="ignore"):
+            return self.total_weight * float(utility(self.rate_mbps, self.alpha))
 
     def value(self, v: float | None) -> float | None:
         """An objective or bound in the caller's units."""
@@ -114,9 +148,9 @@ class Scale:
         changes: dict[str, Any] = dict(
             rate_mbps=problem.rate_mbps / s, demand_mbps=problem.demand_mbps / s,
             backhaul_mbps=problem.backhaul_mbps / s, weight=problem.weight / self.weight,
-            price_per_mbps=problem.price_per_mbps * (s / k))
+            price_per_mbps=_rescale(problem.price_per_mbps, s / k, "price_per_mbps"))
         if problem.pattern_cost is not None:
-            changes["pattern_cost"] = problem.pattern_cost / k
+            changes["pattern_cost"] = _rescale(problem.pattern_cost, 1.0 / k, "pattern_cost")
         return problem.replace(**changes)
 
     def options(self, options: dict[str, Any]) -> dict[str, Any]:
@@ -146,6 +180,10 @@ class Scale:
     def solution(self, sol: Solution) -> Solution:
         """A solution of the scaled problem in the caller's units (x, θ and the gap unchanged)."""
         s, k = self.rate_mbps, self.factor
+        with np.errstate(invalid="ignore", over="ignore"):  # inf bounds and prices stay inf
+            return self._mapped(sol, s, k)
+
+    def _mapped(self, sol: Solution, s: float, k: float) -> Solution:
         history = sol.history.copy()
         for col in _VALUE_COLUMNS:
             if col in history:
@@ -157,5 +195,6 @@ class Scale:
             objective=utility_value - cost - energy, upper_bound=self.value(sol.upper_bound),
             estimate=self.value(sol.estimate), history=pd.DataFrame(history),
             user_rate_mbps=sol.user_rate_mbps * s, cell_traffic_mbps=sol.cell_traffic_mbps * s,
-            prices={"airtime": sol.prices["airtime"] * k, "backhaul": sol.prices["backhaul"] * (k / s)},
+            prices={"airtime": sol.prices["airtime"] * k,
+                    "backhaul": sol.prices["backhaul"] * (k / s)},
             cell_payment=None if sol.cell_payment is None else sol.cell_payment * k)
