@@ -648,7 +648,8 @@ def _directions(H: SymmetricSystem, grad: np.ndarray, y: np.ndarray, lb: np.ndar
     hdiag = H.sparse.diagonal()
     full_diag = H.diagonal()
     size = np.maximum(y, 1.0)
-    newton1 = np.abs(grad) / np.maximum(hdiag, 1e-300)
+    with np.errstate(over="ignore"):  # inf: no curvature, the step is capped by `size` below
+        newton1 = np.abs(grad) / np.maximum(hdiag, 1e-300)
     width = float(np.max(np.abs(y - np.maximum(lb, y - np.minimum(newton1, size) * np.sign(grad))),
                          initial=0.0))
     active = ((y - lb <= min(1e-3, width)) & (grad > 0)) | fixed
