@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import re
+import tempfile
 from pathlib import Path
 
 import geopandas as gpd
@@ -11,6 +12,8 @@ import pandas as pd
 import pyproj
 import pytest
 import shapely
+from hypothesis import given, settings
+from hypothesis import strategies as st
 from scipy.spatial import cKDTree
 
 from cellopt import Network, ValidationError
@@ -338,9 +341,11 @@ def test_missing_columns(tmp_path):
     with raises("columns 'x', 'y' need source_crs"):
         read_cells(path)
     path = write_ocid(tmp_path / "ocid.csv", [0.0], [0.0], cell=[1])
-    pd.read_csv(path).drop(columns="samples").to_csv(path, index=False)
-    with raises("lacks the OpenCelliD columns ['samples']"):
+    pd.read_csv(path).drop(columns="area").to_csv(path, index=False)
+    with raises("lacks the OpenCelliD columns ['area']"):
         read_cells(path, format="opencellid")
+    with raises("has 13 OpenCelliD columns"):
+        read_cells(path)
 
 
 def test_bad_coordinates_gathered(tmp_path):
@@ -431,3 +436,155 @@ def test_bad_options(tmp_path, mixed):
     with raises("are degrees but source_crs=EPSG:32610 is projected"):
         read_cells(path, source_crs=UTM)
     assert issubclass(ValidationError, ValueError)
+
+
+# ---------------------------------------------------------------------- OpenCelliD variants
+def _sf_raw() -> pd.DataFrame:
+    if not SF_CSV.exists():
+        pytest.skip(f"shared data not found at {SF_CSV}")
+    return pd.read_csv(SF_CSV)
+
+
+def assert_same_cells(net: Network, ref: Network) -> None:
+    """Same cells, ids, sites and positions (projected and measured) in the same CRS."""
+    assert net.crs == ref.crs
+    cols = ["cell_id", "site_id", "radio", "mcc", "mnc", "area", "cell", "enb_id"]
+    pd.testing.assert_frame_equal(pd.DataFrame(net.cells[cols]), pd.DataFrame(ref.cells[cols]))
+    np.testing.assert_array_equal(xy_m(net), xy_m(ref))
+    np.testing.assert_array_equal(net.cells[["lon", "lat"]], ref.cells[["lon", "lat"]])
+
+
+def test_sf_any_column_order_and_case(tmp_path, sf):
+    """Shuffled, upper-case, padded names and an extra column read as the export itself."""
+    raw = _sf_raw()
+    order = list(np.random.default_rng(3).permutation(raw.columns))
+    variant = raw[order].rename(columns=lambda c: f" {c.upper()} ").assign(source="ocid")
+    variant.to_csv(tmp_path / "shuffled.csv", index=False)
+    net = read_cells(tmp_path / "shuffled.csv")
+    assert_same_cells(net, sf)
+    assert (net.cells["source"] == "ocid").all()
+    pd.testing.assert_series_equal(net.cells["samples"], sf.cells["samples"])
+
+
+def test_sf_headerless(tmp_path, sf):
+    _sf_raw().to_csv(tmp_path / "310.csv.gz", index=False, header=False)
+    assert_same_cells(read_cells(tmp_path / "310.csv.gz"), sf)
+
+
+def test_sf_without_samples(tmp_path, sf):
+    """Without samples, of the duplicate rows of a cell the latest updated is kept."""
+    raw = _sf_raw()
+    raw.drop(columns=["samples", "range"]).to_csv(tmp_path / "cells.csv", index=False)
+    net = read_cells(tmp_path / "cells.csv")
+    assert net.n_cells == sf.n_cells and net.cells["cell_id"].is_unique
+    assert net.cells["samples"].isna().all() and net.cells["range_m"].isna().all()
+    # Rows kept: per cell the one with the latest `updated`, ties broken by file order.
+    expected = raw.assign(order=np.arange(len(raw))).sort_values(
+        ["updated", "order"], ascending=[False, True]).drop_duplicates(
+        ["radio", "mcc", "net", "cell"]).sort_values("order")
+    assert net.cells["cell"].tolist() == expected["cell"].tolist()
+    assert net.cells["area"].tolist() == expected["area"].tolist()
+
+
+def test_opencellid_updated_breaks_ties(tmp_path):
+    """No samples column: latest `updated` wins (Unix seconds or ISO dates), then file order."""
+    path = write_ocid(tmp_path / "ocid.csv", [0, 5, 100, 105], [0] * 4,
+                      cell=[1000, 1000, 2000, 2000], area=[1, 2, 1, 2],
+                      updated=[1_500_000_000, 1_600_000_000, 7, 7])
+    pd.read_csv(path).drop(columns="samples").to_csv(path, index=False)
+    net = read_cells(path, crs=UTM, merge_distance_m=0.0)
+    assert net.cells["cell_id"].tolist() == ["LTE-311-480-2-1000", "LTE-311-480-1-2000"]
+    frame = pd.read_csv(path).astype({"updated": object})
+    frame["updated"] = ["2017-01-01", "2016-12-31T23:59:59Z", None, None]
+    frame.to_csv(path, index=False)
+    net = read_cells(path, crs=UTM, merge_distance_m=0.0)
+    assert net.cells["cell_id"].tolist() == ["LTE-311-480-1-1000", "LTE-311-480-1-2000"]
+
+
+# ---------------------------------------------------------------------- default projection
+GEOD = pyproj.Geod(ellps="WGS84")
+
+
+def pairwise_ratio(net: Network) -> np.ndarray:
+    """Projected over geodesic distance for every pair of cells (measured positions)."""
+    lon, lat = net.cells["lon"].to_numpy(), net.cells["lat"].to_numpy()
+    i, j = np.triu_indices(len(lon), 1)
+    _, _, geodesic_m = GEOD.inv(lon[i], lat[i], lon[j], lat[j])
+    far = geodesic_m > 1.0  # coincident points (corners clipped at a pole) have no ratio
+    xy = xy_m(net)
+    return np.hypot(*(xy[i] - xy[j]).T)[far] / geodesic_m[far]
+
+
+def cloud(lon0: float, lat0: float, half_lon: float, half_lat: float, n: int = 30,
+          seed: int = 0) -> tuple[np.ndarray, np.ndarray]:
+    """Random points in a lon/lat box plus its corners [degrees], longitudes wrapped."""
+    rng = np.random.default_rng(seed)
+    lon = lon0 + np.r_[rng.uniform(-half_lon, half_lon, n), -half_lon, half_lon, -half_lon,
+                       half_lon]
+    lat = lat0 + np.r_[rng.uniform(-half_lat, half_lat, n), -half_lat, -half_lat, half_lat,
+                       half_lat]
+    return (lon + 180.0) % 360.0 - 180.0, np.clip(lat, -90.0, 90.0)
+
+
+@pytest.mark.parametrize(
+    ("box", "projection"),
+    [
+        ((-122.4, 37.75, 0.1, 0.05), "utm"),  # a city
+        ((-118.0, 36.0, 6.0, 4.0), "utm"),  # California: three UTM zones
+        ((10.0, 50.0, 9.0, 6.0), "utm"),  # central Europe, about 1,300 km wide
+        ((10.0, 0.0, 11.0, 8.0), "aeqd"),  # equatorial Africa: too wide for UTM
+        ((179.5, -17.5, 2.0, 1.5), "utm"),  # Fiji, across the antimeridian
+        ((0.0, 88.0, 180.0, 2.0), "aeqd"),  # around the North Pole
+    ],
+)
+def test_default_projection_keeps_distances(tmp_path, box, projection):
+    lon, lat = cloud(*box)
+    path = write_csv(tmp_path / "cells.csv", lon=lon, lat=lat)
+    net = read_cells(path)
+    if projection == "utm":
+        assert net.crs.utm_zone is not None
+    else:
+        assert net.crs.coordinate_operation.method_name == "Azimuthal Equidistant"
+    ratio = pairwise_ratio(net)
+    assert np.abs(ratio - 1).max() <= 0.01
+
+
+def test_default_projection_unchanged_for_utm_data(tmp_path):
+    lon, lat = lonlat([0.0, 5e4, -3e4], [0.0, 2e4, 8e4])
+    net = read_cells(write_csv(tmp_path / "cells.csv", lon=lon, lat=lat))
+    assert net.crs.to_epsg() == 32610
+    np.testing.assert_allclose(xy_m(net), np.column_stack([X0 + np.array([0.0, 5e4, -3e4]),
+                                                          Y0 + np.array([0.0, 2e4, 8e4])]),
+                               rtol=0, atol=1e-6)
+
+
+def test_two_continents_refused(tmp_path):
+    path = write_csv(tmp_path / "cells.csv", cell_id=["sf", "syd"], lon=[-122.42, 151.21],
+                     lat=[37.77, -33.87])
+    with pytest.raises(ValidationError) as info:
+        read_cells(path)
+    text = str(info.value)
+    assert text.startswith("cells.csv: the cells span lon [151.21, -122.42] (across the "
+                           "antimeridian), lat [-33.87, 37.77], up to ")
+    assert "no single local projection keeps their distances within 1%" in text
+    assert "fix: split the data by region" in text and "or pass crs=" in text
+    # The escape hatch: an explicit CRS is used as it is, with a warning where it distorts.
+    with pytest.warns(UserWarning, match=r"scales distances at rows \[0\] \(ids \['sf'\]\)"):
+        net = read_cells(path, crs="EPSG:32756")
+    assert net.n_cells == 2
+
+
+@settings(max_examples=15, deadline=None)
+@given(lon0=st.floats(-180, 180), lat0=st.floats(-89, 89),
+       half_lon=st.floats(0.001, 40), half_lat=st.floats(0.001, 30))
+def test_default_projection_property(lon0, lat0, half_lon, half_lat):
+    """Any lon/lat box: either every distance is within 1 % or the data is refused."""
+    lon, lat = cloud(lon0, lat0, half_lon, half_lat, n=8)
+    with tempfile.TemporaryDirectory() as folder:
+        path = write_csv(Path(folder) / "cells.csv", lon=lon, lat=lat)
+        try:
+            net = read_cells(path)
+        except ValidationError as exc:
+            assert "no single local projection keeps their distances within 1%" in str(exc)
+            return
+    assert np.abs(pairwise_ratio(net) - 1).max() <= 0.01

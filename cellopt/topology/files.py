@@ -3,14 +3,17 @@
 :func:`read_cells` is the one entry point. It validates the file at the boundary (every
 problem it finds is gathered into one :class:`~cellopt.errors.ValidationError` that names
 the offending rows and the fix), applies the optional filters, projects the positions
-once to a metric CRS (the UTM zone of the data by default) and, for OpenCelliD exports,
-clusters the measured LTE sectors into sites. Nothing here loops over rows in Python.
+once to a metric CRS (the UTM zone of the data by default, if it keeps distances within
+1 %) and, for OpenCelliD exports, clusters the measured LTE sectors into sites. Nothing
+here loops over rows in Python.
 """
 
 from __future__ import annotations
 
 import dataclasses
 import os
+import re
+import warnings
 from collections.abc import Sequence
 from pathlib import Path
 from typing import Any, Literal
@@ -20,23 +23,58 @@ import numpy as np
 import pandas as pd
 import pyproj
 import shapely
+from pyproj.aoi import AreaOfInterest
+from pyproj.database import query_utm_crs_info
 from scipy import sparse
 from scipy.sparse import csgraph
 from scipy.spatial import cKDTree
 
 from cellopt.errors import ValidationError, describe_rows
-from cellopt.network import Network, cells_frame
+from cellopt.network import CELL_COLUMNS, Network, cells_frame
 
-__all__ = ["OPENCELLID_COLUMNS", "read_cells"]
+__all__ = ["MAX_DISTANCE_ERROR", "OPENCELLID_COLUMNS", "OPENCELLID_REQUIRED", "read_cells"]
 
-#: Header of an OpenCelliD export, in order; a CSV with exactly this header is read as one.
+#: Columns of an OpenCelliD cell export, in the export's order (the order of headerless
+#: exports). Files are recognised by these names in any order and case.
 OPENCELLID_COLUMNS: tuple[str, ...] = (
     "radio", "mcc", "net", "area", "cell", "unit", "lon", "lat", "range", "samples",
     "changeable", "created", "updated", "averageSignal",
 )
+#: The OpenCelliD columns a file must have to be read as an export; the others are optional.
+OPENCELLID_REQUIRED: tuple[str, ...] = ("radio", "mcc", "net", "area", "cell", "lon", "lat")
+# A CSV with at least this many OpenCelliD column names but not all the required ones is
+# refused rather than read as a plain table (it is a damaged export, not a cell table).
+_OPENCELLID_QUORUM = 7
+# Radio values of OpenCelliD exports.
+_OPENCELLID_RADIOS = ("GSM", "UMTS", "CDMA", "LTE", "NR")
+# Codes above 2**53 cannot be held exactly as float64; no real cell code is that large.
+_MAX_CODE = 2**53
+
+#: Largest relative error of projected distances that the default projection may make.
+MAX_DISTANCE_ERROR = 0.01
+# Mean Earth radius [m], for the spherical scale bound of the azimuthal projection.
+_EARTH_RADIUS_M = 6_371_008.8
 
 _VECTOR_SUFFIXES = {".geojson", ".json", ".gpkg", ".shp"}
 _COMPRESSION_SUFFIXES = {".gz", ".bz2", ".zip", ".xz", ".zst"}
+# Table formats that are not text: refused by name rather than parsed as CSV.
+_BINARY_SUFFIXES = {".xlsx", ".xlsm", ".xls", ".ods", ".parquet", ".feather", ".arrow",
+                    ".pkl", ".pickle", ".npy", ".npz", ".h5", ".hdf5", ".mat", ".sqlite", ".db"}
+# Leading bytes of files that are not plain text, and what they are.
+_MAGIC = (
+    (b"\x1f\x8b", "a gzip-compressed file", "name it with a .gz suffix (e.g. cells.csv.gz)"),
+    (b"BZh", "a bzip2-compressed file", "name it with a .bz2 suffix (e.g. cells.csv.bz2)"),
+    (b"\xfd7zXZ\x00", "an xz-compressed file", "name it with a .xz suffix (e.g. cells.csv.xz)"),
+    (b"\x28\xb5\x2f\xfd", "a zstd-compressed file",
+     "name it with a .zst suffix (e.g. cells.csv.zst)"),
+    (b"PK\x03\x04", "a zip archive (an Excel workbook, say)",
+     "export the sheet as CSV, or name a zipped CSV with a .zip suffix"),
+    (b"SQLite format 3\x00", "an SQLite database",
+     "name a GeoPackage with the .gpkg suffix, or export the table as CSV"),
+    (b"PAR1", "a Parquet file", "export the table as CSV"),
+    (b"\xff\xfe", "UTF-16 text", "save the file as UTF-8 CSV"),
+    (b"\xfe\xff", "UTF-16 text", "save the file as UTF-8 CSV"),
+)
 _FORMATS = ("csv", "opencellid", "vector")
 
 # Accepted coordinate column names (matched case-insensitively), in order of preference.
@@ -45,12 +83,17 @@ _LAT_NAMES = ("lat", "latitude")
 _X_NAMES = ("x", "x_m")
 _Y_NAMES = ("y", "y_m")
 
-# Optional cell columns of plain CSV / vector input (see cellopt.network.CELL_COLUMNS).
+# Optional cell columns of plain CSV / vector input (see cellopt.network.CELL_COLUMNS);
+# matched case-insensitively.
 _NUMERIC_COLUMNS = (
     "height_m", "azimuth_deg", "antenna_gain_dbi", "tx_power_dbm", "backhaul_mbps",
     "price_per_mbps",
 )
+_ID_COLUMNS = ("cell_id", "site_id")
 _OPTIONAL_COLUMNS = ("cell_id", "site_id", "tier", "owner", *_NUMERIC_COLUMNS)
+# Columns read_cells makes itself for OpenCelliD exports: a file column of that name
+# would be overwritten, so it is refused.
+_OPENCELLID_MADE = (*CELL_COLUMNS, "geometry", "mnc", "enb_id", "range_m")
 
 # Radios whose cell number is unique only within its area (GSM LAC, CDMA NID); for the
 # others (UMTS, LTE, NR) the cell number is unique within the operator (mcc, mnc).
@@ -83,14 +126,21 @@ def read_cells(
     ----------
     path : str or os.PathLike
         The file. Its format is detected from its name and header unless `format` is
-        given: ``.geojson``, ``.json``, ``.gpkg``, ``.shp`` are vector files; any other
-        file is read as CSV (compressed ``.csv.gz`` etc. included), as an OpenCelliD
-        export if its header is exactly :data:`OPENCELLID_COLUMNS`, else as a plain CSV.
+        given: ``.geojson``, ``.json``, ``.gpkg``, ``.shp`` (or a folder of shapefiles)
+        are vector files; spreadsheet and binary table formats (``.xlsx``, ``.parquet``,
+        ...) are refused; any other file is read as CSV (compressed ``.csv.gz`` etc.
+        included): as an OpenCelliD export if its column names include
+        :data:`OPENCELLID_REQUIRED` (any order, any case) or if it is a headerless
+        export, else as a plain CSV (see Notes).
     format : {'csv', 'opencellid', 'vector'}, optional
         Force a format instead of detecting it.
     crs : pyproj.CRS or str, optional
         Target CRS, projected with metre units. Default: the UTM zone of the data
-        (``GeoDataFrame.estimate_utm_crs()``), whatever the source CRS.
+        (``GeoDataFrame.estimate_utm_crs()``) if it keeps every distance between the
+        cells within 1 % (:data:`MAX_DISTANCE_ERROR`) of the geodesic distance, else an
+        azimuthal equidistant projection centred on the cells if that does, else an
+        error (see Notes). A given `crs` is used as it is (with a warning where it
+        distorts distances at the cells by more than 1 %).
     source_crs : pyproj.CRS or str, optional
         CRS of the coordinates in the file. Plain CSV: required with ``x``/``y``
         columns; with ``lon``/``lat`` columns it defaults to EPSG:4326 and must be
@@ -143,14 +193,24 @@ def read_cells(
         If `path` does not exist.
     ValidationError
         On bad input, listing every problem found, each with the offending rows and the
-        fix: an empty file; a CSV without usable coordinate columns; missing, non-numeric
-        or infinite coordinates; latitudes outside [-90, 90] or longitudes outside
-        [-180, 180] (including lon/lat columns that look swapped); duplicate or missing
-        ``cell_id`` (plain CSV / vector); non-numeric values in numeric columns; a filter
-        that leaves no rows (naming the filter); and everything
+        fix: an empty file, a file without data rows, a directory without vector files,
+        a spreadsheet or binary file, text that is not UTF-8, a CSV that cannot be
+        parsed; column names that repeat when compared case-insensitively; a CSV
+        without usable coordinate columns; a file with most OpenCelliD columns but not
+        the required ones; missing, non-numeric or infinite coordinates; latitudes
+        outside [-90, 90] or longitudes outside [-180, 180] (including lon/lat columns
+        that look swapped); duplicate or missing ``cell_id`` (plain CSV / vector);
+        non-numeric values in numeric columns; bad OpenCelliD codes or radios; a filter
+        that leaves no rows (naming the filter); cells spread too widely for the
+        default projection; a `crs` that is not projected in metres; and everything
         :meth:`cellopt.Network.validate` rejects (an unknown tier, say). Rows are
         numbered from 0 over the file's data rows (the CSV header is not a row), and
         identified by ``cell_id`` (OpenCelliD: by ``cell``) when the file has one.
+
+    Warns
+    -----
+    UserWarning
+        If a given `crs` scales distances at some cells by more than 1 %.
 
     Notes
     -----
@@ -158,25 +218,45 @@ def read_cells(
     ``latitude``; case-insensitive; degrees), or, if there is no such pair, from ``x``,
     ``y`` (or ``x_m``, ``y_m``) in `source_crs`. The optional columns ``cell_id``,
     ``site_id``, ``tier``, ``owner``, ``height_m``, ``azimuth_deg``,
-    ``antenna_gain_dbi``, ``tx_power_dbm``, ``backhaul_mbps``, ``price_per_mbps`` are
-    used as they are when present (an empty ``azimuth_deg`` means omni; other empty
-    values are errors); absent ones take this function's defaults (``owner`` =
-    ``'operator'``, ``azimuth_deg`` = NaN, ``backhaul_mbps`` = inf, ``price_per_mbps`` =
-    0, ``cell_id`` and ``site_id`` = ``0..n-1``). Every other column is kept as an
-    extra column; lon/lat coordinates are kept as ``lon``, ``lat`` [degrees], x/y ones
-    are consumed (the geometry holds them, reprojected).
+    ``antenna_gain_dbi``, ``tx_power_dbm``, ``backhaul_mbps``, ``price_per_mbps``
+    (case-insensitive) are used as they are when present (an empty ``azimuth_deg``
+    means omni; other empty values are errors); absent ones take this function's
+    defaults (``owner`` = ``'operator'``, ``azimuth_deg`` = NaN, ``backhaul_mbps`` =
+    inf, ``price_per_mbps`` = 0, ``cell_id`` and ``site_id`` = ``0..n-1``). Ids are
+    read as text, so that ``'007'`` stays ``'007'``: a column of plain integers
+    (``0``, ``12``, ``-3``; no leading zeros) becomes integers, any other column stays
+    text (surrounding spaces removed). Every other column is kept as an extra column;
+    lon/lat coordinates are kept as ``lon``, ``lat`` [degrees], x/y ones are consumed
+    (the geometry holds them, reprojected).
 
     **Vector files** (GeoJSON, GeoPackage, shapefile): one Point per row, with the same
     optional columns as plain CSV; other columns are kept.
 
-    **OpenCelliD exports.** After the `radio` / `mcc` / `mnc` filters:
+    **Recognising OpenCelliD exports.** The export columns are
+    :data:`OPENCELLID_COLUMNS`; names are compared after removing surrounding spaces and
+    ignoring case, in any order. :data:`OPENCELLID_REQUIRED` (radio, mcc, net, area,
+    cell, lon, lat) must be present; ``unit``, ``range``, ``samples``, ``changeable``,
+    ``created``, ``updated``, ``averageSignal`` are optional. A file with at least 7
+    OpenCelliD names but not all required ones is refused (naming the missing ones)
+    rather than read as a plain CSV. A file whose first line is an OpenCelliD data row
+    (14 fields, a radio name then integer codes) is read as a headerless export with
+    the columns :data:`OPENCELLID_COLUMNS`. Columns that are not OpenCelliD's are kept
+    as extra columns, except names that read_cells makes itself (``cell_id``,
+    ``tier``, ``mnc``, ``enb_id``, ...), which are refused: pass ``format='csv'`` to
+    read such a file as a plain cell table.
+
+    **OpenCelliD exports.** ``radio`` must be one of GSM, UMTS, CDMA, LTE, NR
+    (case-insensitive); ``mcc`` and ``net`` integers in [0, 999]; ``area`` and
+    ``cell`` non-negative integers; ``samples``, ``range`` and ``updated`` (Unix
+    seconds, or dates) may be empty. After the `radio` / `mcc` / `mnc` filters:
 
     * *Duplicates.* The same cell appears in several rows when it was seen with
       different ``area`` codes (the LTE tracking area changed). A cell is identified by
       (radio, mcc, net, cell), and for GSM and CDMA, whose cell numbers are unique only
       within an area, by (radio, mcc, net, area, cell). Of the rows of one cell the one
-      with most ``samples`` is kept (ties: the most recently ``updated``, then the
-      first in the file); this happens before the `bbox` / `polygon` filters.
+      with most ``samples`` is kept; on ties, or without a ``samples`` column (or
+      value), the most recently ``updated``; then the first in the file. This happens
+      before the `bbox` / `polygon` filters.
     * *Ids.* ``cell_id`` is the string ``'{radio}-{mcc}-{mnc}-{area}-{cell}'``, e.g.
       ``'LTE-311-480-9728-9903886'`` (the kept row's area), unique by construction.
     * *Sites* (``cluster_sites=True``). LTE cells are grouped by eNB, (mcc, mnc,
@@ -192,8 +272,21 @@ def read_cells(
       (``azimuth_deg`` = NaN); the other cell columns take this function's defaults.
     * *Extra columns:* ``radio`` (upper case), ``mcc``, ``mnc``, ``area``, ``cell``,
       ``enb_id`` (LTE only, else missing), ``range_m`` (OpenCelliD's estimated range
-      [m]), ``samples``, and ``lon``, ``lat``: the measured position [degrees], before
-      clustering. The other export columns are dropped.
+      [m]; NaN if absent), ``samples`` (NaN if absent), and ``lon``, ``lat``: the
+      measured position [degrees], before clustering; then the file's non-OpenCelliD
+      columns. The other export columns (``unit``, ``changeable``, ``created``,
+      ``updated``, ``averageSignal``) are dropped.
+
+    **Default projection.** Without `crs`, the cells (after the filters) are projected
+    to the UTM zone of their extent if its scale factor stays within 1 % of 1 over the
+    cells' lon/lat box (UTM's scale grows with the east-west distance x from the
+    zone's central meridian, k ≈ 0.9996 (1 + x²/2R²): 1 % at about 900 km). Data
+    that is too wide for that, or near a pole where UTM is undefined, is projected with
+    an azimuthal equidistant projection centred on the cells if every cell is within
+    about 1,550 km of the centre (its scale across the radius is c / sin c at angular
+    distance c: 1 % at 14°). Wider data (cells on two continents, say) is refused,
+    naming its extent: split it by region (with `bbox`, `polygon` or `mcc`) and read
+    each part, or pass `crs`. Data across the antimeridian is measured across it.
 
     OpenCelliD positions are centres of crowd-sourced measurements, not surveyed mast
     positions.
@@ -210,19 +303,22 @@ def read_cells(
     if path.is_file() and path.stat().st_size == 0:
         raise ValidationError(f"{name}: the file is empty (0 bytes); fix: give a file with "
                               "a header and at least one row of cells")
-    if not (np.isfinite(merge_distance_m) and merge_distance_m >= 0):
-        raise ValidationError(f"merge_distance_m is {merge_distance_m}; fix: give a distance "
-                              "≥ 0 in metres (0 merges nothing)")
+    if not (isinstance(merge_distance_m, int | float | np.integer | np.floating)
+            and np.isfinite(merge_distance_m) and merge_distance_m >= 0):
+        raise ValidationError(f"merge_distance_m is {merge_distance_m!r}; fix: give a "
+                              "distance ≥ 0 in metres (0 merges nothing)")
+    if not isinstance(cluster_sites, bool | np.bool_):
+        raise ValidationError(f"cluster_sites={cluster_sites!r} is not True or False; fix: "
+                              "pass cluster_sites=True or False")
     target_crs = _as_crs(crs, "crs")
+    _check_target_crs(target_crs)
     src_crs = _as_crs(source_crs, "source_crs")
 
     kind = _detect_format(path, format)
     if kind == "vector":
         frame, src = _read_vector(path, src_crs)
     else:
-        frame = _read_csv(path)
-        if kind is None:
-            kind = "opencellid" if tuple(frame.columns) == OPENCELLID_COLUMNS else "csv"
+        frame, kind = _read_table(path, kind)
         src = _csv_source(frame, name, kind, src_crs)
     if not len(frame):
         raise ValidationError(f"{name}: the file has no data rows; fix: give at least one "
@@ -247,8 +343,11 @@ def read_cells(
 
     points = gpd.GeoSeries(shapely.points(x, y), crs=src.crs)
     if target_crs is None:
-        target_crs = points.estimate_utm_crs()
+        target_crs = _default_crs(points, frame, src)
+    else:
+        _warn_distortion(points, frame, src, target_crs)
     xy_m = shapely.get_coordinates(points.to_crs(target_crs).values)
+    _check_projected(xy_m, frame, src, target_crs)
     defaults = dict(tier=tier, tx_power_dbm=tx_power_dbm, antenna_gain_dbi=antenna_gain_dbi,
                     height_m=height_m)
     if kind == "opencellid":
@@ -294,32 +393,210 @@ def _as_crs(value: Any, name: str) -> pyproj.CRS | None:
                               "such as 'EPSG:32610' or a pyproj.CRS") from exc
 
 
+def _check_target_crs(crs: pyproj.CRS | None) -> None:
+    """Refuse a target CRS whose coordinates are not metres."""
+    if crs is None:
+        return
+    fix = ("fix: give a projected CRS in metres, e.g. the UTM zone of the data such as "
+           "'EPSG:32610', or drop crs= to choose one from the data")
+    if not crs.is_projected:
+        raise ValidationError(f"crs={crs.to_string()} is not a projected CRS (its coordinates "
+                              f"are not metres on a plane); {fix}")
+    units = sorted({axis.unit_name for axis in crs.axis_info})
+    if not units or not set(units) <= {"metre", "meter"}:
+        raise ValidationError(f"crs={crs.to_string()} has axes in {units}, not metres; {fix}")
+
+
 def _detect_format(path: Path, format: str | None) -> str | None:
     """'vector', 'csv', 'opencellid', or None for 'a CSV, decide from its header'."""
+    name = path.name
     if format is not None:
         if format not in _FORMATS:
             raise ValidationError(f"format={format!r} is unknown; fix: use one of "
                                   f"{list(_FORMATS)} or None to detect it")
+        if path.is_dir() and format != "vector":
+            raise ValidationError(f"{name} is a directory, not a {format} file; fix: give the "
+                                  "path of the file")
         return format
+    if path.is_dir():
+        # The shapefile driver reads a folder of shapefiles; any other folder is a mistake.
+        if not any(p.suffix.lower() in _VECTOR_SUFFIXES for p in path.iterdir()):
+            raise ValidationError(f"{name} is a directory without vector files; fix: give the "
+                                  "path of a cell file (CSV, GeoJSON, GeoPackage or shapefile)")
+        return "vector"
     suffixes = [s.lower() for s in path.suffixes]
     if suffixes and suffixes[-1] in _COMPRESSION_SUFFIXES:
         suffixes = suffixes[:-1]
-    if path.is_dir() or (suffixes and suffixes[-1] in _VECTOR_SUFFIXES):
+    if suffixes and suffixes[-1] in _BINARY_SUFFIXES:
+        raise ValidationError(f"{name}: {suffixes[-1]} files are not read; fix: export the "
+                              "table as CSV (comma-separated, UTF-8), or give a GeoJSON, "
+                              "GeoPackage or shapefile")
+    if suffixes and suffixes[-1] in _VECTOR_SUFFIXES:
         return "vector"
     return None
 
 
-def _read_csv(path: Path) -> pd.DataFrame:
+def _check_text(path: Path) -> None:
+    """Refuse, by their first bytes, files that are not text (unless named compressed)."""
+    if path.suffix.lower() in _COMPRESSION_SUFFIXES:
+        return  # pandas decompresses these; their content is checked when parsed
+    with path.open("rb") as handle:
+        head = handle.read(4096)
+    for magic, what, fix in _MAGIC:
+        if head.startswith(magic):
+            raise ValidationError(f"{path.name}: the file is {what}, not CSV text; fix: {fix}")
+    if b"\x00" in head:
+        raise ValidationError(f"{path.name}: the file is binary (it has NUL bytes), not CSV "
+                              "text; fix: give a comma-separated UTF-8 text file")
+
+
+def _parse_csv(path: Path, **options: Any) -> pd.DataFrame:
+    """``pandas.read_csv`` with every parsing failure turned into a ValidationError."""
+    name = path.name
     try:
-        frame = pd.read_csv(path)
+        with warnings.catch_warnings():
+            # index_col=False: a row longer than the header is an error, not an index.
+            warnings.simplefilter("error", pd.errors.ParserWarning)
+            return pd.read_csv(path, index_col=False, **options)
+    except pd.errors.ParserWarning as exc:
+        raise ValidationError(f"{name}: a row has more fields than the header ({exc}); fix: "
+                              "give every row one field per column (quote values that "
+                              "contain commas)") from exc
     except pd.errors.EmptyDataError as exc:
-        raise ValidationError(f"{path.name}: the file is empty (no header); fix: give a "
+        raise ValidationError(f"{name}: the file is empty (no header); fix: give a "
                               "header line and at least one row of cells") from exc
-    except (pd.errors.ParserError, UnicodeDecodeError) as exc:
-        raise ValidationError(f"{path.name}: cannot be parsed as CSV ({exc}); fix: give a "
+    except UnicodeDecodeError as exc:
+        byte = exc.object[exc.start:exc.start + 1].hex()
+        raise ValidationError(f"{name}: the file is not UTF-8 text (byte 0x{byte} cannot be "
+                              "decoded); fix: save it as UTF-8 (e.g. 'CSV UTF-8' in a "
+                              "spreadsheet program)") from exc
+    except pd.errors.ParserError as exc:
+        raise ValidationError(f"{name}: cannot be parsed as CSV ({exc}); fix: give a "
                               "comma-separated file with one header line") from exc
+    except (OSError, EOFError, ValueError, ImportError) as exc:
+        # Damaged or mislabelled compression, zip archives of several files, missing codecs.
+        raise ValidationError(f"{name}: cannot be read as CSV ({exc}); fix: give a CSV file, "
+                              "compressed as its name says (.gz, .bz2, .xz, .zst, or a .zip "
+                              "holding one CSV), or uncompressed") from exc
+
+
+def _is_opencellid_row(fields: Sequence[str]) -> bool:
+    """True if the fields are an OpenCelliD data row (the first line of a headerless export)."""
+    if len(fields) != len(OPENCELLID_COLUMNS):
+        return False
+    # A header never starts with a radio name; the codes must look like codes (or be
+    # empty, which the row checks then report).
+    fields = [f.strip() for f in fields]
+    return (fields[0].upper() in _OPENCELLID_RADIOS
+            and all(re.fullmatch(r"-?\d*", f) for f in fields[1:5]))
+
+
+def _check_unique_names(names: Sequence[str], file: str) -> None:
+    """Refuse columns whose names repeat once case and surrounding spaces are ignored."""
+    folded = pd.Series([n.strip().casefold() for n in names], dtype=object)
+    dup = folded.duplicated(keep=False).to_numpy() & (folded != "").to_numpy()
+    if dup.any():
+        shown = [n for n, d in zip(names, dup, strict=True) if d]
+        raise ValidationError(f"{file}: columns {shown} have the same name (compared without "
+                              "case and surrounding spaces), so which to use is ambiguous; fix: "
+                              "rename or drop all but one of them")
+
+
+def _table_kind(names: Sequence[str], file: str, kind: str | None) -> str:
+    """'opencellid' or 'csv' for a CSV with these (stripped) column names."""
+    folded = {n.casefold() for n in names}
+    have = [c for c in OPENCELLID_COLUMNS if c.casefold() in folded]
+    missing = [c for c in OPENCELLID_REQUIRED if c not in folded]
+    if kind == "csv":
+        return "csv"
+    if kind == "opencellid" and missing:
+        raise ValidationError(f"{file}: lacks the OpenCelliD columns {missing}; fix: give an "
+                              f"export with at least the columns {list(OPENCELLID_REQUIRED)} "
+                              "(any order and case), or pass format='csv'")
+    if not missing:
+        clash = [n for n in names if n.casefold() in {c.casefold() for c in _OPENCELLID_MADE}]
+        if clash:
+            raise ValidationError(
+                f"{file}: an OpenCelliD export with the columns {clash}, which read_cells makes "
+                "itself for OpenCelliD exports (ids, defaults, codes); fix: drop or rename them, "
+                "or pass format='csv' to read the file as a plain cell table with these columns")
+        return "opencellid"
+    if len(have) >= _OPENCELLID_QUORUM:
+        raise ValidationError(f"{file}: has {len(have)} OpenCelliD columns ({have}) but lacks "
+                              f"the required {missing}; fix: add the missing columns (an "
+                              f"OpenCelliD export needs {list(OPENCELLID_REQUIRED)}), or pass "
+                              "format='csv' to read the file as a plain cell table")
+    return "csv"
+
+
+def _read_table(path: Path, kind: str | None) -> tuple[pd.DataFrame, str]:
+    """A CSV file's rows, its columns renamed to their canonical names, and its kind.
+
+    The header is read first, to tell OpenCelliD exports (with or without a header) from
+    plain tables and to read plain tables' id columns as text.
+    """
+    name = path.name
+    _check_text(path)
+    raw = [str(v) for v in _parse_csv(path, header=None, nrows=1, dtype=str,
+                                      keep_default_na=False).iloc[0].tolist()]
+    if _is_opencellid_row(raw):
+        if kind == "csv":
+            raise ValidationError(f"{name}: the first line is an OpenCelliD data row, not a "
+                                  "header; fix: drop format='csv' to read it as a headerless "
+                                  "OpenCelliD export, or add a header line")
+        frame = _parse_csv(path, header=None, names=list(OPENCELLID_COLUMNS))
+        return frame, "opencellid"
+    names = [n.strip() for n in raw]
+    if pd.to_numeric(pd.Series(names), errors="coerce").notna().all():
+        raise ValidationError(f"{name}: the first line {names} is numbers, not column names: "
+                              "the file has no header; fix: add a header line, e.g. "
+                              "'cell_id,lon,lat'")
+    if len(names) == 1:
+        seps = [sep for sep in (";", "\t", "|") if sep in names[0]]
+        if seps:
+            raise ValidationError(f"{name}: the header {names[0]!r} has no commas but "
+                                  f"{seps[0]!r}: the file looks {seps[0]!r}-separated; fix: "
+                                  "save it comma-separated (with '.' as decimal point)")
+    _check_unique_names(raw, name)
+    kind = _table_kind(names, name, kind)
+    canonical = OPENCELLID_COLUMNS if kind == "opencellid" else _OPTIONAL_COLUMNS
+    ids = {r: str for r, n in zip(raw, names, strict=True) if n.casefold() in _ID_COLUMNS}
+    frame = _parse_csv(path, dtype=ids if kind == "csv" else None)
+    # A trailing delimiter on every line makes an unnamed, empty column: not data.
+    unnamed = [c for c, n in zip(frame.columns, names, strict=True) if not n]
+    frame = frame.drop(columns=[c for c in unnamed if frame[c].isna().all()])
     frame.columns = [str(c).strip() for c in frame.columns]
-    return frame
+    frame = frame.rename(columns=_canonical_names(frame.columns, canonical))
+    if kind == "csv":
+        for col in _ID_COLUMNS:
+            if col in frame.columns:
+                frame[col] = _id_values(frame[col])
+    return frame, kind
+
+
+def _canonical_names(columns: Sequence[str], canonical: Sequence[str]) -> dict[str, str]:
+    """Renames of the columns that match a canonical name but for case."""
+    wanted = {c.casefold(): c for c in canonical}
+    return {c: wanted[c.casefold()] for c in columns if c.casefold() in wanted}
+
+
+def _id_values(values: pd.Series) -> np.ndarray:
+    """Ids read as text: plain integers become int64, anything else stays text.
+
+    Reading ids as text keeps ``'007'`` and ``'7'`` apart and a mixed column whole; only a
+    column of canonical integers (no leading zeros, no decimal point) is made numeric.
+    """
+    text = values.astype(object).where(values.notna(), None)
+    text = pd.Series(text, dtype="string").str.strip()
+    text = text.mask(text == "")
+    given = text.dropna()
+    if len(given) and given.str.fullmatch(r"-?(0|[1-9]\d{0,17})").all():
+        if text.isna().any():
+            out = np.full(len(text), np.nan, dtype=object)
+            out[text.notna().to_numpy()] = given.astype(np.int64).to_numpy(object)
+            return out
+        return text.astype(np.int64).to_numpy()
+    return text.astype(object).where(text.notna(), np.nan).to_numpy(object)
 
 
 def _read_vector(path: Path, source_crs: pyproj.CRS | None) -> tuple[pd.DataFrame, _Source]:
@@ -336,6 +613,10 @@ def _read_vector(path: Path, source_crs: pyproj.CRS | None) -> tuple[pd.DataFram
     if crs is None:
         raise ValidationError(f"{path.name}: the file has no CRS; fix: pass source_crs=..., "
                               "e.g. source_crs='EPSG:4326'")
+    geometry = frame.geometry.name
+    attributes = [str(c) for c in frame.columns if c != geometry]
+    _check_unique_names(attributes, path.name)
+    frame = frame.rename(columns=_canonical_names(attributes, _OPTIONAL_COLUMNS))
     id_col = "cell_id" if "cell_id" in frame.columns else None
     return frame, _Source(path.name, "vector", pyproj.CRS(crs), None, None, id_col)
 
@@ -358,12 +639,12 @@ def _csv_source(frame: pd.DataFrame, name: str, kind: str,
                 source_crs: pyproj.CRS | None) -> _Source:
     cols = list(frame.columns)
     if kind == "opencellid":
-        missing = [c for c in OPENCELLID_COLUMNS if c not in cols]
-        if missing:
-            raise ValidationError(f"{name}: lacks the OpenCelliD columns {missing}; fix: give "
-                                  f"an export with the header {','.join(OPENCELLID_COLUMNS)}, "
-                                  "or pass format='csv'")
-        return _Source(name, kind, pyproj.CRS("EPSG:4326"), "lon", "lat", "cell")
+        wgs84 = pyproj.CRS("EPSG:4326")
+        if source_crs is not None and not source_crs.equals(wgs84, ignore_axis_order=True):
+            raise ValidationError(f"{name}: OpenCelliD positions are WGS 84 lon/lat "
+                                  f"(EPSG:4326), not source_crs={source_crs.to_string()}; fix: "
+                                  "drop source_crs")
+        return _Source(name, kind, wgs84, "lon", "lat", "cell")
     id_col = "cell_id" if "cell_id" in cols else None
     lon, lat = _pick_column(cols, _LON_NAMES, name), _pick_column(cols, _LAT_NAMES, name)
     x, y = _pick_column(cols, _X_NAMES, name), _pick_column(cols, _Y_NAMES, name)
@@ -476,22 +757,66 @@ def _cell_problems(frame: pd.DataFrame, name: str) -> list[str]:
 
 
 def _opencellid_codes(frame: pd.DataFrame, name: str) -> tuple[dict[str, np.ndarray], list]:
-    """Integer code columns of an OpenCelliD export, and the problems found in them."""
+    """Code columns of an OpenCelliD export, and the problems found in them.
+
+    Returns ``radio`` (upper case), ``mcc``, ``net``, ``area``, ``cell`` (int64; -1 where
+    bad) and the optional ``samples``, ``range`` and ``updated`` [Unix s] (float; NaN
+    where missing or absent).
+    """
     report = _Report(frame, name, "cell")
     codes: dict[str, np.ndarray] = {}
-    for col in ("mcc", "net", "area", "cell"):
+    for col, top in (("mcc", 999), ("net", 999), ("area", _MAX_CODE), ("cell", _MAX_CODE)):
         num = pd.to_numeric(frame[col], errors="coerce").to_numpy(float)
         with np.errstate(invalid="ignore"):
-            bad = ~np.isfinite(num) | (num < 0) | (num != np.floor(num))
-        report(bad, f"{col} is missing or not a non-negative integer",
+            bad = ~np.isfinite(num) | (num < 0) | (num != np.floor(num)) | (num > top)
+        what = "a code in [0, 999]" if top == 999 else "a non-negative integer"
+        report(bad, f"{col} is missing or not {what}",
                f"give integer codes in '{col}', or drop the row")
         codes[col] = np.where(bad, -1, np.nan_to_num(num)).astype(np.int64)
-    report(frame["radio"].isna(), "radio is missing", "give the radio (e.g. LTE), or drop "
-           "the row")
-    codes["radio"] = frame["radio"].astype(str).str.strip().str.upper().to_numpy(object)
-    codes["samples"] = pd.to_numeric(frame["samples"], errors="coerce").to_numpy(float)
-    codes["updated"] = pd.to_numeric(frame["updated"], errors="coerce").to_numpy(float)
+    radio = frame["radio"]
+    text = pd.Series(radio.astype(object).where(radio.notna(), None), dtype="string")
+    text = text.str.strip().str.upper().fillna("")
+    report((text == "").to_numpy(), "radio is missing",
+           "give the radio (e.g. LTE), or drop the row")
+    report((text != "").to_numpy() & ~text.isin(_OPENCELLID_RADIOS).to_numpy(),
+           f"radio is not one of {list(_OPENCELLID_RADIOS)}",
+           "give the radio technology, or keep only known radios with the radio= filter")
+    codes["radio"] = text.to_numpy(object)
+    for col in ("samples", "range"):
+        codes[col] = _optional_numbers(frame, col, report)
+    codes["updated"] = _timestamps_s(frame, report)
     return codes, report.problems
+
+
+def _optional_numbers(frame: pd.DataFrame, col: str, report: _Report) -> np.ndarray:
+    """An optional column of numbers ≥ 0 (NaN where empty, or everywhere if absent)."""
+    if col not in frame.columns:
+        return np.full(len(frame), np.nan)
+    values = frame[col]
+    num = pd.to_numeric(values, errors="coerce").to_numpy(float)
+    with np.errstate(invalid="ignore"):
+        bad = (np.isnan(num) & values.notna().to_numpy()) | (num < 0) | np.isinf(num)
+    report(bad, f"{col} is not a finite number ≥ 0", f"give numbers ≥ 0 in '{col}', or leave "
+           "them empty")
+    return np.where(bad, np.nan, num)
+
+
+def _timestamps_s(frame: pd.DataFrame, report: _Report) -> np.ndarray:
+    """The optional ``updated`` column as Unix seconds: numbers, or dates (ISO 8601)."""
+    if "updated" not in frame.columns:
+        return np.full(len(frame), np.nan)
+    values = frame["updated"]
+    seconds = np.array(pd.to_numeric(values, errors="coerce"), dtype=float)  # a writable copy
+    text = np.isnan(seconds) & values.notna().to_numpy()
+    if text.any():
+        dates = pd.to_datetime(values[text].astype(str), errors="coerce", utc=True,
+                               format="ISO8601")
+        seconds[text] = ((dates - pd.Timestamp(0, tz="UTC")) / pd.Timedelta(seconds=1)).to_numpy(
+            float)
+    report(text & np.isnan(seconds), "updated is neither a number (Unix seconds) nor a date",
+           "give Unix seconds or ISO dates in 'updated', or leave them empty")
+    report(np.isinf(seconds), "updated is infinite", "give Unix seconds in 'updated'")
+    return np.where(np.isinf(seconds), np.nan, seconds)
 
 
 # ---------------------------------------------------------------------- filters
@@ -521,7 +846,8 @@ def _attribute_filters(frame: pd.DataFrame, name: str, kind: str, **filters: Any
     for key, value in filters.items():
         if value is None:
             continue
-        col = next((c for c in columns[key] if c in frame.columns), None)
+        folded = {str(c).casefold(): c for c in frame.columns}
+        col = next((folded[c] for c in columns[key] if c in folded), None)
         if col is None:
             raise ValidationError(f"{name}: filter {key}={value!r} needs a column "
                                   f"{' or '.join(map(repr, columns[key]))}; columns found: "
@@ -583,7 +909,10 @@ def _spatial_filters(frame: pd.DataFrame, x: np.ndarray, y: np.ndarray, keep: np
     span = (f"the rows span {xname} [{np.min(x[keep]):.6g}, {np.max(x[keep]):.6g}], {yname} "
             f"[{np.min(y[keep]):.6g}, {np.max(y[keep]):.6g}]")
     if bbox is not None:
-        box = np.asarray(bbox, dtype=float).ravel()
+        try:
+            box = np.asarray(bbox, dtype=float).ravel()
+        except (TypeError, ValueError):
+            box = np.full(1, np.nan)  # not numbers: refused below
         if box.shape != (4,) or not np.isfinite(box).all() or box[0] > box[2] or box[1] > box[3]:
             raise ValidationError(f"bbox={bbox!r} is not (x_min, y_min, x_max, y_max) with "
                                   "min ≤ max; fix: e.g. bbox=(lon_min, lat_min, lon_max, "
@@ -605,6 +934,190 @@ def _spatial_filters(frame: pd.DataFrame, x: np.ndarray, y: np.ndarray, keep: np
                                   f"before it; {span}); fix: check that the polygon is in "
                                   f"the file's CRS ({src.crs.to_string()}) or drop the filter")
     return out
+
+
+# ---------------------------------------------------------------------- projection
+def _default_crs(points: gpd.GeoSeries, frame: pd.DataFrame, src: _Source) -> pyproj.CRS:
+    """The metric CRS for `points`: their UTM zone, else a centred azimuthal equidistant one.
+
+    Each is used only if it keeps every distance between the points within
+    :data:`MAX_DISTANCE_ERROR` of the geodesic distance; otherwise the data is refused.
+
+    Parameters
+    ----------
+    points : geopandas.GeoSeries
+        The cells' positions in the source CRS, shape (n,), n ≥ 1.
+    frame : pandas.DataFrame
+        The cells' rows (for messages).
+    src : _Source
+        Where the positions come from (for messages).
+
+    Returns
+    -------
+    pyproj.CRS
+        A projected CRS in metres.
+    """
+    lonlat = points.to_crs("EPSG:4326")
+    lon, lat = shapely.get_x(lonlat.values), shapely.get_y(lonlat.values)
+    report = _Report(frame, src.name, src.id_col)
+    report(~(np.isfinite(lon) & np.isfinite(lat)),
+           f"the position does not transform to lon/lat from {src.crs.to_string()}",
+           "check source_crs (the CRS of the coordinates in the file)")
+    if report.problems:
+        raise ValidationError(report.problems)
+    west, east, crosses = _lon_range(lon)
+    utm = _utm_zone(points, west, east, crosses, lat)
+    utm_error = _utm_distance_error(utm, lon, lat)
+    if utm_error <= MAX_DISTANCE_ERROR:
+        return utm
+    lon0, lat0 = _centre(lon, lat)
+    _, _, dist_m = pyproj.Geod(ellps="WGS84").inv(np.full(len(lon), lon0),
+                                                  np.full(len(lat), lat0), lon, lat)
+    radius_m = float(np.max(dist_m))
+    aeqd_error = _aeqd_distance_error(radius_m)
+    if aeqd_error <= MAX_DISTANCE_ERROR:
+        return pyproj.CRS.from_dict({"proj": "aeqd", "lat_0": lat0, "lon_0": lon0,
+                                     "datum": "WGS84", "units": "m"})
+    across = " (across the antimeridian)" if crosses else ""
+    utm_name = utm.name if utm is not None else "no UTM zone (polar data)"
+    raise ValidationError(
+        f"{src.name}: the cells span lon [{west:.6g}, {east:.6g}]{across}, lat "
+        f"[{lat.min():.6g}, {lat.max():.6g}], up to {radius_m / 1e3:,.0f} km from their centre "
+        f"(lon {lon0:.6g}, lat {lat0:.6g}): no single local projection keeps their distances "
+        f"within {MAX_DISTANCE_ERROR:.0%} ({utm_name}: {_off(utm_error)}; azimuthal "
+        f"equidistant centred on the cells: {_off(aeqd_error)}); fix: split the data by "
+        "region and read each part separately (filters bbox=, polygon= or mcc=), or pass "
+        "crs= a projected CRS in metres whose distortion you accept")
+
+
+def _warn_distortion(points: gpd.GeoSeries, frame: pd.DataFrame, src: _Source,
+                     crs: pyproj.CRS) -> None:
+    """Warn when a given target CRS scales distances at the cells by more than 1 %."""
+    lonlat = points.to_crs(crs.geodetic_crs or "EPSG:4326")
+    try:
+        factors = pyproj.Proj(crs).get_factors(shapely.get_x(lonlat.values),
+                                               shapely.get_y(lonlat.values), errcheck=False)
+    except (pyproj.exceptions.ProjError, pyproj.exceptions.CRSError):
+        return  # a CRS PROJ cannot give scale factors for: nothing to say
+    scales = np.column_stack([factors.tissot_semimajor, factors.tissot_semiminor])
+    with np.errstate(invalid="ignore"):
+        error = np.max(np.abs(scales - 1.0), axis=1)
+        bad = ~(error <= MAX_DISTANCE_ERROR)
+    if bad.any():
+        ids = None if src.id_col is None else frame[src.id_col].to_numpy(object)[bad]
+        worst = np.nanmax(error) if np.isfinite(error).any() else np.inf
+        warnings.warn(f"{src.name}: crs={crs.to_string()} scales distances at "
+                      f"{describe_rows(frame.index.to_numpy()[bad], ids)} by {_off(worst)} "
+                      f"(more than {MAX_DISTANCE_ERROR:.0%}); the cells are projected as asked, "
+                      "but distances there are off: choose a crs made for this area, or drop "
+                      "crs= to choose one from the data", UserWarning, stacklevel=3)
+
+
+def _off(error: float) -> str:
+    return f"up to {error:.1%} off" if np.isfinite(error) else "unusable"
+
+
+def _lon_range(lon: np.ndarray) -> tuple[float, float, bool]:
+    """West and east ends of the shortest arc of longitude holding every point [degrees].
+
+    The arc leaves out the widest gap between neighbouring longitudes; it crosses the
+    antimeridian (third value True, west > east) unless that gap is the one across it.
+    """
+    s = np.sort(np.asarray(lon, float))
+    gaps = np.diff(np.append(s, s[0] + 360.0))  # last gap: across the antimeridian
+    i = int(np.argmax(gaps))
+    if gaps[-1] >= gaps[i]:
+        return float(s[0]), float(s[-1]), False
+    return float(s[i + 1]), float(s[i]), True
+
+
+def _utm_zone(points: gpd.GeoSeries, west: float, east: float, crosses: bool,
+              lat: np.ndarray) -> pyproj.CRS | None:
+    """The UTM zone of the points' extent, or None where UTM is undefined (poles)."""
+    if not crosses:
+        try:
+            return points.estimate_utm_crs()
+        except RuntimeError:  # beyond 84° N / 80° S
+            return None
+    centre = (west + ((east - west) % 360.0) / 2 + 180.0) % 360.0 - 180.0
+    mid_lat = float(lat.min() + lat.max()) / 2
+    found = query_utm_crs_info(datum_name="WGS 84", area_of_interest=AreaOfInterest(
+        west_lon_degree=centre, south_lat_degree=mid_lat, east_lon_degree=centre,
+        north_lat_degree=mid_lat))
+    return pyproj.CRS.from_epsg(found[0].code) if found else None
+
+
+def _utm_distance_error(crs: pyproj.CRS | None, lon: np.ndarray, lat: np.ndarray) -> float:
+    """Bound on the relative distance error of a transverse Mercator CRS over the points.
+
+    The scale factor k of transverse Mercator grows with the distance from the central
+    meridian and shrinks towards the poles, so over the points' lon/lat box it is largest
+    at the longitude farthest from the meridian and the latitude nearest the equator, and
+    smallest (k0) on the meridian. A projected distance is the geodesic one times a
+    scale between these two, hence the bound max(k_max - 1, 1 - k0).
+    """
+    if crs is None or crs.coordinate_operation is None:
+        return np.inf
+    params = {p.name: p.value for p in crs.coordinate_operation.params}
+    lon_0 = params.get("Longitude of natural origin")
+    k0 = params.get("Scale factor at natural origin")
+    if lon_0 is None or k0 is None:
+        return np.inf
+    offset = np.max(np.abs((lon - lon_0 + 180.0) % 360.0 - 180.0))
+    if offset >= 80.0:  # far outside any transverse Mercator's usable band
+        return np.inf
+    lat_min, lat_max = float(np.min(lat)), float(np.max(lat))
+    near_equator = 0.0 if lat_min <= 0.0 <= lat_max else min(abs(lat_min), abs(lat_max))
+    factors = pyproj.Proj(crs).get_factors((lon_0 + offset + 180.0) % 360.0 - 180.0,
+                                           near_equator)
+    k_max = max(factors.meridional_scale, factors.parallel_scale)
+    if not np.isfinite(k_max):
+        return np.inf
+    return float(max(k_max - 1.0, 1.0 - k0))
+
+
+def _aeqd_distance_error(radius_m: float) -> float:
+    """Bound on the relative distance error of an azimuthal equidistant projection.
+
+    Its scale is 1 along the radii and c / sin c across them, at angular distance c from
+    the centre; a disc of radius c around the centre projects to a disc, so every
+    projected distance is between 1 and c / sin c times the geodesic one.
+    """
+    c = radius_m / _EARTH_RADIUS_M
+    if c <= 0.0:
+        return 0.0
+    if c >= np.pi / 2:
+        return np.inf
+    return float(c / np.sin(c) - 1.0)
+
+
+def _centre(lon: np.ndarray, lat: np.ndarray) -> tuple[float, float]:
+    """A centre of the points: the middle of their bounding box in 3-D [degrees].
+
+    Working on unit vectors makes it indifferent to the antimeridian and the poles, and
+    the box (not the mean) to how many points sit in each part of the extent.
+    """
+    lam, phi = np.radians(lon), np.radians(lat)
+    xyz = np.column_stack([np.cos(phi) * np.cos(lam), np.cos(phi) * np.sin(lam), np.sin(phi)])
+    mid = (xyz.min(axis=0) + xyz.max(axis=0)) / 2
+    norm = float(np.linalg.norm(mid))
+    if norm < 1e-9:  # points all around the globe: any centre is as bad
+        return float(lon[0]), float(lat[0])
+    lon0 = float(np.degrees(np.arctan2(mid[1], mid[0])))
+    lat0 = float(np.degrees(np.arcsin(np.clip(mid[2] / norm, -1.0, 1.0))))
+    return round(lon0, 6), round(lat0, 6)
+
+
+def _check_projected(xy_m: np.ndarray, frame: pd.DataFrame, src: _Source,
+                     crs: pyproj.CRS) -> None:
+    """Refuse positions that the target CRS cannot hold (outside its domain)."""
+    report = _Report(frame, src.name, src.id_col)
+    report(~np.isfinite(xy_m).all(axis=1),
+           f"the position has no finite coordinates in crs={crs.to_string()}",
+           "choose a crs whose area of use covers these cells, or drop crs= to choose one "
+           "from the data")
+    if report.problems:
+        raise ValidationError(report.problems)
 
 
 # ---------------------------------------------------------------------- building
@@ -653,10 +1166,14 @@ def _opencellid_cells(frame: pd.DataFrame, codes: dict[str, np.ndarray], xy_m: n
     cells["mcc"], cells["mnc"] = codes["mcc"], codes["net"]
     cells["area"], cells["cell"] = codes["area"], codes["cell"]
     cells["enb_id"] = pd.arrays.IntegerArray(enb, ~lte)
-    cells["range_m"] = pd.to_numeric(frame["range"], errors="coerce").to_numpy(float)
-    cells["samples"] = pd.to_numeric(frame["samples"], errors="coerce").to_numpy()
+    cells["range_m"] = codes["range"]
+    cells["samples"] = (pd.to_numeric(frame["samples"], errors="coerce").to_numpy()
+                        if "samples" in frame.columns else codes["samples"])
     cells["lon"] = pd.to_numeric(frame["lon"]).to_numpy(float)
     cells["lat"] = pd.to_numeric(frame["lat"]).to_numpy(float)
+    for col in frame.columns:
+        if col not in OPENCELLID_COLUMNS:  # the file's own columns ride along
+            cells[col] = frame[col].array
     return cells
 
 
