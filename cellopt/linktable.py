@@ -3,9 +3,12 @@
 from __future__ import annotations
 
 import dataclasses
+from collections.abc import Sequence
 
 import numpy as np
 import pandas as pd
+
+from cellopt.errors import ValidationError, describe_rows
 
 __all__ = ["LinkTable"]
 
@@ -59,6 +62,53 @@ class LinkTable:
         """Memory held by the link arrays [bytes]."""
         return sum(getattr(self, c).nbytes for c in self.COLUMNS)
 
+    def validate(self, user_ids: Sequence | None = None, cell_ids: Sequence | None = None) -> LinkTable:
+        """Check shapes, indices, order and values; return self.
+
+        Every column has one entry per link; indices are in range; rows are sorted by
+        user; no RSRP or SINR is NaN or +inf (−inf is a cell that is off) and every rate
+        is finite and ≥ 0.
+
+        Parameters
+        ----------
+        user_ids, cell_ids : sequence, optional
+            Ids of the network's users and cells, to name offending rows by id too.
+
+        Raises
+        ------
+        ValidationError
+            Naming the users and cells of the offending links.
+        """
+        lengths = {c: np.shape(getattr(self, c)) for c in self.COLUMNS}
+        if len(set(lengths.values())) != 1 or np.ndim(self.user) != 1:
+            raise ValidationError(f"link table columns have shapes {lengths}; fix: give one "
+                                  "entry per link in every column")
+        k = self.n_resources
+        problems = []
+        for col, size in (("user", self.n_users), ("cell", self.n_cells), ("resource", k)):
+            bad = np.flatnonzero((getattr(self, col) < 0) | (getattr(self, col) >= size))
+            if len(bad):
+                problems.append(f"links {describe_rows(bad)}: {col} index outside [0, {size}); "
+                                f"fix: index the network's {col}s by row position")
+        if problems:
+            raise ValidationError(problems)
+        if np.any(np.diff(self.user) < 0):
+            problems.append("links are not sorted by user; fix: sort them by user (as link_table does)")
+        with np.errstate(invalid="ignore"):
+            bad = (np.isnan(self.rsrp_dbm) | (self.rsrp_dbm == np.inf) | np.isnan(self.sinr_db)
+                   | (self.sinr_db == np.inf) | ~np.isfinite(self.rate_mbps) | (self.rate_mbps < 0))
+        if bad.any():
+            users = np.unique(self.user[bad])
+            cells = np.unique(self.cell[bad])
+            problems.append(
+                f"{int(bad.sum())} links have a NaN or infinite RSRP, SINR or rate, or a negative "
+                f"rate: users {_rows(users, user_ids)}, cells {_rows(cells, cell_ids)}; fix: check "
+                "the radio parameters of these cells (tx_power_dbm, antenna_gain_dbi, power_dbm) "
+                "and the RadioModel (path loss, spectral efficiency)")
+        if problems:
+            raise ValidationError(problems)
+        return self
+
     def to_frame(self) -> pd.DataFrame:
         """The links as a DataFrame with the columns of :attr:`COLUMNS`."""
         return pd.DataFrame({c: getattr(self, c) for c in self.COLUMNS})
@@ -84,7 +134,10 @@ class LinkTable:
 
     def select_users(self, keep: np.ndarray) -> LinkTable:
         """The links of the users in the mask `keep` (n_users,), users renumbered 0..n−1."""
-        keep = np.asarray(keep, bool)
+        keep = np.asarray(keep)
+        if keep.shape != (self.n_users,) or keep.dtype != bool:
+            raise ValidationError(f"keep has shape {keep.shape} and dtype {keep.dtype}; fix: give a "
+                                  f"boolean mask of shape ({self.n_users},)")
         new_index = np.cumsum(keep) - 1
         rows = keep[self.user]
         fields = {c: getattr(self, c)[rows] for c in self.COLUMNS}
@@ -94,3 +147,7 @@ class LinkTable:
     def __repr__(self) -> str:
         return (f"LinkTable({len(self)} links, {self.n_users} users, {self.n_cells} cells, "
                 f"{self.n_resources} resource(s), {self.nbytes / 2**20:.1f} MiB)")
+
+
+def _rows(positions: np.ndarray, ids: Sequence | None) -> str:
+    return describe_rows(positions, None if ids is None else np.asarray(ids)[positions])

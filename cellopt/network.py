@@ -8,6 +8,8 @@ model and the solvers work on.
 from __future__ import annotations
 
 import dataclasses
+import math
+import warnings
 from collections.abc import Mapping
 from typing import Any
 
@@ -19,7 +21,8 @@ import shapely
 
 from cellopt.errors import ValidationError, describe_rows
 
-__all__ = ["CELL_COLUMNS", "OWNERS", "TIERS", "USER_COLUMNS", "Network", "cells_frame", "users_frame"]
+__all__ = ["CELL_BYTES", "CELL_COLUMNS", "LIMITS", "OWNERS", "TIERS", "USER_COLUMNS", "Limit", "Network",
+           "cells_frame", "check_count", "check_real", "users_frame"]
 
 TIERS = ("macro", "pico", "femto")
 OWNERS = ("operator", "third_party")
@@ -46,18 +49,236 @@ USER_COLUMNS: dict[str, str] = {
     "demand_mbps": "traffic demand [Mbit/s]; inf = elastic (full buffer)",
 }
 
+#: Peak memory of one cell of a cells table [bytes]: columns, Point geometry and the copy
+#: made when cells are appended (measured: about 660 for femtocells, 830 per hex-grid cell).
+CELL_BYTES = 1000
+
+
+# ---------------------------------------------------------------------- parameter limits
+@dataclasses.dataclass(frozen=True)
+class Limit:
+    """The possible and the usual range of one scalar parameter (see :func:`check_real`).
+
+    Attributes
+    ----------
+    unit : str
+        Unit shown in messages ("" for ratios and fractions).
+    low, high : float
+        Possible range; a value outside it raises a :class:`ValidationError`.
+    usual : (float, float) or None
+        Usual range; a legal value outside it warns (often a unit slip). None: no warning.
+    fix : str
+        How to give a good value, appended to errors and warnings.
+    low_open : bool
+        `low` itself is impossible (e.g. a distance that must be > 0).
+    allow_inf : bool
+        +inf is legal (e.g. an unlimited demand); otherwise values must be finite.
+    """
+
+    unit: str
+    low: float
+    high: float
+    usual: tuple[float, float] | None
+    fix: str
+    low_open: bool = False
+    allow_inf: bool = False
+
+    def interval(self) -> str:
+        """The possible range as text, e.g. ``(0, 1e+06] m`` or ``[0, inf) per km²``."""
+        unit = f" {self.unit}" if self.unit else ""
+        close = ")" if math.isinf(self.high) and not self.allow_inf else "]"
+        return f"{'(' if self.low_open else '['}{self.low:g}, {self.high:g}{close}{unit}"
+
+
+_FRACTION = Limit("", 0.0, 1.0, None, "give a fraction in [0, 1]")
+_DENSITY = Limit("per km²", 0.0, math.inf, None, "give a finite density ≥ 0 per km²")
+_MIN_DIST = Limit("m", 0.0, 1e5, (0.0, 1000.0), "give a distance ≥ 0 in metres")
+
+#: Limits of every scalar radio, cell and drop parameter, by parameter name. Possible
+#: ranges keep 10^(x/10) of every power and gain finite in float64, so rates never
+#: become NaN; usual ranges catch values given in the wrong unit.
+LIMITS: dict[str, Limit] = {
+    "tx_power_dbm": Limit(
+        "dBm", -100.0, 100.0, (5.0, 60.0),
+        "give the power in dBm (46 dBm = 40 W macro, 30 dBm pico, 20 dBm femto; "
+        "from watts: 10·log10(P_W) + 30)"),
+    "antenna_gain_dbi": Limit(
+        "dBi", -50.0, 50.0, (-10.0, 25.0),
+        "give the boresight gain in dBi (14–18 dBi macro sector, 0–5 dBi omni; from a "
+        "linear gain G: 10·log10(G))"),
+    "height_m": Limit("m", 0.0, 1000.0, (0.0, 300.0),
+                      "give the antenna height in metres (1.5 m femto to 25–50 m macro)"),
+    "isd_m": Limit("m", 0.0, 1e6, (20.0, 50_000.0),
+                   "give the inter-site distance in metres (500 m for TR 36.814 Case 1, "
+                   "not 0.5 km)", low_open=True),
+    "bandwidth_mhz": Limit("MHz", 0.0, 1e5, (0.1, 1000.0),
+                           "give the bandwidth in MHz (LTE carriers 1.4–20 MHz; "
+                           "10 MHz = 1e7 Hz)", low_open=True),
+    "frequency_mhz": Limit("MHz", 0.0, 1e7, (100.0, 100_000.0),
+                           "give the carrier frequency in MHz (2 GHz = 2000 MHz)",
+                           low_open=True),
+    "noise_figure_db": Limit("dB", 0.0, 100.0, (0.0, 20.0),
+                             "give the receiver noise figure in dB (5–9 dB for a UE)"),
+    "shadowing_std_db": Limit("dB", 0.0, 100.0, (0.0, 20.0),
+                              "give the log-normal shadowing σ in dB (4–12 dB; 0 disables it)"),
+    "wall_loss_db": Limit("dB", 0.0, 200.0, (0.0, 50.0),
+                          "give the loss of one exterior wall in dB (10–20 dB)"),
+    "building_radius_m": Limit("m", 0.0, 1e5, (0.0, 1000.0),
+                               "give a building radius ≥ 0 in metres (15 m by default)"),
+    # a path loss at a distance below 1 mm would overflow 10^(gain/10)
+    "min_distance_m": Limit("m", 1e-3, 1e5, (1.0, 1000.0),
+                            "give a minimum distance in metres (10 m pico, 35 m macro)"),
+    "theta_3db_deg": Limit("deg", 0.0, 360.0, (10.0, 180.0),
+                           "give the half-power beamwidth in degrees, not radians (70°)",
+                           low_open=True),
+    "max_attenuation_db": Limit("dB", 0.0, 200.0, (0.0, 60.0),
+                                "give the front-to-back floor in dB (20–30 dB)"),
+    "cluster_radius_m": Limit("m", 0.0, 1e5, (1.0, 1000.0),
+                              "give the hotspot radius in metres (40 m in TR 36.814)"),
+    "min_dist_macro_m": _MIN_DIST,
+    "min_dist_pico_m": _MIN_DIST,
+    "guard_m": Limit("m", 0.0, 1e6, None, "give a guard band width ≥ 0 in metres"),
+    "region_buffer_m": Limit("m", 0.0, 1e6, None, "give a buffer ≥ 0 in metres"),
+    "merge_distance_m": Limit("m", 0.0, 1e6, None, "give a distance ≥ 0 in metres"),
+    "window_db": Limit("dB", 0.0, math.inf, None, "give a window ≥ 0 dB, or leave it out",
+                       allow_inf=True),
+    "density_per_km2": _DENSITY,
+    "wifi_density_per_km2": _DENSITY,
+    "clustered_fraction": _FRACTION,
+    "indoor_fraction": _FRACTION,
+    "adoption": _FRACTION,
+    "weight": Limit("", 0.0, math.inf, None, "give a finite weight > 0 (1 for all equal)",
+                    low_open=True),
+    "demand_mbps": Limit("Mbit/s", 0.0, math.inf, None,
+                         "give a demand > 0 in Mbit/s, or inf for full buffer",
+                         low_open=True, allow_inf=True),
+    "backhaul_mbps": Limit("Mbit/s", 0.0, math.inf, None,
+                           "give a capacity ≥ 0 in Mbit/s, or inf for unlimited", allow_inf=True),
+    "price_per_mbps": Limit("per Mbit/s", 0.0, math.inf, None, "give a finite price ≥ 0"),
+    "alpha": Limit("", 0.0, 1e6, None, "give a fairness α ≥ 0 (1: proportional fair)"),
+    # spectral-efficiency maps
+    "gap_db": Limit("dB", 0.0, 100.0, None, "give an SNR gap ≥ 0 dB (3 dB is common)"),
+    "attenuation": Limit("", 0.0, 1.0, None, "give the factor α in (0, 1] (0.6 in TR 36.942)",
+                         low_open=True),
+    "min_sinr_db": Limit("dB", -100.0, 100.0, None, "give SINR_MIN in dB (−10 dB in TR 36.942)"),
+    "max_bps_hz": Limit("bit/s/Hz", 0.0, math.inf, None,
+                        "give a cap > 0 bit/s/Hz (4.4 in TR 36.942), or inf for none",
+                        low_open=True, allow_inf=True),
+}
+
+
+def _is_real(value: Any) -> bool:
+    return isinstance(value, (int, float, np.integer, np.floating)) and not isinstance(
+        value, (bool, np.bool_))
+
+
+def check_real(value: Any, name: str, kind: str | None = None, *, warn: bool = True,
+               stacklevel: int = 3) -> float:
+    """`value` as a float, after checking it against ``LIMITS[kind]``.
+
+    Parameters
+    ----------
+    value : any
+        The parameter as given.
+    name : str
+        How messages name it, e.g. ``"isd_m"`` or ``"RadioModel.noise_figure_db['macro']"``.
+    kind : str, optional
+        Key of :data:`LIMITS`; default `name`.
+    warn : bool
+        Warn (:class:`UserWarning`) outside the usual range.
+    stacklevel : int
+        Of the warning: 3 points at the caller of the function that calls this one.
+
+    Returns
+    -------
+    float
+
+    Raises
+    ------
+    ValidationError
+        Not a real number (strings, booleans, None), NaN, infinite where not allowed, or
+        outside the possible range; the message names the parameter and the fix.
+    """
+    limit = LIMITS[name if kind is None else kind]
+    unit = f" {limit.unit}" if limit.unit else ""
+    if not _is_real(value):
+        raise ValidationError(f"{name}={value!r} is a {type(value).__name__}, not a number; "
+                              f"fix: {limit.fix}")
+    v = float(value)
+    if math.isnan(v) or (math.isinf(v) and not (limit.allow_inf and v > 0)):
+        raise ValidationError(f"{name}={v}{unit} is not finite; fix: {limit.fix}")
+    if v < limit.low or (limit.low_open and v == limit.low) or v > limit.high:
+        raise ValidationError(f"{name}={v:.6g}{unit} is outside the possible range "
+                              f"{limit.interval()}; fix: {limit.fix}")
+    if warn and limit.usual is not None and not limit.usual[0] <= v <= limit.usual[1]:
+        lo, hi = limit.usual
+        warnings.warn(f"{name}={v:.6g}{unit} is outside the usual range [{lo:g}, {hi:g}]{unit} "
+                      f"(legal, but check the unit): {limit.fix}", UserWarning, stacklevel=stacklevel)
+    return v
+
+
+def check_count(value: Any, name: str, *, fix: str, minimum: int = 0) -> int:
+    """`value` as an int ≥ `minimum`: an integer, or a float with a whole value.
+
+    Raises
+    ------
+    ValidationError
+        Booleans, strings, None, fractions, NaN or inf, and values below `minimum`.
+    """
+    if isinstance(value, (bool, np.bool_)):
+        raise ValidationError(f"{name}={value!r} is a boolean, not a count; fix: {fix}")
+    if not _is_real(value):
+        raise ValidationError(f"{name}={value!r} is a {type(value).__name__}, not a whole "
+                              f"number; fix: {fix}")
+    if isinstance(value, (float, np.floating)) and not (math.isfinite(value)
+                                                         and float(value).is_integer()):
+        raise ValidationError(f"{name}={value!r} is not a whole number; fix: {fix}")
+    count = int(value)
+    if count < minimum:
+        raise ValidationError(f"{name}={count} is below {minimum}; fix: {fix}")
+    return count
+
 
 def _points(x_m: np.ndarray, y_m: np.ndarray, crs: Any) -> gpd.GeoSeries:
-    return gpd.GeoSeries(shapely.points(np.asarray(x_m, float), np.asarray(y_m, float)), crs=crs)
+    x, y = _column(x_m, None, float, "x_m"), _column(y_m, None, float, "y_m")
+    if x.shape != y.shape:
+        raise ValidationError(f"x_m has shape {x.shape} but y_m {y.shape}; fix: give one x and "
+                              "one y per point")
+    try:
+        return gpd.GeoSeries(shapely.points(x, y), crs=crs)
+    except (pyproj.exceptions.CRSError, TypeError, ValueError) as err:
+        raise ValidationError(f"crs={crs!r} is not a CRS pyproj knows ({err}); fix: give a "
+                              "projected metric CRS such as 'EPSG:32631'") from None
 
 
-def _column(value: Any, n: int, dtype: Any) -> np.ndarray:
-    """Broadcast a scalar or length-n sequence to a length-n array (no silent truncation)."""
-    arr = np.asarray(value, dtype=dtype)
+def _column(value: Any, n: int | None, dtype: Any, name: str) -> np.ndarray:
+    """Broadcast a scalar or length-n sequence to a length-n array (no silent truncation).
+
+    ``n=None``: any 1-d array, no scalar.
+    """
+    try:
+        arr = np.asarray(value, dtype=dtype)
+    except (TypeError, ValueError):
+        kind = {float: "numbers", bool: "booleans"}.get(dtype, "values")
+        raise ValidationError(f"{name}={value!r} cannot be read as {kind}; fix: give {kind} "
+                              "(a scalar or one per row)") from None
+    if n is None:
+        if arr.ndim != 1:
+            raise ValidationError(f"{name} has shape {arr.shape}; fix: give a 1-d array of coordinates")
+        return arr
     if arr.ndim == 0:
         return np.full(n, arr.item(), dtype=dtype)
     if arr.shape != (n,):
-        raise ValidationError(f"expected a scalar or {n} values, got shape {arr.shape}")
+        raise ValidationError(f"{name}: expected a scalar or {n} values, got shape {arr.shape}; "
+                              "fix: give one value per row")
+    return arr
+
+
+def _labels(value: Any, n: int, name: str, *, scalar: bool = False) -> np.ndarray:
+    """One label per row (ids, extra columns) as an array of shape (n,); a scalar if allowed."""
+    arr = np.asarray(value)
+    if arr.shape != (n,) and not (scalar and arr.ndim == 0):
+        raise ValidationError(f"{name} has shape {arr.shape}, not ({n},); fix: give one value per row")
     return arr
 
 
@@ -97,22 +318,23 @@ def cells_frame(
     -------
     geopandas.GeoDataFrame
     """
-    n = len(np.asarray(x_m))
+    geometry = _points(x_m, y_m, crs).values
+    n = len(geometry)
     ids = np.arange(n)
     data = {
-        "cell_id": ids if cell_id is None else np.asarray(cell_id),
-        "site_id": ids if site_id is None else np.asarray(site_id),
-        "tier": _column(tier, n, object),
-        "owner": _column(owner, n, object),
-        "height_m": _column(height_m, n, float),
-        "azimuth_deg": _column(azimuth_deg, n, float),
-        "antenna_gain_dbi": _column(antenna_gain_dbi, n, float),
-        "tx_power_dbm": _column(tx_power_dbm, n, float),
-        "backhaul_mbps": _column(backhaul_mbps, n, float),
-        "price_per_mbps": _column(price_per_mbps, n, float),
+        "cell_id": ids if cell_id is None else _labels(cell_id, n, "cell_id"),
+        "site_id": ids if site_id is None else _labels(site_id, n, "site_id"),
+        "tier": _column(tier, n, object, "tier"),
+        "owner": _column(owner, n, object, "owner"),
+        "height_m": _column(height_m, n, float, "height_m"),
+        "azimuth_deg": _column(azimuth_deg, n, float, "azimuth_deg"),
+        "antenna_gain_dbi": _column(antenna_gain_dbi, n, float, "antenna_gain_dbi"),
+        "tx_power_dbm": _column(tx_power_dbm, n, float, "tx_power_dbm"),
+        "backhaul_mbps": _column(backhaul_mbps, n, float, "backhaul_mbps"),
+        "price_per_mbps": _column(price_per_mbps, n, float, "price_per_mbps"),
     }
-    data.update({k: np.asarray(v) for k, v in extra.items()})
-    return gpd.GeoDataFrame(data, geometry=_points(x_m, y_m, crs).values, crs=crs)
+    data.update({k: _labels(v, n, k, scalar=True) for k, v in extra.items()})
+    return gpd.GeoDataFrame(data, geometry=geometry, crs=crs)
 
 
 def users_frame(
@@ -143,15 +365,16 @@ def users_frame(
     -------
     geopandas.GeoDataFrame
     """
-    n = len(np.asarray(x_m))
+    geometry = _points(x_m, y_m, crs).values
+    n = len(geometry)
     data = {
-        "user_id": np.arange(n) if user_id is None else np.asarray(user_id),
-        "indoor": _column(indoor, n, bool),
-        "weight": _column(weight, n, float),
-        "demand_mbps": _column(demand_mbps, n, float),
+        "user_id": np.arange(n) if user_id is None else _labels(user_id, n, "user_id"),
+        "indoor": _column(indoor, n, bool, "indoor"),
+        "weight": _column(weight, n, float, "weight"),
+        "demand_mbps": _column(demand_mbps, n, float, "demand_mbps"),
     }
-    data.update({k: np.asarray(v) for k, v in extra.items()})
-    return gpd.GeoDataFrame(data, geometry=_points(x_m, y_m, crs).values, crs=crs)
+    data.update({k: _labels(v, n, k, scalar=True) for k, v in extra.items()})
+    return gpd.GeoDataFrame(data, geometry=geometry, crs=crs)
 
 
 @dataclasses.dataclass(eq=False)
@@ -197,13 +420,33 @@ class Network:
     study_area: shapely.Geometry | None = None
 
     def __post_init__(self) -> None:
+        for name in ("cells", "users"):
+            frame = getattr(self, name)
+            if not (isinstance(frame, gpd.GeoDataFrame) or (name == "users" and frame is None)):
+                raise ValidationError(f"{name} is a {type(frame).__name__}, not a GeoDataFrame; fix: "
+                                      f"build it with cellopt.network.{name}_frame")
         if self.users is None:
             self.users = users_frame(np.empty(0), np.empty(0), crs=self.cells.crs)
         if self.resource_mhz is None:
-            self.resource_mhz = np.array([self.bandwidth_mhz], dtype=float)
-        self.resource_mhz = np.atleast_1d(np.asarray(self.resource_mhz, dtype=float))
+            # a bad bandwidth is reported once, by validate()
+            self.resource_mhz = self.bandwidth_mhz if _is_real(self.bandwidth_mhz) else np.inf
+        try:
+            self.resource_mhz = np.atleast_1d(np.asarray(self.resource_mhz, dtype=float))
+        except (TypeError, ValueError):
+            raise ValidationError(f"resource_mhz={self.resource_mhz!r} cannot be read as numbers; "
+                                  "fix: give the subband widths in MHz") from None
+        if self.resource_mhz.ndim != 1:
+            raise ValidationError(f"resource_mhz has shape {self.resource_mhz.shape}; fix: give a "
+                                  "1-d array of subband widths in MHz")
         if self.wrap_shifts_m is not None:
-            self.wrap_shifts_m = np.asarray(self.wrap_shifts_m, dtype=float).reshape(-1, 2)
+            try:
+                shifts = np.asarray(self.wrap_shifts_m, dtype=float)
+            except (TypeError, ValueError):
+                shifts = np.full(1, np.nan)
+            if shifts.size % 2 or not np.isfinite(shifts).all():
+                raise ValidationError(f"wrap_shifts_m has shape {shifts.shape} or non-finite "
+                                      "entries; fix: give finite (dx, dy) pairs in metres")
+            self.wrap_shifts_m = shifts.reshape(-1, 2)
 
     # ------------------------------------------------------------------ construction
     @classmethod
@@ -229,6 +472,9 @@ class Network:
             (polygons in the target CRS).
         """
         for name, frame in (("cells", cells), ("users", users)):
+            if frame is not None and not isinstance(frame, gpd.GeoDataFrame):
+                raise ValidationError(f"{name} is a {type(frame).__name__}, not a GeoDataFrame; fix: "
+                                      "geopandas.GeoDataFrame(frame, geometry=..., crs=...)")
             if frame is not None and frame.crs is None:
                 raise ValidationError(
                     f"{name} table has no CRS; fix: set one, e.g. frame.set_crs('EPSG:4326')"
@@ -346,6 +592,9 @@ class Network:
 
 
 def _append(old: gpd.GeoDataFrame, new: gpd.GeoDataFrame, *id_cols: str) -> gpd.GeoDataFrame:
+    if not isinstance(new, gpd.GeoDataFrame):
+        raise ValidationError(f"the rows to append are a {type(new).__name__}, not a GeoDataFrame; "
+                              "fix: build them with cells_frame or users_frame")
     new = new.copy()
     if old.crs is not None and new.crs != old.crs:
         new = new.to_crs(old.crs)
@@ -385,21 +634,30 @@ def _num(v: pd.Series) -> np.ndarray:
     return pd.to_numeric(v, errors="coerce").to_numpy(float)
 
 
+def _outside(v: pd.Series, kind: str) -> np.ndarray:
+    """Mask of values that are not numbers in the possible range of ``LIMITS[kind]``."""
+    limit, x = LIMITS[kind], _num(v)
+    with np.errstate(invalid="ignore"):
+        ok = (x >= limit.low) & (x <= limit.high) & ~(limit.low_open & (x == limit.low))
+        ok &= np.isfinite(x) | (limit.allow_inf & (x == np.inf))
+    return ~ok
+
+
 # Each rule: (column, bad-mask function, what is wrong, fix).
 _cell_rules = [
     ("tier", lambda v: ~v.isin(TIERS).to_numpy(), "unknown tier",
      f"use one of {list(TIERS)}"),
     ("owner", lambda v: ~v.isin(OWNERS).to_numpy(), "unknown owner",
      f"use one of {list(OWNERS)}"),
-    ("height_m", lambda v: ~(_finite(v) & (_num(v) >= 0)), "height_m is not a finite value ≥ 0",
-     "give antenna heights in metres"),
+    ("height_m", lambda v: _outside(v, "height_m"), "height_m is not finite or outside "
+     f"{LIMITS['height_m'].interval()}", LIMITS["height_m"].fix),
     ("azimuth_deg", lambda v: ~(np.isnan(_num(v)) | ((_num(v) >= 0) & (_num(v) < 360))),
      "azimuth_deg is outside [0, 360)", "give bearings clockwise from north in [0, 360), "
      "or NaN for omni cells"),
-    ("antenna_gain_dbi", lambda v: ~_finite(v), "antenna_gain_dbi is not finite",
-     "give the boresight gain in dBi"),
-    ("tx_power_dbm", lambda v: ~_finite(v), "tx_power_dbm is not finite",
-     "give the maximum transmit power in dBm (e.g. 46 macro, 30 pico, 20 femto)"),
+    ("antenna_gain_dbi", lambda v: _outside(v, "antenna_gain_dbi"), "antenna_gain_dbi is not "
+     f"finite or outside {LIMITS['antenna_gain_dbi'].interval()}", LIMITS["antenna_gain_dbi"].fix),
+    ("tx_power_dbm", lambda v: _outside(v, "tx_power_dbm"), "tx_power_dbm is not finite or "
+     f"outside {LIMITS['tx_power_dbm'].interval()}", LIMITS["tx_power_dbm"].fix),
     ("backhaul_mbps", lambda v: np.isnan(_num(v)) | (_num(v) < 0),
      "backhaul_mbps is negative or NaN", "give a capacity ≥ 0 in Mbit/s, or inf for unlimited"),
     ("price_per_mbps", lambda v: ~(_finite(v) & (_num(v) >= 0)),
@@ -454,8 +712,10 @@ def _check_table(
 
 
 def _check_band(bandwidth_mhz: float, resource_mhz: np.ndarray) -> list[str]:
-    if not (np.isfinite(bandwidth_mhz) and bandwidth_mhz > 0):
-        return [f"bandwidth_mhz is {bandwidth_mhz}; fix: give a positive bandwidth in MHz"]
+    try:
+        check_real(bandwidth_mhz, "bandwidth_mhz", warn=False)
+    except ValidationError as err:
+        return err.problems
     bad = np.flatnonzero(~(np.isfinite(resource_mhz) & (resource_mhz > 0)))
     if len(bad):
         return [f"resource_mhz entries {bad.tolist()} are not positive; fix: give positive "

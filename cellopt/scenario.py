@@ -31,15 +31,15 @@ absent keys take the defaults of the function they are passed to)::
     height_m, max_rounds
 
     [femtocells]                    # optional: topology.add_femtocells
-    density_per_km2 | adoption, wifi_density_per_km2, tx_power_dbm, antenna_gain_dbi,
-    height_m, owner, backhaul_mbps, price_per_mbps
+    density_per_km2 | adoption (exactly one), wifi_density_per_km2, tx_power_dbm,
+    antenna_gain_dbi, height_m, owner, backhaul_mbps, price_per_mbps
     # backhaul_mbps / price_per_mbps: a number, or a distribution drawn per femtocell:
     #   {distribution = "uniform", low = .., high = ..}
     #   {distribution = "lognormal", median = .., sigma = ..}   (sigma of ln)
 
     [users]                         # required: topology.drop_users
-    n | density_per_km2, clustered_fraction, cluster_radius_m, indoor_fraction, weight,
-    demand_mbps
+    n | density_per_km2 (exactly one; 0 gives an empty drop), clustered_fraction (> 0
+    needs picos), cluster_radius_m, indoor_fraction, weight, demand_mbps
 
     [radio]                         # optional: RadioModel scalars and link_table options
     noise_figure_db, wall_loss_db, theta_3db_deg, max_attenuation_db,
@@ -50,12 +50,19 @@ absent keys take the defaults of the function they are passed to)::
     alpha, backhaul_mbps, price_per_mbps   # the last two override third-party cells only
 
     [seeds]                         # optional
-    base (default 1), drops (default 1): drop k is built with the seed of the k-th
-    child of SeedSequence(base).spawn(drops) (independent streams; adding drops keeps
-    the earlier ones)
+    base (default 1, ≥ 0), drops (default 1, 1 to 1,000,000): drop k is built with the
+    seed of the k-th child of SeedSequence(base).spawn(drops) (independent streams;
+    adding drops keeps the earlier ones; each seed is computed on its own, when read)
 
-Unknown keys, wrong types and missing required sections raise
-:class:`cellopt.ValidationError` naming the file, the section and the key.
+Unknown keys, wrong types, values outside their possible range (the ranges of
+:data:`cellopt.network.LIMITS`: e.g. ``tx_power_dbm`` in [−100, 100] dBm, fractions in
+[0, 1], counts whole and ≥ 0) and missing required sections raise
+:class:`cellopt.ValidationError` naming the file, the section and the key, when the file
+is loaded. So do counts whose arrays would not fit in memory (the hex grid's sites,
+picos, femtocells and users as density × area, and the link table users × candidates ×
+resources): a :class:`cellopt.ResourceLimitError` names the key, the estimate and the
+limit (``CELLOPT_MAX_MEMORY_GB``). Values that are legal but unusual (a unit slip, such
+as ``isd_m = 0.5``) warn when the drop is built.
 
 Randomness: :meth:`Scenario.build` spawns four independent streams from
 ``numpy.random.SeedSequence(seed)`` — picos, femtocells, users, shadowing, in this
@@ -69,22 +76,43 @@ import dataclasses
 import math
 import tomllib
 import warnings
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Iterator, Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
 import geopandas as gpd
 import numpy as np
+import pyproj
 import shapely
 
 from cellopt import radio, topology
-from cellopt.errors import ValidationError
+from cellopt.errors import ValidationError, check_memory
 from cellopt.linktable import LinkTable
-from cellopt.network import Network
+from cellopt.network import LIMITS, OWNERS, TIERS, Network, check_count, check_real
 from cellopt.problem import Problem
+from cellopt.radio.links import link_table_nbytes
+from cellopt.radio.spectral import SPECTRAL_EFFICIENCY
 from cellopt.solvers import METHODS
+from cellopt.topology.femto import WIFI_DENSITY_PER_KM2, add_femtocells_nbytes
+from cellopt.topology.hexgrid import add_picos_nbytes, hex_grid_nbytes
+from cellopt.topology.users import drop_users_nbytes
 
-__all__ = ["Distribution", "MethodSpec", "Scenario", "load_scenario"]
+__all__ = [
+    "MAX_DROPS",
+    "Distribution",
+    "DropSeeds",
+    "MethodSpec",
+    "Scenario",
+    "drop_seed",
+    "drop_seeds",
+    "load_scenario",
+]
+
+#: Most drops a scenario may ask for: far beyond any sweep that can finish.
+MAX_DROPS = 1_000_000
+#: Memory per seed of a materialized seed list [bytes] (a Python int and its list slot,
+#: with room for its JSON copy).
+DROP_SEED_BYTES = 100
 
 # ---------------------------------------------------------------------------- schema
 # Kinds of values: "int", "float" (an integer is accepted and converted), "str", "bool",
@@ -136,6 +164,54 @@ _EXPECTED = {
     "dist": "number or distribution table {distribution = 'uniform' | 'lognormal', ...}",
 }
 _DIST_KEYS = {"uniform": ("low", "high"), "lognormal": ("median", "sigma")}
+
+
+#: Whole-number keys: (minimum, fix).
+_COUNTS = {
+    "n_rings": (0, "give a whole number ≥ 0 (1 → 7, 2 → 19 sites)"),
+    "per_sector": (0, "give a whole number of picos per macro sector ≥ 0 (4 in TR 36.814)"),
+    "max_rounds": (1, "give a whole number of rounds ≥ 1"),
+    "n": (0, "give a whole number of users ≥ 0"),
+    "n_candidates": (1, "give a whole number ≥ 1"),
+    "mcc": (0, "give mobile country codes ≥ 0"),
+    "mnc": (0, "give mobile network codes ≥ 0"),
+}
+
+
+def _check_range(section: str, key: str, value: Any, values: Mapping[str, Any]) -> None:
+    """Raise a ValidationError naming `key` if its (well-typed) value is out of range."""
+    if key in _COUNTS:
+        low, fix = _COUNTS[key]
+        for v in value if isinstance(value, list) else [value]:
+            check_count(v, key, fix=fix, minimum=low)
+    elif key == "sectors":
+        if values.get("builder") == "hex_grid" and value not in (1, 3):
+            raise ValidationError(f"sectors={value}; fix: use 3 (sectorised) or 1 (omni)")
+        check_count(value, key, fix="a whole number ≥ 1", minimum=1)
+    elif key in LIMITS and isinstance(value, float):
+        check_real(value, key, warn=False)
+    elif key == "resource_mhz":
+        bad = [v for v in value if not (math.isfinite(v) and v > 0)]
+        if bad or not value:
+            raise ValidationError(f"resource_mhz={value}; fix: give positive subband widths in MHz")
+    elif key in ("bbox", "window"):
+        if len(value) != 4 or not all(math.isfinite(v) for v in value):
+            raise ValidationError(f"{key}={value}; fix: give 4 finite numbers")
+    elif key == "spectral_efficiency" and value not in SPECTRAL_EFFICIENCY:
+        raise ValidationError(f"spectral_efficiency={value!r}; fix: use one of "
+                              f"{sorted(SPECTRAL_EFFICIENCY)}")
+    elif key in ("indoor_tiers", "tier"):
+        unknown = [t for t in ([value] if isinstance(value, str) else value) if t not in TIERS]
+        if unknown:
+            raise ValidationError(f"{key} has unknown tiers {unknown}; fix: use tiers from {list(TIERS)}")
+    elif key == "owner" and value not in OWNERS:
+        raise ValidationError(f"owner={value!r}; fix: use one of {list(OWNERS)}")
+    elif key in ("crs", "source_crs"):
+        try:
+            pyproj.CRS(value)
+        except pyproj.exceptions.CRSError:
+            raise ValidationError(f"{key}={value!r} is not a CRS pyproj knows; fix: give one such as "
+                                  "'EPSG:32631' (UTM 31N) or 'EPSG:4326'") from None
 
 
 def _toml_type(value: Any) -> str:
@@ -210,7 +286,11 @@ class _Checker:
             "dist": _is_number(v) or isinstance(v, dict),
         }[kind]
         if not ok:
-            raise self.fail(where, f"expected {_EXPECTED[kind]}, got {_toml_type(v)} ({v!r})")
+            hint = ""
+            if kind in ("int", "int|ints") and isinstance(v, float):
+                hint = ("; fix: write a whole number without a decimal point or exponent "
+                        "(1e9 is a float in TOML; write 1_000_000_000)")
+            raise self.fail(where, f"expected {_EXPECTED[kind]}, got {_toml_type(v)} ({v!r}){hint}")
         if kind == "float":
             return float(v)
         if kind == "floats":
@@ -218,6 +298,94 @@ class _Checker:
         if kind == "dist":
             return float(v) if _is_number(v) else self.distribution(v, where)
         return v
+
+    def ranges(self, section: str, values: Mapping[str, Any]) -> None:
+        """Check every value of a section against its range, naming the section and key."""
+        for key, v in values.items():
+            try:
+                _check_range(section, key, v, values)
+            except ValidationError as err:
+                raise self.fail(f"[{section}]", err.problems[0]) from None
+
+    def consistency(self, network: Mapping[str, Any], sections: Mapping[str, Any]) -> None:
+        """Check keys against each other, and that the counts fit in memory, before a build."""
+        users, picos, femtos = sections["users"], sections["picos"], sections["femtocells"]
+        if ("n" in users) == ("density_per_km2" in users):
+            raise self.fail("[users]", "give exactly one of the keys 'n' and 'density_per_km2'; "
+                            "fix: e.g. n = 100 or density_per_km2 = 500")
+        if femtos is not None and ("density_per_km2" in femtos) == ("adoption" in femtos):
+            raise self.fail("[femtocells]", "give exactly one of the keys 'density_per_km2' and "
+                            "'adoption'; fix: e.g. density_per_km2 = 40 or adoption = 0.05")
+        hex_grid = network["builder"] == "hex_grid"
+        if (hex_grid and users.get("clustered_fraction", 0.0) > 0
+                and (picos is None or picos.get("per_sector", 4) == 0)):
+            raise self.fail("[users]", "clustered_fraction > 0 clusters users around picos, but "
+                            "the hex grid gets none; fix: add a [picos] section or set "
+                            "clustered_fraction = 0")
+        bandwidth = network.get("bandwidth_mhz", 10.0)
+        widths = network.get("resource_mhz", [bandwidth])
+        if hex_grid and not np.isclose(sum(widths), bandwidth, rtol=1e-9, atol=0):
+            raise self.fail("[network]", f"resource_mhz sums to {sum(widths):g} MHz, not "
+                            f"bandwidth_mhz = {bandwidth:g}; fix: make the subband widths add up "
+                            "to the band")
+        self.memory(network, sections)
+
+    def memory(self, network: Mapping[str, Any], sections: Mapping[str, Any]) -> None:
+        """Refuse counts whose arrays cannot fit in memory, stage by stage, naming the keys.
+
+        The counts are those the builders will see: sites of the hex grid, picos per
+        macro cell, femtocells and users as density × area (the mean), and the links
+        users × candidates × resources. A file-based network's cells and area are known
+        only once read: its counts are checked when the drop is built.
+        """
+        users, picos, femtos = sections["users"], sections["picos"], sections["femtocells"]
+        radio_opts = sections["radio"] or {}
+        area_km2 = n_cells = None
+        n_images, n_resources = 1, 1
+        if network["builder"] == "hex_grid":
+            n_rings, sectors = network.get("n_rings", 2), network.get("sectors", 3)
+            n_sites = 3 * n_rings**2 + 3 * n_rings + 1
+            self.check_memory(hex_grid_nbytes(n_rings, sectors),
+                              f"[network] n_rings={n_rings:,} ({n_sites:,} sites)",
+                              "use fewer rings (n_rings)")
+            area_km2 = n_sites * math.sqrt(3) / 2 * network.get("isd_m", 500.0) ** 2 / 1e6
+            n_cells = n_sites * sectors
+            n_images = 7 if network.get("wraparound", True) and n_rings > 0 else 1
+            n_resources = len(network.get("resource_mhz", [0.0]))
+            if picos is not None:
+                n_picos = picos.get("per_sector", 4) * n_cells
+                self.check_memory(add_picos_nbytes(n_picos, n_cells),
+                                  f"[picos] per_sector={picos.get('per_sector', 4):,} × {n_cells:,} "
+                                  "macro cells", "use fewer picos per sector (per_sector)")
+                n_cells += n_picos
+        if femtos is not None and area_km2 is not None:
+            density = femtos.get("density_per_km2")
+            if density is None:
+                density = femtos["adoption"] * femtos.get("wifi_density_per_km2",
+                                                          WIFI_DENSITY_PER_KM2)
+            mean = density * area_km2
+            self.check_memory(add_femtocells_nbytes(mean, n_cells),
+                              f"[femtocells] {density:g} per km² over {area_km2:.3g} km² (about "
+                              f"{mean:.3g} cells)", "use a lower density_per_km2 or adoption")
+            n_cells += mean
+        n_users = users.get("n")
+        if n_users is None and area_km2 is not None:
+            n_users = users["density_per_km2"] * area_km2
+        if n_users is None:
+            return
+        key = "n" if "n" in users else "density_per_km2"
+        self.check_memory(drop_users_nbytes(n_users), f"[users] {key}={users[key]:,}: "
+                          f"{n_users:.3g} users", "use fewer users")
+        n_candidates = radio_opts.get("n_candidates", 8)
+        self.check_memory(
+            link_table_nbytes(n_users, n_candidates if n_cells is None else n_cells, n_resources,
+                              n_candidates, n_images),
+            f"[users] {key}={users[key]:,} with [radio] n_candidates={n_candidates}: a link table "
+            f"of {n_users:.3g} users × {n_candidates} candidates × {n_resources} resource(s)",
+            "use fewer users or fewer candidates (n_candidates)")
+
+    def check_memory(self, n_bytes: float, what: str, fix: str) -> None:
+        check_memory(n_bytes, f"{self.path}: {what}", fix)
 
     def distribution(self, raw: dict[str, Any], where: str) -> Distribution:
         kind = raw.get("distribution")
@@ -357,9 +525,16 @@ class Scenario:
         sections = {s: (check.table(raw[s], f"[{s}]", keys) if s in raw else None)
                     for s, keys in _SECTIONS.items()}
         seeds = sections["seeds"] or {}
-        for key, low in (("base", 0), ("drops", 1)):
-            if key in seeds and seeds[key] < low:
-                raise check.fail(f"[seeds] key {key!r}", f"must be ≥ {low}, got {seeds[key]}")
+        for key, low, high in (("base", 0, 2**63 - 1), ("drops", 1, MAX_DROPS)):
+            if key in seeds and not low <= seeds[key] <= high:
+                raise check.fail(f"[seeds] key {key!r}", f"must be ≥ {low} and ≤ {high:,}, got "
+                                 f"{seeds[key]:,}; fix: give a {'seed' if key == 'base' else 'drop count'}"
+                                 f" in [{low}, {high:,}]")
+        check.ranges("network", network)
+        for section, values in sections.items():
+            if values is not None and section != "seeds":
+                check.ranges(section, values)
+        check.consistency(network, sections)
         methods = check.methods(raw.get("methods", ["max_rsrp", "alm"]))
         return cls(
             path=path, name=raw.get("name", path.stem), description=raw.get("description", ""),
@@ -370,9 +545,9 @@ class Scenario:
         )
 
     @property
-    def seeds(self) -> tuple[int, ...]:
-        """The build seeds of the drops: one ``SeedSequence(base).spawn`` child per drop."""
-        return tuple(drop_seeds(self.seed_base, self.drops))
+    def seeds(self) -> DropSeeds:
+        """The build seeds of the drops, computed on demand (see :class:`DropSeeds`)."""
+        return DropSeeds(self.seed_base, self.drops)
 
     def with_overrides(self, **section_updates: Mapping[str, Any] | Any) -> Scenario:
         """A copy with keys of sections replaced, validated again.
@@ -421,6 +596,9 @@ class Scenario:
             raise ValidationError(f"{self.path}: seed={seed!r}; fix: give an integer ≥ 0")
         pico_ss, femto_ss, user_ss, shadow_ss = np.random.SeedSequence(seed).spawn(4)
         net = self._stage("network", self._network)
+        if net.n_cells == 0:
+            raise ValidationError(f"{self.path}: [network] the network has no cells; fix: a "
+                                  "builder, file or filter that yields at least one cell")
         if self.picos is not None:
             net = self._stage("picos", lambda: topology.add_picos(
                 net, **self.picos, rng=np.random.default_rng(pico_ss)))
@@ -440,8 +618,8 @@ class Scenario:
         """Run one build step, prefixing its validation errors with the file and section."""
         try:
             return fn()
-        except ValidationError as err:
-            raise ValidationError([f"{self.path}: [{section}] {p}" for p in err.problems]) from err
+        except ValidationError as err:  # the same class: a ResourceLimitError stays one
+            raise type(err)([f"{self.path}: [{section}] {p}" for p in err.problems]) from err
 
     def _network(self) -> Network:
         opts = {k: v for k, v in self.network.items() if k != "builder"}
@@ -502,9 +680,77 @@ def _read_polygon(path: str) -> gpd.GeoSeries:
                               "(GeoJSON, GeoPackage, Shapefile) with a CRS") from err
     return frame.geometry
 
+def drop_seed(base: int, drop: int) -> int:
+    """The build seed of drop `drop`: the state of the `drop`-th child of ``SeedSequence(base)``.
+
+    ``SeedSequence(base).spawn(n)[k]`` is ``SeedSequence(base, spawn_key=(k,))``, so any
+    drop's seed is computed alone, without spawning the ones before it.
+    """
+    base = check_count(base, "base", fix="give a seed ≥ 0")
+    drop = check_count(drop, "drop", fix="give a drop index ≥ 0")
+    return int(np.random.SeedSequence(base, spawn_key=(drop,)).generate_state(1)[0])
+
+
 def drop_seeds(base: int, drops: int) -> list[int]:
-    """The build seed of each drop: one spawned ``SeedSequence(base)`` child per drop."""
-    return [int(c.generate_state(1)[0]) for c in np.random.SeedSequence(base).spawn(drops)]
+    """The build seed of each drop: one spawned ``SeedSequence(base)`` child per drop.
+
+    Raises
+    ------
+    ValidationError
+        A base or count that is not a whole number ≥ 0.
+    ResourceLimitError
+        When the list would not fit in memory (use :class:`DropSeeds` for one seed).
+    """
+    base = check_count(base, "base", fix="give a seed ≥ 0")
+    drops = check_count(drops, "drops", fix="give a number of drops ≥ 0")
+    check_memory(float(drops) * DROP_SEED_BYTES, f"drop_seeds: {drops:,} drops",
+                 "use fewer drops")
+    return [drop_seed(base, k) for k in range(drops)]
+
+
+class DropSeeds(Sequence[int]):
+    """The build seeds of drops ``0 .. drops − 1``, each computed when it is read.
+
+    Equal, item by item, to ``drop_seeds(base, drops)``, and compares equal to any
+    sequence with the same seeds; nothing of size `drops` is ever built.
+
+    Parameters
+    ----------
+    base : int
+        The scenario's base seed (≥ 0).
+    drops : int
+        Number of drops (≥ 0).
+    """
+
+    def __init__(self, base: int, drops: int):
+        self.base = check_count(base, "base", fix="give a seed ≥ 0")
+        self.drops = check_count(drops, "drops", fix="give a number of drops ≥ 0")
+
+    def __len__(self) -> int:
+        return self.drops
+
+    def __getitem__(self, index: int | slice) -> Any:
+        if isinstance(index, slice):
+            return [drop_seed(self.base, k) for k in range(*index.indices(self.drops))]
+        k = index + self.drops if index < 0 else index
+        if not 0 <= k < self.drops:
+            raise IndexError(f"drop {index} out of range for {self.drops} drops")
+        return drop_seed(self.base, k)
+
+    def __iter__(self) -> Iterator[int]:
+        return (drop_seed(self.base, k) for k in range(self.drops))
+
+    def __eq__(self, other: object) -> bool:
+        if isinstance(other, DropSeeds):
+            return (self.base, self.drops) == (other.base, other.drops)
+        if not isinstance(other, Sequence) or isinstance(other, str) or len(other) != len(self):
+            return NotImplemented if not isinstance(other, Sequence) else False
+        return all(a == b for a, b in zip(self, other, strict=True))
+
+    __hash__ = None  # type: ignore[assignment]
+
+    def __repr__(self) -> str:
+        return f"DropSeeds(base={self.base}, drops={self.drops:,})"
 
 
 def load_scenario(path: str | Path, *, use_stand_in: bool = False) -> Scenario:

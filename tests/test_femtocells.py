@@ -8,7 +8,7 @@ import pandas as pd
 import pytest
 import shapely
 
-from cellopt.errors import ValidationError
+from cellopt.errors import ResourceLimitError, ValidationError
 from cellopt.network import Network, cells_frame
 from cellopt.topology.femto import WIFI_DENSITY_PER_KM2, add_femtocells
 
@@ -266,3 +266,21 @@ def test_bad_arguments_raise_validation_error(kwargs, match):
 def test_missing_region_asks_for_region():
     with pytest.raises(ValidationError, match="region="):
         add_femtocells(make_network(None), density_per_km2=10, rng=0)
+
+
+# ---------------------------------------------------------------------- limits
+def test_a_huge_density_is_refused_on_its_mean_before_any_draw(monkeypatch):
+    monkeypatch.setenv("CELLOPT_MAX_MEMORY_GB", "1")
+    rng = np.random.default_rng(3)
+    state = rng.bit_generator.state
+    with pytest.raises(ResourceLimitError, match=r"about 1e\+07 cells\) need about 12.1 GB"):
+        add_femtocells(make_network(), density_per_km2=1e7, rng=rng)
+    assert rng.bit_generator.state == state
+    assert add_femtocells(make_network(), density_per_km2=1e3, rng=rng).n_cells > 900
+
+
+def test_implausible_femto_parameters_warn_and_impossible_ones_raise():
+    with pytest.warns(UserWarning, match="tx_power_dbm=0.1 dBm is outside the usual range"):
+        add_femtocells(make_network(), density_per_km2=10, tx_power_dbm=0.1, rng=0)
+    with pytest.raises(ValidationError, match=r"tx_power_dbm=2000 dBm is outside the possible range"):
+        add_femtocells(make_network(), density_per_km2=10, tx_power_dbm=2000.0, rng=0)

@@ -311,3 +311,32 @@ def test_memory_grows_with_links_not_with_users_times_cells(monkeypatch):
         tracemalloc.stop()
     assert len(lt) == 2 * net.n_users
     assert peak < dense_bytes / 4, (peak, dense_bytes)
+
+
+def test_the_memory_estimate_bounds_the_measured_peak(hetnet):
+    tracemalloc.start()
+    try:
+        lt = link_table(hetnet, rng=0, workers=2)
+        _, peak = tracemalloc.get_traced_memory()
+    finally:
+        tracemalloc.stop()
+    need = links_module.link_table_nbytes(hetnet.n_users, hetnet.n_cells, 1, 8, 7, workers=2)
+    assert len(lt) == 8 * hetnet.n_users and peak < need
+
+
+# ---------------------------------------------------------------------- consistency
+def test_every_table_passes_its_own_check_and_stays_sorted(hetnet):
+    lt = link_table(hetnet, rng=1, window_db=6.0)
+    assert lt.validate() is lt
+    sub = lt.select_users(np.arange(hetnet.n_users) % 3 == 0)
+    assert sub.validate() is sub and sub.n_users == 100
+
+
+def test_outage_users_keep_rate_zero_links_and_are_left_out():
+    # three cells at one point, 4 km from the users and at -30 dBm: nobody reaches -10 dB
+    cells = cells_frame(np.full(3, 500_000.0), np.full(3, 1_000_000.0), crs="EPSG:32631", tier="pico",
+                        tx_power_dbm=-30.0, antenna_gain_dbi=0.0)
+    users = users_frame(np.full(4, 504_000.0), 1_000_000.0 + np.arange(4.0), crs="EPSG:32631")
+    lt = link_table(Network(cells=cells, users=users), rng=0)
+    assert len(lt) == 12 and (lt.rate_mbps == 0).all() and np.isfinite(lt.sinr_db).all()
+    assert not lt.users_with_rate().any() and lt.select_users(lt.users_with_rate()).n_users == 0

@@ -312,3 +312,65 @@ def test_add_users_continues_integer_ids():
     out.validate()
     empty = Network(cells=make_cells()).add_users(make_users())
     np.testing.assert_array_equal(empty.users["user_id"], [100, 101, 102])
+
+
+# ---------------------------------------------------------------------- parameter checks
+def test_check_real_limits_and_warnings():
+    from cellopt.network import LIMITS, check_real
+
+    assert check_real(46, "tx_power_dbm") == 46.0 and isinstance(check_real(46, "tx_power_dbm"), float)
+    assert check_real(np.float32(0.5), "adoption") == 0.5
+    assert check_real(np.inf, "demand_mbps") == np.inf
+    with pytest.raises(ValidationError, match=r"isd_m=0 m is outside the possible range \(0, 1e\+06\] m"):
+        check_real(0, "isd_m")
+    with pytest.raises(ValidationError, match=r"\[0, inf\) per km²"):
+        check_real(-1.0, "density_per_km2")
+    with pytest.raises(ValidationError, match="is a bool"):
+        check_real(True, "height_m")
+    with pytest.warns(UserWarning, match=r"RadioModel.x=0.5 m is outside the usual range \[20, 50000\] m"):
+        check_real(0.5, "RadioModel.x", "isd_m")
+    check_real(0.5, "isd_m", warn=False)  # no warning asked for
+    assert LIMITS["weight"].interval() == "(0, inf)" and LIMITS["demand_mbps"].interval() == "(0, inf] Mbit/s"
+
+
+@pytest.mark.parametrize(("value", "message"), [
+    (-1, "n=-1 is below 0"), (2.5, "n=2.5 is not a whole number"), (True, "n=True is a boolean"),
+    ("3", "n='3' is a str"), (None, "n=None is a NoneType"), (np.nan, "n=nan is not a whole number"),
+    (np.inf, "n=inf is not a whole number"),
+])
+def test_check_count_refuses_what_is_not_a_count(value, message):
+    from cellopt.network import check_count
+
+    with pytest.raises(ValidationError, match=message.replace("(", r"\(")):
+        check_count(value, "n", fix="give a whole number")
+
+
+def test_check_count_accepts_whole_numbers():
+    from cellopt.network import check_count
+
+    assert check_count(np.int64(4), "n", fix="") == 4 and check_count(4.0, "n", fix="") == 4
+    assert type(check_count(4.0, "n", fix="")) is int
+
+
+@pytest.mark.parametrize(("column", "value"), [("tx_power_dbm", 101.0), ("tx_power_dbm", -101.0),
+                                               ("antenna_gain_dbi", 51.0), ("height_m", 1001.0)])
+def test_cell_values_beyond_their_possible_range(column, value):
+    values = make_cells()[column].to_numpy(float).copy()
+    values[1] = value
+    msg = str(problems_of(Network(cells=make_cells(**{column: values}))))
+    assert f"{column} is not finite or outside" in msg and "ids [11]" in msg
+
+
+def test_bad_frames_and_arguments_are_validation_errors():
+    with pytest.raises(ValidationError, match="cannot be read as numbers"):
+        make_cells(tx_power_dbm=np.array(["high", "low", "mid"], dtype=object))
+    with pytest.raises(ValidationError, match="not a CRS pyproj knows"):
+        make_cells(crs="EPSG:999999")
+    with pytest.raises(ValidationError, match="users is a DataFrame, not a GeoDataFrame"):
+        Network(cells=make_cells(), users=pd.DataFrame({"x": [1]}))
+    with pytest.raises(ValidationError, match="the rows to append are a list"):
+        Network(cells=make_cells()).add_cells([1, 2])
+    with pytest.raises(ValidationError, match="cells is a dict, not a GeoDataFrame"):
+        Network.from_frames({"cells": 1})
+    with pytest.raises(ValidationError, match="resource_mhz has shape"):
+        Network(cells=make_cells(), resource_mhz=np.ones((2, 2)))

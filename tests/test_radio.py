@@ -441,3 +441,38 @@ def test_dense_sinr_with_a_cell_off():
     expected = -80 + 40 - db(lin(-100 + 40) + lin(-95.0))
     assert out[0, 0, 0] == pytest.approx(expected, abs=1e-9)
     assert radio.sinr_db(g, p[:, 0], -95.0).shape == (1, 3, 1)
+
+
+# ---------------------------------------------------------------------- parameter checks
+def test_unknown_efficiency_is_a_validation_error():
+    with pytest.raises(ValidationError, match="unknown spectral efficiency 'nope'"):
+        get_efficiency("nope")
+    with pytest.raises(ValidationError, match=r"RadioModel\.spectral_efficiency='nope'"):
+        RadioModel(spectral_efficiency="nope")
+
+
+def test_radio_model_takes_a_lone_indoor_tier_and_scalar_tier_values():
+    model = RadioModel(indoor_tiers="femto", shadowing_std_db=6.0, min_distance_m=20.0)
+    assert model.indoor_tiers == ("femto",)
+    np.testing.assert_array_equal(model.per_tier("shadowing_std_db"), [6.0, 6.0, 6.0])
+
+
+@pytest.mark.parametrize("fields", [{"noise_figure_db": 1e4}, {"wall_loss_db": {"macro": 20.0, "pico": -1.0}},
+                                    {"min_distance_m": 1e-300}, {"shadowing_std_db": np.inf}])
+def test_values_that_would_overflow_the_link_table_are_refused(fields):
+    with pytest.raises(ValidationError, match=f"RadioModel.{next(iter(fields))}"):
+        RadioModel(**fields)
+
+
+def test_thermal_noise_refuses_nan_and_zero_bandwidth():
+    with pytest.raises(ValidationError, match="noise_figure_db=nan"):
+        thermal_noise_dbm(10.0, np.nan)
+    with pytest.raises(ValidationError, match="bandwidth_mhz"):
+        thermal_noise_dbm(np.array([5.0, 0.0]))
+
+
+def test_free_space_frequency_in_ghz_warns_and_in_hz_raises():
+    with pytest.warns(UserWarning, match="frequency_mhz=2 MHz"):
+        free_space(1000.0, 2.0)
+    with pytest.raises(ValidationError, match="2 GHz = 2000 MHz"):
+        free_space(1000.0, 2e9)

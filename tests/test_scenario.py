@@ -292,3 +292,37 @@ def test_shipped_scenarios_build(name):
     if name == "femto_backhaul":
         f = (net.cells["tier"] == "femto").to_numpy()
         assert f.sum() > 50 and np.isfinite(problem.backhaul_mbps[f]).all()
+
+
+# ---------------------------------------------------------------------- limits
+@pytest.mark.parametrize("base", [0, 1, 7, 2**40])
+def test_drop_seed_is_the_kth_spawned_child(base):
+    from cellopt.scenario import DropSeeds, drop_seed
+
+    spawned = [int(c.generate_state(1)[0]) for c in np.random.SeedSequence(base).spawn(20)]
+    assert [drop_seed(base, k) for k in range(20)] == spawned == drop_seeds(base, 20)
+    assert DropSeeds(base, 20) == spawned and DropSeeds(base, 20) != spawned[:-1]
+
+
+def test_seeds_are_read_lazily(tmp_path):
+    scn = load_scenario(write(tmp_path, SMALL.replace("drops = 2", "drops = 1_000_000")))
+    assert len(scn.seeds) == 1_000_000 and scn.seeds[0] == drop_seeds(7, 1)[0]
+    assert "DropSeeds(base=7, drops=1,000,000)" == repr(scn.seeds)
+    with pytest.raises(ValidationError, match=r"\[seeds\] key 'drops' must be ≥ 1 and ≤ 1,000,000"):
+        scn.with_overrides(seeds={"drops": 1_000_001})
+
+
+def test_ranges_are_checked_at_load_time_with_the_build_prefix(tmp_path):
+    path = write(tmp_path, SMALL.replace("n = 40", "n = 40\nindoor_fraction = -0.5"))
+    with pytest.raises(ValidationError, match=r"s\.toml: \[users\] indoor_fraction=-0.5 is outside"):
+        load_scenario(path)
+
+
+def test_huge_counts_are_refused_at_load_time(tmp_path, monkeypatch):
+    from cellopt import ResourceLimitError
+
+    with pytest.raises(ResourceLimitError, match=r"\[users\] n=3,000,000,000: 3e\+09 users"):
+        load_scenario(write(tmp_path, SMALL.replace("n = 40", "n = 3_000_000_000")))
+    monkeypatch.setenv("CELLOPT_MAX_MEMORY_GB", "4e-5")  # 42 kB: the grid fits, its picos do not
+    with pytest.raises(ResourceLimitError, match=r"\[picos\] per_sector=1 × 21 macro cells"):
+        load_scenario(write(tmp_path, SMALL))

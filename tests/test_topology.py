@@ -9,7 +9,7 @@ import pandas as pd
 import pytest
 import shapely
 
-from cellopt import ValidationError
+from cellopt import ResourceLimitError, ValidationError
 from cellopt.network import Network, cells_frame
 from cellopt.radio import RadioModel
 from cellopt.radio.model import Coupling
@@ -385,3 +385,52 @@ def test_drop_users_needs_a_region():
                                     antenna_gain_dbi=14.0))
     with pytest.raises(ValidationError, match="region"):
         drop_users(net, 10, rng=0)
+
+
+# ---------------------------------------------------------------------- sparse spacing checks
+@pytest.mark.parametrize("seed", [0, 1, 2])
+def test_close_to_earlier_matches_the_dense_distance_matrix(seed):
+    from cellopt.topology.hexgrid import _close_to_earlier
+
+    rng = np.random.default_rng(seed)
+    xy = rng.uniform(0, 300, size=(400, 2))
+    shifts = np.array([[0.0, 0.0], [300.0, 0.0], [-300.0, 0.0], [0.0, 300.0]])
+    gap = wrapped_distance(xy, xy, shifts)
+    dense = np.triu(gap < 12.0, k=1).any(axis=0)  # the first of any too-close pair is kept
+    np.testing.assert_array_equal(_close_to_earlier(xy, shifts, 12.0), dense)
+    assert not _close_to_earlier(xy, shifts, 0.0).any()
+
+
+def test_min_spacing_is_the_smallest_hypot_distance():
+    from cellopt.topology.hexgrid import _min_spacing
+
+    sites = sites_of(hex_grid(3, isd_m=333.3))
+    d = pairwise(sites, sites)
+    assert _min_spacing(sites) == d[d > 0].min()
+
+
+def test_region_is_the_union_of_one_polygon_per_site():
+    net = hex_grid(2, isd_m=432.1)
+    bearings = np.deg2rad(30 + 60 * np.arange(6))
+    radius = 432.1 / np.sqrt(3)
+    corners = radius * np.column_stack([np.sin(bearings), np.cos(bearings)])
+    one_by_one = [shapely.Polygon(np.round(s + corners, 6)) for s in sites_of(net)]
+    assert shapely.equals(net.region, shapely.coverage_union_all(one_by_one))
+
+
+def test_zero_picos_per_sector_adds_none_and_too_many_are_refused_at_once():
+    net = hex_grid(1)
+    assert add_picos(net, 0, rng=0).n_cells == net.n_cells
+    with pytest.raises(ValidationError, match="holds at most 67 points 40 m apart"):
+        add_picos(net, 68, rng=0)  # Groemer's bound for the 72,169 m² sector rhombus
+    with pytest.raises(ValidationError, match="holds at most 178 points 40 m apart"):
+        add_picos(hex_grid(1, sectors=1), 179, rng=0)  # omni: the whole hexagon
+
+
+def test_drop_users_refuses_a_huge_density_before_drawing(hetnet):
+    macro, _ = hetnet
+    rng = np.random.default_rng(5)
+    state = rng.bit_generator.state
+    with pytest.raises(ResourceLimitError, match="density_per_km2=1e\\+15"):
+        drop_users(macro, density_per_km2=1e15, rng=rng)
+    assert rng.bit_generator.state == state  # nothing drawn

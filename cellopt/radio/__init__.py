@@ -1,7 +1,7 @@
 """The radio model: path loss, antennas, shadowing, noise, SINR, rates and the link table."""
 
 from cellopt.radio.antenna import angle_off_boresight_deg, sector_gain_db
-from cellopt.radio.links import coupling_db, link_table, resource_power_dbm
+from cellopt.radio.links import coupling_db, link_table, link_table_nbytes, resource_power_dbm
 from cellopt.radio.model import RadioModel, sinr_db, thermal_noise_dbm
 from cellopt.radio.pathloss import free_space, tr36814_macro, tr36814_pico
 from cellopt.radio.shadowing import standard_normal_hash
@@ -14,6 +14,7 @@ __all__ = [
     "coupling_db",
     "free_space",
     "link_table",
+    "link_table_nbytes",
     "resource_power_dbm",
     "sector_gain_db",
     "shannon",

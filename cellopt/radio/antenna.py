@@ -4,6 +4,8 @@ from __future__ import annotations
 
 import numpy as np
 
+from cellopt.network import check_real
+
 __all__ = ["angle_off_boresight_deg", "sector_gain_db"]
 
 
@@ -26,6 +28,9 @@ def sector_gain_db(
     ndarray
         Gain relative to boresight [dB], ≤ 0, same shape.
     """
+    # a zero beamwidth would give 0/0 = NaN on boresight
+    check_real(theta_3db_deg, "theta_3db_deg", warn=False)
+    check_real(max_attenuation_db, "max_attenuation_db", warn=False)
     a = np.asarray(angle_deg, dtype=float)
     return -np.minimum(12.0 * (a / theta_3db_deg) ** 2, max_attenuation_db)
 

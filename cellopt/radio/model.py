@@ -13,11 +13,11 @@ from collections.abc import Callable, Mapping
 import numpy as np
 
 from cellopt.errors import ValidationError
-from cellopt.network import TIERS, Network
+from cellopt.network import TIERS, Network, check_real
 from cellopt.radio.antenna import angle_off_boresight_deg, sector_gain_db
 from cellopt.radio.pathloss import tr36814_macro, tr36814_pico
 from cellopt.radio.shadowing import standard_normal_hash
-from cellopt.radio.spectral import get_efficiency
+from cellopt.radio.spectral import SPECTRAL_EFFICIENCY, get_efficiency
 
 __all__ = ["Coupling", "RadioModel", "sinr_db", "thermal_noise_dbm"]
 
@@ -34,8 +34,20 @@ def thermal_noise_dbm(bandwidth_mhz: float | np.ndarray, noise_figure_db: float 
         Bandwidth [MHz].
     noise_figure_db : float
         Receiver noise figure [dB] (9 dB, TR 36.814 UE).
+
+    Raises
+    ------
+    ValidationError
+        A bandwidth that is not finite and > 0, or a noise figure outside [0, 100] dB.
     """
-    return THERMAL_NOISE_DBM_PER_HZ + 10.0 * np.log10(np.asarray(bandwidth_mhz) * 1e6) + noise_figure_db
+    try:
+        width = np.asarray(bandwidth_mhz, dtype=float)
+    except (TypeError, ValueError):
+        width = np.full(1, np.nan)
+    if not (np.isfinite(width) & (width > 0)).all():
+        raise ValidationError(f"bandwidth_mhz={bandwidth_mhz!r}; fix: give bandwidths > 0 in MHz")
+    check_real(noise_figure_db, "noise_figure_db", warn=False)
+    return THERMAL_NOISE_DBM_PER_HZ + 10.0 * np.log10(width * 1e6) + noise_figure_db
 
 
 
@@ -103,13 +115,54 @@ class RadioModel:
         return np.array([float(value[t]) for t in TIERS])
 
     def __post_init__(self) -> None:
-        unknown = [t for t in self.indoor_tiers if t not in TIERS]
-        if unknown:
-            raise ValidationError(f"RadioModel.indoor_tiers has unknown tiers {unknown}; fix: "
-                                  f"use tiers from {list(TIERS)}")
-        if not (np.isfinite(self.building_radius_m) and self.building_radius_m >= 0):
-            raise ValidationError(f"RadioModel.building_radius_m={self.building_radius_m}; fix: "
-                                  "give a radius ≥ 0 in metres")
+        # Every field is checked here, once, so that no NaN or overflow reaches the links:
+        # impossible values raise (all of them listed), implausible ones warn.
+        problems: list[str] = []
+
+        def check(value: object, name: str, kind: str) -> None:
+            try:
+                check_real(value, name, kind, stacklevel=5)
+            except ValidationError as err:
+                problems.extend(err.problems)
+
+        if isinstance(self.indoor_tiers, str):  # a lone tier name, not its letters
+            object.__setattr__(self, "indoor_tiers", (self.indoor_tiers,))
+        if not isinstance(self.indoor_tiers, (tuple, list)):
+            problems.append(f"RadioModel.indoor_tiers={self.indoor_tiers!r}; fix: give a tuple of "
+                            f"tiers from {list(TIERS)}, e.g. ('femto',)")
+        else:
+            unknown = [t for t in self.indoor_tiers if t not in TIERS]
+            if unknown:
+                problems.append(f"RadioModel.indoor_tiers has unknown tiers {unknown}; fix: "
+                                f"use tiers from {list(TIERS)}")
+        for name in ("pathloss", "min_distance_m", "shadowing_std_db", "wall_loss_db"):
+            value = getattr(self, name)
+            if not isinstance(value, Mapping):
+                if name == "pathloss":
+                    problems.append(f"RadioModel.pathloss is a {type(value).__name__}; fix: give a "
+                                    "mapping tier -> callable(distance_m) -> dB")
+                else:
+                    check(value, f"RadioModel.{name}", name)
+                continue
+            unknown = [t for t in value if t not in TIERS]
+            if unknown:
+                problems.append(f"RadioModel.{name} has unknown tiers {unknown}; fix: use tiers "
+                                f"from {list(TIERS)}")
+            for tier, v in value.items():
+                if name == "pathloss":
+                    if not callable(v):
+                        problems.append(f"RadioModel.pathloss[{tier!r}] is a {type(v).__name__}; "
+                                        "fix: give a callable of the distance in metres")
+                elif tier in TIERS:
+                    check(v, f"RadioModel.{name}[{tier!r}]", name)
+        for name in ("building_radius_m", "noise_figure_db", "theta_3db_deg", "max_attenuation_db"):
+            check(getattr(self, name), f"RadioModel.{name}", name)
+        se = self.spectral_efficiency
+        if not (callable(se) or (isinstance(se, str) and se in SPECTRAL_EFFICIENCY)):
+            problems.append(f"RadioModel.spectral_efficiency={se!r}; fix: use one of "
+                            f"{sorted(SPECTRAL_EFFICIENCY)} or a callable of the linear SINR")
+        if problems:
+            raise ValidationError(problems)
 
     def efficiency(self) -> Callable[[np.ndarray], np.ndarray]:
         return get_efficiency(self.spectral_efficiency)
@@ -244,6 +297,12 @@ def sinr_db(
     ndarray, shape (U, C, K)
         SINR [dB] (−inf where the serving cell is off).
     """
+    for name, value in (("gain_db", gain_db), ("power_dbm", power_dbm), ("noise_dbm", noise_dbm)):
+        v = np.asarray(value, float)
+        # 10^(x/10) overflows above ~3000 dB; 200 dB is far beyond any radio quantity
+        if np.isnan(v).any() or (v > 200.0).any():
+            raise ValidationError(f"{name} has NaN entries or entries above 200 dB; fix: give "
+                                  "dB values (−inf for a cell that is off)")
     g = 10.0 ** (np.asarray(gain_db, float) / 10.0)
     p = 10.0 ** (np.asarray(power_dbm, float).reshape(g.shape[1], -1) / 10.0)
     noise = 10.0 ** (np.broadcast_to(np.asarray(noise_dbm, float), (p.shape[1],)) / 10.0)

@@ -4,6 +4,8 @@ from __future__ import annotations
 
 import numpy as np
 
+from cellopt.network import check_real
+
 __all__ = ["free_space", "tr36814_macro", "tr36814_pico"]
 
 
@@ -47,12 +49,14 @@ def free_space(distance_m: np.ndarray, frequency_mhz: float = 2000.0) -> np.ndar
     distance_m : ndarray
         Distance [m], any shape.
     frequency_mhz : float
-        Carrier frequency [MHz] (2000 by default, as TR 36.814).
+        Carrier frequency [MHz] (2000 by default, as TR 36.814). Values outside 100 MHz –
+        100 GHz warn (a frequency given in GHz or Hz); outside (0, 1e7] MHz raise.
 
     Returns
     -------
     ndarray
         Path loss [dB], same shape.
     """
+    f = check_real(frequency_mhz, "frequency_mhz")
     d = np.asarray(distance_m, dtype=float)
-    return 20.0 * np.log10(d) + 20.0 * np.log10(frequency_mhz) - 27.55
+    return 20.0 * np.log10(d) + 20.0 * np.log10(f) - 27.55

@@ -6,6 +6,9 @@ from collections.abc import Callable
 
 import numpy as np
 
+from cellopt.errors import ValidationError
+from cellopt.network import check_real
+
 __all__ = ["SPECTRAL_EFFICIENCY", "get_efficiency", "shannon", "shannon_gap", "tr36942"]
 
 
@@ -28,7 +31,8 @@ def shannon_gap(
     max_bps_hz : float
         Cap of the highest modulation and coding scheme (inf: none).
     """
-    gap = 10.0 ** (gap_db / 10.0)
+    gap = 10.0 ** (check_real(gap_db, "gap_db") / 10.0)
+    check_real(max_bps_hz, "max_bps_hz")
     return np.minimum(np.log2(1.0 + np.asarray(sinr, dtype=float) / gap), max_bps_hz)
 
 
@@ -54,6 +58,9 @@ def tr36942(
     ndarray
         Spectral efficiency [bit/s/Hz], same shape.
     """
+    check_real(attenuation, "attenuation")
+    check_real(min_sinr_db, "min_sinr_db")
+    check_real(max_bps_hz, "max_bps_hz")
     g = np.asarray(sinr, dtype=float)
     eff = np.minimum(attenuation * np.log2(1.0 + g), max_bps_hz)
     return np.where(g < 10.0 ** (min_sinr_db / 10.0), 0.0, eff)
@@ -69,13 +76,19 @@ SPECTRAL_EFFICIENCY: dict[str, Callable[[np.ndarray], np.ndarray]] = {
 def get_efficiency(
     name_or_func: str | Callable[[np.ndarray], np.ndarray],
 ) -> Callable[[np.ndarray], np.ndarray]:
-    """Look up a spectral-efficiency map by name, or pass a callable through."""
+    """Look up a spectral-efficiency map by name, or pass a callable through.
+
+    Raises
+    ------
+    ValidationError
+        An unknown name (a ``ValueError`` too), listing the valid ones.
+    """
     if callable(name_or_func):
         return name_or_func
     try:
         return SPECTRAL_EFFICIENCY[name_or_func]
-    except KeyError:
-        raise ValueError(
+    except (KeyError, TypeError):
+        raise ValidationError(
             f"unknown spectral efficiency {name_or_func!r}; valid: {sorted(SPECTRAL_EFFICIENCY)} "
             "or a callable of the linear SINR"
         ) from None

@@ -10,7 +10,7 @@ import numpy as np
 import shapely
 
 from cellopt.errors import ValidationError
-from cellopt.network import Network
+from cellopt.network import Network, check_real
 
 __all__ = ["study_window"]
 
@@ -50,11 +50,13 @@ def study_window(
     ------
     ValidationError
         A box that is not ``lon_min < lon_max``, ``lat_min < lat_max`` in degrees, an
-        empty or non-polygonal area, a negative guard band, or an area holding no cell.
+        empty or non-polygonal area, a guard band that is not a finite width ≥ 0 m, or an
+        area holding no cell.
     """
+    if not isinstance(network, Network):
+        raise ValidationError(f"network is a {type(network).__name__}; fix: give a cellopt Network")
     polygon = _as_polygon(area, network.crs)
-    if not (np.isfinite(guard_m) and guard_m >= 0):
-        raise ValidationError(f"guard_m={guard_m}; fix: a guard band width ≥ 0 in metres")
+    guard_m = check_real(guard_m, "guard_m")
     region = polygon.buffer(guard_m) if guard_m > 0 else polygon
     keep = _within(region, network.cells)
     if not _within(polygon, network.cells).any():

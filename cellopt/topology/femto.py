@@ -9,11 +9,11 @@ import geopandas as gpd
 import numpy as np
 import shapely
 
-from cellopt.errors import ValidationError, describe_rows
-from cellopt.network import OWNERS, Network, cells_frame
-from cellopt.topology.sampling import as_rng, uniform_points_in
+from cellopt.errors import ValidationError, check_memory, describe_rows
+from cellopt.network import CELL_BYTES, OWNERS, Network, cells_frame, check_real
+from cellopt.topology.sampling import as_rng, check_region, uniform_points_in
 
-__all__ = ["WIFI_DENSITY_PER_KM2", "add_femtocells"]
+__all__ = ["WIFI_DENSITY_PER_KM2", "add_femtocells", "add_femtocells_nbytes"]
 
 #: Density of WiFi access points in a dense urban area [APs per km²], the reference for
 #: ``adoption``. Source: Valenzano, Mana, Borean & Servetti, "Mapping WiFi measurements on
@@ -28,6 +28,15 @@ PerCell = float | np.ndarray | Callable[[np.random.Generator, int], np.ndarray]
 
 _POLYGONAL = ("Polygon", "MultiPolygon")
 _MAX_REJECTION_ROUNDS = 10_000
+#: Memory per femtocell being drawn beyond its cell [bytes]: positions, the building
+#: draw and bounds, and the per-cell backhaul and price.
+FEMTO_DRAW_BYTES = 300
+_FIX = "use a lower density_per_km2 or adoption, or a smaller region"
+
+
+def add_femtocells_nbytes(n_femtocells: float, n_cells: int = 0) -> float:
+    """Estimated peak memory [bytes] of adding `n_femtocells` to a network of `n_cells` cells."""
+    return float(n_femtocells) * (CELL_BYTES + FEMTO_DRAW_BYTES) + float(n_cells) * CELL_BYTES
 
 
 def add_femtocells(
@@ -105,14 +114,21 @@ def add_femtocells(
     ValidationError
         On a negative or non-finite density, an adoption outside [0, 1], both or neither
         of `density_per_km2` and `adoption`, a missing, empty or non-polygonal region,
-        unusable buildings, bad cell parameters, or per-cell values of the wrong shape or
-        sign.
+        unusable buildings, bad cell parameters (out of their possible range, see
+        :data:`cellopt.network.LIMITS`; outside the usual range they warn), or per-cell
+        values of the wrong shape or sign.
+    ResourceLimitError
+        When the femtocells would not fit in memory (:func:`add_femtocells_nbytes`),
+        checked on the mean count before it is drawn and on the count drawn.
     """
+    if not isinstance(network, Network):
+        raise ValidationError(f"network is a {type(network).__name__}; fix: give a cellopt Network")
     density = _density(density_per_km2, adoption, wifi_density_per_km2)
-    _check_cell_parameters(tx_power_dbm, antenna_gain_dbi, height_m, owner)
+    tx_power_dbm, antenna_gain_dbi, height_m = _check_cell_parameters(
+        tx_power_dbm, antenna_gain_dbi, height_m, owner)
     region = network.region if region is None else region
     if region is not None:
-        region = _check_region(region)
+        region = check_region(region)
     gen = as_rng(rng)
 
     if buildings is None:
@@ -121,12 +137,12 @@ def add_femtocells(
                 "no region to drop femtocells in: the network has none; fix: pass region= "
                 "(a shapely polygon in the network CRS) or buildings="
             )
-        n = int(gen.poisson(density * region.area / 1e6))
+        n = _count(density, region.area, network.n_cells, gen)
         xy = uniform_points_in(region, n, gen)
     else:
         footprints = _buildings(buildings, network.crs, region)
         area_m2 = region.area if region is not None else shapely.union_all(footprints).area
-        n = int(gen.poisson(density * area_m2 / 1e6))
+        n = _count(density, area_m2, network.n_cells, gen)
         xy = _points_in_buildings(footprints, n, gen)
 
     backhaul = _per_cell(backhaul_mbps, "backhaul_mbps", n, gen, allow_inf=True)
@@ -138,10 +154,10 @@ def add_femtocells(
         xy[:, 1],
         crs=network.crs,
         tier="femto",
-        tx_power_dbm=float(tx_power_dbm),
-        antenna_gain_dbi=float(antenna_gain_dbi),
+        tx_power_dbm=tx_power_dbm,
+        antenna_gain_dbi=antenna_gain_dbi,
         owner=owner,
-        height_m=float(height_m),
+        height_m=height_m,
         azimuth_deg=np.nan,
         backhaul_mbps=backhaul,
         price_per_mbps=price,
@@ -150,10 +166,15 @@ def add_femtocells(
 
 
 # ---------------------------------------------------------------------- validation
-def _number(value: Any, name: str) -> float:
-    if isinstance(value, bool) or not isinstance(value, (int, float, np.integer, np.floating)):
-        raise ValidationError(f"{name} is {value!r}, not a number; fix: give a real number")
-    return float(value)
+def _count(density: float, area_m2: float, n_cells: int, rng: np.random.Generator) -> int:
+    """Poisson(density × area) femtocells, refusing counts that cannot fit in memory."""
+    mean = density * area_m2 / 1e6
+    what = f"add_femtocells: {density:g} per km² over {area_m2 / 1e6:.3g} km² (about {mean:.3g} cells)"
+    # on the mean first: a huge mean would also overflow the Poisson draw
+    check_memory(add_femtocells_nbytes(mean, n_cells), what, _FIX)
+    n = int(rng.poisson(mean))
+    check_memory(add_femtocells_nbytes(n, n_cells), what, _FIX)
+    return n
 
 
 def _density(density_per_km2: Any, adoption: Any, wifi_density_per_km2: Any) -> float:
@@ -164,53 +185,26 @@ def _density(density_per_km2: Any, adoption: Any, wifi_density_per_km2: Any) -> 
             "density_per_km2=500 or adoption=0.1 (a fraction of the WiFi AP density)"
         )
     if density_per_km2 is not None:
-        density = _number(density_per_km2, "density_per_km2")
-        if not (np.isfinite(density) and density >= 0):
-            raise ValidationError(
-                f"density_per_km2 is {density}; fix: give a finite density ≥ 0 per km²"
-            )
-        return density
-    fraction = _number(adoption, "adoption")
-    if not 0 <= fraction <= 1:
-        raise ValidationError(
-            f"adoption is {fraction}; fix: give a fraction of WiFi access points in [0, 1]"
-        )
-    wifi = _number(wifi_density_per_km2, "wifi_density_per_km2")
-    if not (np.isfinite(wifi) and wifi >= 0):
-        raise ValidationError(
-            f"wifi_density_per_km2 is {wifi}; fix: give a finite density ≥ 0 per km²"
-        )
-    return fraction * wifi
+        return check_real(density_per_km2, "density_per_km2", stacklevel=4)
+    fraction = check_real(adoption, "adoption", stacklevel=4)
+    return fraction * check_real(wifi_density_per_km2, "wifi_density_per_km2", stacklevel=4)
 
 
 def _check_cell_parameters(tx_power_dbm: Any, antenna_gain_dbi: Any, height_m: Any,
-                           owner: Any) -> None:
+                           owner: Any) -> tuple[float, float, float]:
     problems = []
-    for name, value in (("tx_power_dbm", tx_power_dbm), ("antenna_gain_dbi", antenna_gain_dbi)):
-        if not np.isfinite(_number(value, name)):
-            problems.append(f"{name} is {value}; fix: give a finite value")
-    height = _number(height_m, "height_m")
-    if not (np.isfinite(height) and height >= 0):
-        problems.append(f"height_m is {height}; fix: give an antenna height ≥ 0 in metres")
-    if owner not in OWNERS:
+    values = []
+    for name, value in (("tx_power_dbm", tx_power_dbm), ("antenna_gain_dbi", antenna_gain_dbi),
+                        ("height_m", height_m)):
+        try:
+            values.append(check_real(value, name, stacklevel=4))
+        except ValidationError as err:
+            problems += err.problems
+    if not isinstance(owner, str) or owner not in OWNERS:
         problems.append(f"owner is {owner!r}; fix: use one of {list(OWNERS)}")
     if problems:
         raise ValidationError(problems)
-
-
-def _check_region(region: Any) -> shapely.Geometry:
-    if not isinstance(region, shapely.Geometry) or region.geom_type not in _POLYGONAL:
-        raise ValidationError(
-            f"region is a {type(region).__name__}"
-            + (f" ({region.geom_type})" if isinstance(region, shapely.Geometry) else "")
-            + "; fix: give a shapely Polygon or MultiPolygon in the network CRS"
-        )
-    if region.is_empty or not region.area > 0:
-        raise ValidationError(
-            "region is empty or has zero area; fix: give a polygon with positive area "
-            "in the network CRS (metres)"
-        )
-    return region
+    return values[0], values[1], values[2]
 
 
 def _buildings(buildings: Any, crs: Any, region: shapely.Geometry | None) -> np.ndarray:

@@ -3,14 +3,22 @@
 from __future__ import annotations
 
 import numpy as np
+import pyproj
 import shapely
 from scipy.spatial import cKDTree
 
-from cellopt.errors import ValidationError
-from cellopt.network import Network, cells_frame
+from cellopt.errors import ValidationError, check_memory
+from cellopt.network import CELL_BYTES, Network, cells_frame, check_count, check_real
 from cellopt.topology.sampling import as_rng
 
-__all__ = ["add_picos", "hex_grid", "hex_site_positions"]
+__all__ = ["add_picos", "add_picos_nbytes", "hex_grid", "hex_grid_nbytes", "hex_site_positions"]
+
+#: Memory per site of a hex grid beyond its cells [bytes]: its hexagon polygon and the
+#: coverage union of all hexagons (measured: about 800 with 3 sectors, cells included).
+SITE_BYTES = 1500
+#: Memory per pico being placed beyond its cell [bytes]: the draws of a round, its
+#: wraparound images and the KD-trees of the distance checks.
+PICO_DRAW_BYTES = 500
 
 #: Projected CRS of synthetic layouts: UTM zone 31N, a metric CRS centred near (0 °E, 0 °N)
 #: so that synthetic coordinates are plain metres around a false origin.
@@ -43,6 +51,14 @@ def hex_site_positions(n_rings: int, isd_m: float) -> np.ndarray:
     ndarray, shape (n_sites, 2)
         Positions [m] relative to the centre site, centre first, then ring by ring.
     """
+    n_rings = check_count(n_rings, "n_rings", fix="give a whole number ≥ 0 (1 → 7, 2 → 19 sites)")
+    isd_m = check_real(isd_m, "isd_m")
+    check_memory(hex_grid_nbytes(n_rings, sectors=0), f"hex_site_positions: n_rings={n_rings:,}",
+                 "use fewer rings")
+    return _site_positions(n_rings, isd_m)
+
+
+def _site_positions(n_rings: int, isd_m: float) -> np.ndarray:
     q, r = np.meshgrid(np.arange(-n_rings, n_rings + 1), np.arange(-n_rings, n_rings + 1))
     q, r = q.ravel(), r.ravel()
     keep = np.abs(q + r) <= n_rings
@@ -53,13 +69,30 @@ def hex_site_positions(n_rings: int, isd_m: float) -> np.ndarray:
     return xy[order]
 
 
-def _hexagon(center: np.ndarray, isd_m: float) -> shapely.Polygon:
-    """The site's hexagon (its Voronoi cell): corners at bearings 30°, 90°, ..."""
+def hex_grid_nbytes(n_rings: int, sectors: int = 3) -> float:
+    """Estimated peak memory of :func:`hex_grid` [bytes], before anything is allocated.
+
+    The axial grid of ``(2 n + 1)²`` candidate sites (48 bytes each), then per site
+    (``3 n² + 3 n + 1``) its hexagon (:data:`SITE_BYTES`) and `sectors` cells
+    (:data:`~cellopt.network.CELL_BYTES` each).
+    """
+    n = float(n_rings)  # products, not powers: a float overflows to inf, never raises
+    n_sites = 3 * n * n + 3 * n + 1
+    return (2 * n + 1) * (2 * n + 1) * 48 + n_sites * (SITE_BYTES + sectors * CELL_BYTES)
+
+
+def add_picos_nbytes(n_picos: float, n_cells: int = 0) -> float:
+    """Estimated peak memory of placing `n_picos` picos into a network of `n_cells` cells [bytes]."""
+    return float(n_picos) * (CELL_BYTES + PICO_DRAW_BYTES) + float(n_cells) * CELL_BYTES
+
+
+def _hexagons(centers: np.ndarray, isd_m: float) -> np.ndarray:
+    """The sites' hexagons (their Voronoi cells), corners at bearings 30°, 90°, ..., shape (n,)."""
     bearings = np.deg2rad(30 + 60 * np.arange(6))
     radius = isd_m / np.sqrt(3)
-    corners = center + radius * np.column_stack([np.sin(bearings), np.cos(bearings)])
+    corners = centers[:, None, :] + (radius * np.column_stack([np.sin(bearings), np.cos(bearings)]))
     # Rounded to a micrometre so that neighbours' shared corners are bit-identical.
-    return shapely.Polygon(np.round(corners, 6))
+    return shapely.polygons(np.round(corners, 6))
 
 
 def hex_grid(
@@ -103,14 +136,31 @@ def hex_grid(
     -------
     Network
         ``n_sites * sectors`` macro cells, ``region`` the union of the site hexagons.
+
+    Raises
+    ------
+    ValidationError
+        A parameter of the wrong type or outside its possible range
+        (:data:`cellopt.network.LIMITS`); values outside the usual range warn.
+    ResourceLimitError
+        When the layout would not fit in memory (:func:`hex_grid_nbytes`), before it is
+        built.
     """
-    if n_rings < 0 or int(n_rings) != n_rings:
-        raise ValidationError(f"n_rings={n_rings}; fix: give a whole number ≥ 0 (1 → 7, 2 → 19 sites)")
-    if not isd_m > 0:
-        raise ValidationError(f"isd_m={isd_m}; fix: give a positive inter-site distance in metres")
-    if sectors not in (1, 3):
-        raise ValidationError(f"sectors={sectors}; fix: use 3 (sectorised) or 1 (omni)")
-    sites = hex_site_positions(int(n_rings), isd_m)
+    n_rings = check_count(n_rings, "n_rings", fix="give a whole number ≥ 0 (1 → 7, 2 → 19 sites)")
+    isd_m = check_real(isd_m, "isd_m")
+    if not isinstance(sectors, (int, np.integer)) or isinstance(sectors, bool) or sectors not in (1, 3):
+        raise ValidationError(f"sectors={sectors!r}; fix: use 3 (sectorised) or 1 (omni)")
+    if not isinstance(wraparound, (bool, np.bool_)):
+        raise ValidationError(f"wraparound={wraparound!r}; fix: give True or False")
+    tx_power_dbm = check_real(tx_power_dbm, "tx_power_dbm")
+    antenna_gain_dbi = check_real(antenna_gain_dbi, "antenna_gain_dbi")
+    height_m = check_real(height_m, "height_m")
+    bandwidth_mhz = check_real(bandwidth_mhz, "bandwidth_mhz")
+    _check_crs(crs)
+    check_memory(hex_grid_nbytes(n_rings, sectors),
+                 f"hex_grid: n_rings={n_rings:,} ({3 * n_rings**2 + 3 * n_rings + 1:,} sites)",
+                 "use fewer rings (n_rings)")
+    sites = _site_positions(n_rings, isd_m)
     n_sites = len(sites)
     azimuths = np.array([30.0, 150.0, 270.0]) if sectors == 3 else np.array([np.nan])
     xy = np.repeat(sites, sectors, axis=0) + _ORIGIN_M
@@ -121,7 +171,7 @@ def hex_grid(
         tx_power_dbm=tx_power_dbm, antenna_gain_dbi=antenna_gain_dbi, height_m=height_m,
     )
     # The hexagons form a coverage (edge-to-edge, no overlaps): its union is exact.
-    region = shapely.coverage_union_all([_hexagon(s + _ORIGIN_M, isd_m) for s in sites])
+    region = shapely.coverage_union_all(_hexagons(sites + _ORIGIN_M, isd_m))
     shifts = None
     if wraparound and n_rings > 0:
         # The cluster of 3n²+3n+1 sites tiles the plane under translations by the
@@ -132,6 +182,14 @@ def hex_grid(
         cells=cells, bandwidth_mhz=bandwidth_mhz, resource_mhz=resource_mhz,
         region=region, wrap_shifts_m=shifts,
     ).validate()
+
+
+def _check_crs(crs: object) -> None:
+    try:
+        pyproj.CRS(crs)
+    except (pyproj.exceptions.CRSError, TypeError, ValueError) as err:
+        raise ValidationError(f"crs={crs!r} is not a CRS pyproj knows ({err}); fix: give a "
+                              "projected metric CRS such as 'EPSG:32631'") from None
 
 
 def add_picos(
@@ -157,7 +215,7 @@ def add_picos(
     network : Network
         A layout from :func:`hex_grid` (the site spacing is read from its macro cells).
     per_sector : int
-        Picos per macro cell (4 in TR 36.814 Config. 4).
+        Picos per macro cell (4 in TR 36.814 Config. 4); 0 adds none.
     min_dist_macro_m, min_dist_pico_m : float
         Minimum pico–macro-site (75 m) and pico–pico (40 m) distances.
     tx_power_dbm, antenna_gain_dbi, height_m : float
@@ -170,28 +228,51 @@ def add_picos(
     -------
     Network
         With ``per_sector × n_macro`` pico cells appended, each its own site.
+
+    Raises
+    ------
+    ValidationError
+        A parameter of the wrong type or out of range, a network without two macro
+        sites, more picos than a sector can hold `min_dist_pico_m` apart (checked with
+        Groemer's packing bound before drawing), or no placement after `max_rounds`.
+    ResourceLimitError
+        When the picos would not fit in memory (:func:`add_picos_nbytes`).
     """
     rng = as_rng(rng)
+    if not isinstance(network, Network):
+        raise ValidationError(f"network is a {type(network).__name__}; fix: give a cellopt Network")
+    per_sector = check_count(per_sector, "per_sector", fix="give a whole number of picos per "
+                             "macro sector ≥ 0 (4 in TR 36.814)")
+    max_rounds = check_count(max_rounds, "max_rounds", fix="give a whole number of rounds ≥ 1",
+                             minimum=1)
+    min_dist_macro_m = check_real(min_dist_macro_m, "min_dist_macro_m")
+    min_dist_pico_m = check_real(min_dist_pico_m, "min_dist_pico_m")
+    tx_power_dbm = check_real(tx_power_dbm, "tx_power_dbm")
+    antenna_gain_dbi = check_real(antenna_gain_dbi, "antenna_gain_dbi")
+    height_m = check_real(height_m, "height_m")
     cells = network.cells
     macro = cells[cells["tier"] == "macro"]
     if not len(macro):
         raise ValidationError("the network has no macro cells; fix: build it with hex_grid()")
+    n_macro = len(macro)
+    check_memory(add_picos_nbytes(per_sector * n_macro, network.n_cells),
+                 f"add_picos: per_sector={per_sector:,} × {n_macro:,} macro cells",
+                 "use fewer picos per sector (per_sector)")
     mxy = np.column_stack([macro.geometry.x, macro.geometry.y])
     sites = np.unique(mxy, axis=0)
     if len(sites) < 2:
         raise ValidationError("add_picos needs at least two macro sites to infer the inter-site "
                               "distance; fix: use hex_grid(n_rings >= 1)")
-    d = np.hypot(*(sites[:, None, :] - sites[None, :, :]).transpose(2, 0, 1))
-    isd_m = d[d > 0].min()
+    isd_m = _min_spacing(sites)
     radius = isd_m / np.sqrt(3)
     az = macro["azimuth_deg"].to_numpy(float)
     omni = np.isnan(az)
+    _check_packing(per_sector, radius, omni.any(), min_dist_pico_m)
     # Rhombus edges at boresight ± 60° reach two hexagon corners; omni: whole hexagon.
     e1 = radius * _unit(np.where(omni, 90.0, az - 60.0))
     e2 = radius * _unit(np.where(omni, 210.0, az + 60.0))
 
     shifts = np.zeros((1, 2)) if network.wrap_shifts_m is None else network.wrap_shifts_m
-    n_macro = len(macro)
     need = np.full(n_macro, per_sector)
     placed: list[np.ndarray] = []
     for _ in range(max_rounds):
@@ -208,12 +289,7 @@ def add_picos(
             ok &= _min_dist(xy, _images(np.vstack(placed), shifts)) >= min_dist_pico_m
         # Among this round's candidates, keep the first of any too-close pair.
         cand = np.flatnonzero(ok)
-        gap = np.full((len(cand), len(cand)), np.inf)
-        for shift in shifts:  # the wraparound images, a handful
-            d = xy[cand][:, None] - (xy[cand] + shift)[None, :]
-            gap = np.minimum(gap, np.hypot(d[..., 0], d[..., 1]))
-        conflict = np.triu(gap < min_dist_pico_m, k=1).any(axis=0)
-        keep = cand[~conflict]
+        keep = cand[~_close_to_earlier(xy[cand], shifts, min_dist_pico_m)]
         placed.append(xy[keep])
         need -= np.bincount(todo[keep], minlength=n_macro)
         if not need.any():
@@ -227,6 +303,58 @@ def add_picos(
         tx_power_dbm=tx_power_dbm, antenna_gain_dbi=antenna_gain_dbi, height_m=height_m,
     )
     return network.add_cells(picos).validate()
+
+
+def _min_spacing(sites: np.ndarray) -> float:
+    """The smallest distance between two of the (distinct) sites, as ``np.hypot`` gives it."""
+    nearest = cKDTree(sites).query(sites, k=2)[0][:, 1].min()
+    # The tree's distances may differ from hypot's in the last bit; take hypot's minimum
+    # over every pair within a hair of the tree's, as a dense distance matrix would.
+    pairs = cKDTree(sites).query_pairs(nearest * (1 + 1e-9), output_type="ndarray")
+    d = sites[pairs[:, 0]] - sites[pairs[:, 1]]
+    return float(np.hypot(d[:, 0], d[:, 1]).min())
+
+
+def _check_packing(per_sector: int, radius_m: float, omni: bool, min_dist_m: float) -> None:
+    """Refuse more picos than a sector can hold `min_dist_m` apart (Groemer's bound).
+
+    At most ``2 A / (√3 d²) + P / (2 d) + 1`` points lie pairwise ≥ d apart in a convex
+    region of area A and perimeter P (H. Groemer, 1960); the sector is a rhombus of edge
+    `radius_m` (a third of the hexagon), or the whole hexagon for omni sites.
+    """
+    if min_dist_m <= 0 or per_sector <= 1:
+        return
+    hexagon_m2 = 1.5 * np.sqrt(3) * radius_m**2
+    area_m2, perimeter_m = (hexagon_m2, 6 * radius_m) if omni else (hexagon_m2 / 3, 4 * radius_m)
+    bound = 2 * area_m2 / (np.sqrt(3) * min_dist_m**2) + perimeter_m / (2 * min_dist_m) + 1
+    if per_sector > bound:
+        raise ValidationError(
+            f"could not place {per_sector} picos per sector: a sector of {area_m2:,.0f} m² holds "
+            f"at most {int(bound)} points {min_dist_m:g} m apart; fix: fewer picos (per_sector) "
+            "or a smaller min_dist_pico_m")
+
+
+def _close_to_earlier(xy: np.ndarray, shifts: np.ndarray, min_dist_m: float) -> np.ndarray:
+    """Points closer than `min_dist_m` to an earlier point or its wraparound images, bool (n,).
+
+    A KD-tree finds the close pairs, so memory grows with the number of points and of
+    close pairs, never with their square.
+    """
+    conflict = np.zeros(len(xy), bool)
+    if min_dist_m <= 0 or len(xy) < 2:
+        return conflict
+    tree = cKDTree(xy)
+    for shift in shifts:  # the wraparound images, a handful
+        moved = xy + shift
+        # the tree's distances may differ from hypot's in the last bit: search a hair
+        # wider, then decide with hypot
+        pairs = tree.sparse_distance_matrix(cKDTree(moved), min_dist_m * (1 + 1e-9),
+                                            output_type="ndarray")
+        i, j = pairs["i"], pairs["j"]
+        d = xy[i] - moved[j]
+        close = (i < j) & (np.hypot(d[:, 0], d[:, 1]) < min_dist_m)
+        conflict[j[close]] = True
+    return conflict
 
 
 def _unit(bearing_deg: np.ndarray) -> np.ndarray:

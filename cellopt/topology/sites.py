@@ -5,8 +5,8 @@ from __future__ import annotations
 import numpy as np
 import pandas as pd
 
-from cellopt.errors import ValidationError
-from cellopt.network import Network
+from cellopt.errors import ValidationError, check_memory
+from cellopt.network import CELL_BYTES, Network, check_count, check_real
 
 __all__ = ["sectorize"]
 
@@ -36,17 +36,33 @@ def sectorize(network: Network, sectors: int = 3, first_azimuth_deg: float = 30.
     -------
     Network
         New cells get ``cell_id`` ``'{site_id}-s{k}'``; users are kept.
+
+    Raises
+    ------
+    ValidationError
+        `sectors` not a whole number ≥ 1, a non-finite `first_azimuth_deg`, or an
+        antenna gain out of its possible range (outside the usual range it warns).
+    ResourceLimitError
+        When the new sectors would not fit in memory.
     """
-    if int(sectors) != sectors or sectors < 1:
-        raise ValidationError(f"sectors={sectors}; fix: a whole number ≥ 1")
+    if not isinstance(network, Network):
+        raise ValidationError(f"network is a {type(network).__name__}; fix: give a cellopt Network")
+    sectors = check_count(sectors, "sectors", fix="a whole number ≥ 1", minimum=1)
+    if not (isinstance(first_azimuth_deg, (int, float, np.integer, np.floating))
+            and not isinstance(first_azimuth_deg, (bool, np.bool_)) and np.isfinite(first_azimuth_deg)):
+        raise ValidationError(f"first_azimuth_deg={first_azimuth_deg!r}; fix: give a finite bearing "
+                              "in degrees clockwise from north")
+    antenna_gain_dbi = check_real(antenna_gain_dbi, "antenna_gain_dbi")
     cells = network.cells
     omni_site = cells["azimuth_deg"].isna().groupby(cells["site_id"]).transform("all").to_numpy()
     first = ~cells["site_id"].duplicated().to_numpy()
     base = cells[omni_site & first]
-    k = np.tile(np.arange(int(sectors)), len(base))
-    new = base.loc[base.index.repeat(int(sectors))].copy()
+    check_memory(float(len(base)) * sectors * CELL_BYTES + network.n_cells * CELL_BYTES,
+                 f"sectorize: {len(base):,} sites × sectors={sectors:,}", "use fewer sectors")
+    k = np.tile(np.arange(sectors), len(base))
+    new = base.loc[base.index.repeat(sectors)].copy()
     new["azimuth_deg"] = (first_azimuth_deg + k * 360.0 / sectors) % 360.0
-    new["antenna_gain_dbi"] = float(antenna_gain_dbi)
+    new["antenna_gain_dbi"] = antenna_gain_dbi
     new["cell_id"] = (new["site_id"].astype(str) + "-s").to_numpy() + k.astype(str).astype(object)
     out = pd.concat([cells[~omni_site], new], ignore_index=True)
     out["cell_id"] = out["cell_id"].astype(str)
