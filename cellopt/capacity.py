@@ -11,16 +11,22 @@ solved for but left out, see :func:`cellopt.topology.study_window`).
 
 :func:`capacity_sweep` runs the search at every point of a parameter grid (femtocell
 adoption, say) for several methods in independent replicates, resumably, so that
-capacity gains come with a Monte-Carlo error.
+capacity gains come with a Monte-Carlo error. Its folder is checked like a sweep's (see
+:mod:`cellopt.runner`): on resume a damaged result is recomputed with a warning, and a
+folder with results but no ``meta.json`` or ``scenario.toml``, or with another scenario or
+other settings, is refused.
 """
 
 from __future__ import annotations
 
 import datetime
+import hashlib
+import io
 import json
 import math
 import os
 import time
+import warnings
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
@@ -29,7 +35,19 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
-from cellopt.runner import _atomic_write, _overrides, grid_points, run_tasks
+from cellopt.errors import StoreError, ValidationError, check_memory
+from cellopt.runner import (
+    _TASK_BYTES,
+    _atomic_write,
+    _check_count,
+    _check_folder,
+    _Damaged,
+    _overrides,
+    _read_whole_csv,
+    _same_value,
+    grid_points,
+    run_tasks,
+)
 from cellopt.scenario import Scenario, drop_seeds
 from cellopt.solvers import METHODS, solve
 
@@ -143,15 +161,20 @@ def capacity(
     Returns
     -------
     CapacityResult
+
+    Raises
+    ------
+    ValidationError
+        For a target, densities or tolerance out of range.
     """
     if not target_p5_mbps > 0:
-        raise ValueError(f"target_p5_mbps={target_p5_mbps}; fix: a rate > 0 in Mbit/s")
+        raise ValidationError(f"target_p5_mbps={target_p5_mbps}; fix: a rate > 0 in Mbit/s")
     if not (0 < min_density_per_km2 <= first_guess_per_km2 <= max_density_per_km2):
-        raise ValueError("densities must satisfy 0 < min_density_per_km2 ≤ first_guess_per_km2 "
+        raise ValidationError("densities must satisfy 0 < min_density_per_km2 ≤ first_guess_per_km2 "
                          f"≤ max_density_per_km2 (got {min_density_per_km2}, "
                          f"{first_guess_per_km2}, {max_density_per_km2})")
     if not rel_tol > 0:
-        raise ValueError(f"rel_tol={rel_tol}; fix: a tolerance > 0")
+        raise ValidationError(f"rel_tol={rel_tol}; fix: a tolerance > 0")
     if seeds is None:
         seeds = drop_seeds(scenario.seed_base, int(drops))
     rows: list[dict[str, Any]] = []
@@ -221,6 +244,7 @@ def capacity_sweep(
     scheduler: Any = None,
     resume: bool = False,
     progress: bool = True,
+    force: bool = False,
     **options: Any,
 ) -> pd.DataFrame:
     """:func:`capacity` at every grid point, for every method, in independent replicates.
@@ -255,6 +279,11 @@ def capacity_sweep(
         As for :func:`cellopt.runner.run_tasks`.
     resume : bool
         Continue a sweep in `out_dir`; without it, a folder holding results is refused.
+        Each finished result is checked first: a torn or foreign one is computed again,
+        with a warning naming the file (its evaluation log is replayed).
+    force : bool
+        With `resume`: keep the results of a folder whose ``meta.json`` or
+        ``scenario.toml`` is missing or unreadable, as results of this sweep.
     **options
         Passed to :func:`capacity` (``rel_tol``, ``first_guess_per_km2``, ...) and from
         there to :func:`cellopt.solve`.
@@ -264,62 +293,163 @@ def capacity_sweep(
     pandas.DataFrame
         One row per (grid point, method, replicate): the grid keys and
         :data:`SWEEP_COLUMNS`; also written to ``out_dir/capacity.csv``.
+
+    Raises
+    ------
+    ValidationError
+        For bad counts, methods or grid, or `out_dir` an existing file.
+    StoreError
+        For a folder holding a sweep and ``resume=False``; on resume, for a folder whose
+        ``meta.json`` or ``scenario.toml`` is missing (unless `force`) or that holds
+        another scenario or other settings; for a result damaged after the run.
     """
     for name, value in (("replicates", replicates), ("drops", drops), ("workers", workers)):
-        if not isinstance(value, int) or isinstance(value, bool) or value < 1:
-            raise ValueError(f"{name}={value!r}; fix: give an integer ≥ 1")
+        _check_count(name, value)
     unknown = [m for m in methods if m not in METHODS]
     if unknown:
-        raise ValueError(f"unknown methods {unknown}; valid: {sorted(METHODS)}")
+        raise ValidationError(f"unknown methods {unknown}; valid: {sorted(METHODS)}")
     points = grid_points(grid)
+    check_memory(len(points) * len(methods) * replicates * _TASK_BYTES + replicates * drops * 64,
+                 f"{len(points)} grid point(s) × {len(methods)} method(s) × {replicates} replicates",
+                 "ask for fewer replicates or grid points")
     gids = [f"g{i:03d}" for i in range(len(points))]
     seeds = drop_seeds(scenario.seed_base, replicates * drops)
     out = Path(out_dir)
+    _check_folder(out)
     text = Path(scenario.path).read_text(encoding="utf-8")
     settings = {"seed_base": scenario.seed_base, "grid": {k: list(v) for k, v in (grid or {}).items()},
                 "methods": list(methods), "replicates": replicates, "drops": drops,
                 "target_p5_mbps": target_p5_mbps, "options": options}
-    meta_path = out / "meta.json"
-    if meta_path.exists():
-        old = json.loads(meta_path.read_text(encoding="utf-8"))
-        if not resume:
-            raise ValueError(f"{out} already holds a capacity sweep; fix: pass resume=True to "
-                             "continue it, or give another out_dir")
-        if old.get("settings") != json.loads(json.dumps(settings, default=str)) \
-                or (out / "scenario.toml").read_text(encoding="utf-8") != text:
-            raise ValueError(f"{out} holds a sweep of another scenario or other settings; fix: "
-                             "give another out_dir")
+    settings = json.loads(json.dumps(settings, default=str))  # as it reads back from meta.json
+    meta_path, copy = out / "meta.json", out / "scenario.toml"
+    n_results = len(list((out / "results").glob("g*.csv"))) if (out / "results").is_dir() else 0
+    if (meta_path.exists() or n_results) and not resume:
+        raise StoreError(f"{out} already holds a capacity sweep; fix: pass resume=True to continue "
+                         "it, or give another out_dir")
+    if resume:
+        _check_capacity_store(out, text, settings, n_results, force)
     import cellopt
 
     for sub in ("evaluations", "results"):
         (out / sub).mkdir(parents=True, exist_ok=True)
-    _atomic_write(out / "scenario.toml", lambda f: f.write(text))
+        for tmp in (out / sub).glob(".*.tmp"):  # leftovers of a killed run
+            tmp.unlink()
+    _atomic_write(copy, lambda f: f.write(text))
     _atomic_write(meta_path, lambda f: json.dump({
         "cellopt_version": cellopt.__version__, "scenario": str(Path(scenario.path).resolve()),
+        "scenario_sha256": _sha256(text),
         "written": datetime.datetime.now(datetime.UTC).isoformat(timespec="seconds"),
         "drop_seeds": seeds, "grid_points": dict(zip(gids, points, strict=True)),
         "settings": settings}, f, indent=2, default=str))
 
-    tasks = []
+    columns = ["grid_id", *settings["grid"], *SWEEP_COLUMNS[1:]]
+    tasks, every = [], []
     for point, gid in zip(points, gids, strict=True):
         sc = scenario.with_overrides(**_overrides(point)) if point else scenario
         for method in methods:
             for k in range(replicates):
                 name = f"{gid}_{method}_r{k}"
-                if not (out / "results" / f"{name}.csv").exists():
-                    tasks.append((sc.raw, str(sc.path), point, gid, method, k,
-                                  seeds[k * drops:(k + 1) * drops], target_p5_mbps, options,
-                                  str(out), name))
+                every.append((name, gid, point, method, k))
+                result = out / "results" / f"{name}.csv"
+                if result.exists():
+                    try:
+                        _read_capacity_result(result, columns, gid, point, method, k, target_p5_mbps)
+                        continue
+                    except _Damaged as err:
+                        warnings.warn(f"{result} is damaged: {err}; computing it again", stacklevel=2)
+                tasks.append((sc.raw, str(sc.path), point, gid, method, k,
+                              seeds[k * drops:(k + 1) * drops], target_p5_mbps, options,
+                              str(out), name))
     run_tasks(_capacity_task, tasks, workers=workers, scheduler=scheduler, progress=progress,
               unit="capacity")
-    files = sorted((out / "results").glob("g*.csv"))
-    table = pd.concat([pd.read_csv(f) for f in files], ignore_index=True) if files \
-        else pd.DataFrame(columns=SWEEP_COLUMNS)
-    order = {m: i for i, m in enumerate(methods)}
-    table = table.sort_values(["grid_id", "method", "replicate"], key=lambda c: c.map(order)
-                              if c.name == "method" else c, ignore_index=True)
+    frames = []
+    for name, gid, point, method, k in every:  # in grid, method, replicate order
+        path = out / "results" / f"{name}.csv"
+        try:
+            frames.append(_read_capacity_result(path, columns, gid, point, method, k, target_p5_mbps))
+        except (_Damaged, FileNotFoundError) as err:
+            raise StoreError(f"{path} is damaged or missing ({err}); fix: run the sweep again with "
+                             "resume=True, which computes it again") from None
+    table = pd.concat(frames, ignore_index=True) if frames else pd.DataFrame(columns=SWEEP_COLUMNS)
     _atomic_write(out / "capacity.csv", lambda f: table.to_csv(f, index=False))
     return table
+
+
+def _check_capacity_store(out: Path, text: str, settings: Mapping[str, Any], n_results: int,
+                          force: bool) -> None:
+    """Refuse to resume a folder that is not this capacity sweep (see :func:`capacity_sweep`)."""
+    meta_path, copy = out / "meta.json", out / "scenario.toml"
+    missing = [p.name for p in (meta_path, copy) if not p.is_file()]
+    old = None
+    if meta_path.is_file():
+        try:
+            old = json.loads(meta_path.read_text(encoding="utf-8"))
+        except ValueError as err:  # JSONDecodeError and UnicodeDecodeError
+            if n_results and not force:
+                raise StoreError(f"{meta_path} cannot be read ({err}); fix: give another out_dir, or "
+                                 "pass force=True to keep the results as results of this sweep") \
+                    from None
+            old = None
+    if missing and n_results and not force:
+        raise StoreError(f"{out} holds {n_results} capacity result(s) but no {' and no '.join(missing)}, "
+                         "so cellopt cannot tell which scenario and settings they belong "
+                         "to; fix: give another out_dir, or, if they are results of this very sweep, "
+                         "pass force=True to keep them")
+    sha = _sha256(text)
+    if (isinstance(old, dict) and (old.get("settings") != settings
+                                   or old.get("scenario_sha256", sha) != sha)) \
+            or (copy.is_file() and copy.read_text(encoding="utf-8") != text):
+        raise StoreError(f"{out} holds a sweep of another scenario or other settings; fix: give "
+                         "another out_dir")
+
+
+def _sha256(text: str) -> str:
+    """Checksum of the scenario text kept in ``meta.json`` (it outlives a lost scenario.toml)."""
+    return hashlib.sha256(text.encode("utf-8")).hexdigest()
+
+
+def _read_capacity_result(path: Path, columns: Sequence[str], gid: str, point: Mapping[str, Any],
+                          method: str, replicate: int, target_p5_mbps: float) -> pd.DataFrame:
+    """One task's result row, checked to be whole and to be that task's; raise _Damaged if not."""
+    frame = _read_whole_csv(path)
+    if list(frame.columns) != list(columns):
+        raise _Damaged(f"its columns are {list(frame.columns)}, expected {list(columns)}")
+    if len(frame) != 1:
+        raise _Damaged(f"it has {len(frame)} rows, expected 1")
+    row = frame.iloc[0]
+    if empty := [c for c in columns if pd.isna(row[c])]:
+        raise _Damaged(f"it has empty values in the columns {empty}")
+    if str(row["grid_id"]) != gid or str(row["method"]) != method or row["replicate"] != replicate \
+            or not all(_same_value(row[k], v) for k, v in point.items()):
+        raise _Damaged(f"it is not the result of {gid}, {method}, replicate {replicate}")
+    if not _same_value(row["target_p5_mbps"], float(target_p5_mbps)) \
+            or row["status"] not in ("solved", "max_evals"):
+        raise _Damaged("its target or status is not one this sweep writes")
+    return frame
+
+
+_LOG_COLUMNS = ["density_per_km2", "rate_p5_mbps", "rate_p50_mbps", "n_users", "wall_s",
+                "meets_target"]
+
+
+def _read_log(log: Path) -> pd.DataFrame | None:
+    """The whole rows of a task's evaluation log (a torn last line is left out), or None if the
+    log cannot be used at all (then the search starts over, with a warning)."""
+    raw = log.read_bytes()
+    raw = raw[:raw.rfind(b"\n") + 1]  # the line being appended when the run stopped is cut
+    try:
+        frame = pd.read_csv(io.BytesIO(raw), on_bad_lines="skip") if raw else None
+    except ValueError as err:  # unparseable, or not UTF-8
+        warnings.warn(f"{log} is damaged ({err}); starting that capacity search over", stacklevel=2)
+        return None
+    if frame is None or list(frame.columns) != _LOG_COLUMNS:
+        if frame is not None:
+            warnings.warn(f"{log} has the columns {list(frame.columns)}, not {_LOG_COLUMNS}; starting "
+                          "that capacity search over", stacklevel=2)
+        return None
+    for c in _LOG_COLUMNS[:5]:
+        frame[c] = pd.to_numeric(frame[c], errors="coerce")
+    return frame.dropna(subset=_LOG_COLUMNS[:4])
 
 
 def _capacity_task(raw: dict[str, Any], path: str, point: dict[str, Any], gid: str, method: str,
@@ -328,12 +458,14 @@ def _capacity_task(raw: dict[str, Any], path: str, point: dict[str, Any], gid: s
     """One capacity search of a sweep (module level: it runs in spawned workers)."""
     scenario = Scenario.from_dict(raw, path)
     log = Path(out) / "evaluations" / f"{name}.csv"
-    columns = ["density_per_km2", "rate_p5_mbps", "rate_p50_mbps", "n_users", "wall_s",
-               "meets_target"]
+    columns = _LOG_COLUMNS
     earlier = None
-    if log.exists():  # an interrupted run: replay its densities, rewrite the log without
-        earlier = pd.read_csv(log, on_bad_lines="skip").dropna(subset=columns[:4])  # torn lines
-        _atomic_write(log, lambda f: earlier.to_csv(f, index=False))
+    if log.exists():  # an interrupted run: replay its densities, rewrite the log without torn lines
+        earlier = _read_log(log)
+        if earlier is None:
+            log.unlink()
+        else:
+            _atomic_write(log, lambda f: earlier.to_csv(f, index=False))
 
     def write(row: dict[str, Any]) -> None:
         new = not log.exists() or log.stat().st_size == 0

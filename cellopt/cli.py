@@ -3,10 +3,12 @@
 from __future__ import annotations
 
 import argparse
-import json
+import errno
+import os
 import sys
 import time
 import tomllib
+import warnings
 from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
@@ -16,10 +18,11 @@ import numpy as np
 import pandas as pd
 
 from cellopt import __version__
+from cellopt.errors import CelloptError, StoreError, ValidationError
 from cellopt.linktable import LinkTable
 from cellopt.network import TIERS, Network
 from cellopt.plotting import plot_gain_curve, plot_network, plot_rate_cdf
-from cellopt.runner import collect, load_rates, rate_summary, run_sweep
+from cellopt.runner import _atomic_write, _read_meta, collect, load_rates, rate_summary, run_sweep
 from cellopt.scenario import MethodSpec, load_scenario
 from cellopt.solution import Solution
 from cellopt.solvers import METHODS, solve
@@ -104,10 +107,12 @@ def _all_users(values: np.ndarray, usable: np.ndarray, fill: float = 0.0) -> np.
 
 
 def _run(args: argparse.Namespace) -> int:
-    scenario = load_scenario(args.scenario)
+    scenario = load_scenario(_scenario_path(args.scenario))
     seed = scenario.seeds[0] if args.seed is None else args.seed
     methods = (scenario.methods if not args.method
                else tuple(MethodSpec(name=m, label=m) for m in args.method))
+    out = Path(args.out)
+    _output_folder(out)  # before solving: a bad --out fails at once
     t0 = time.perf_counter()
     net, links, problem = scenario.build(seed)
     t_build = time.perf_counter() - t0
@@ -116,27 +121,23 @@ def _run(args: argparse.Namespace) -> int:
     summary = method_summary(net, solutions, usable)
     radio_summary = link_summary(net, links)
 
-    out = Path(args.out)
-    out.mkdir(parents=True, exist_ok=True)
-    radio_summary.to_csv(out / "radio_summary.csv", index_label="tier")
-    summary.to_csv(out / "method_summary.csv", index_label="method")
+    _atomic_write(out / "radio_summary.csv", lambda f: radio_summary.to_csv(f, index_label="tier"))
+    _atomic_write(out / "method_summary.csv", lambda f: summary.to_csv(f, index_label="method"))
     served_ids = net.users["user_id"].to_numpy()[usable]
     rates = pd.DataFrame({label: sol.user_rate_mbps for label, sol in solutions.items()})
     rates.insert(0, "user_id", served_ids)
-    rates.to_csv(out / "user_rates.csv", index=False)
+    _atomic_write(out / "user_rates.csv", lambda f: rates.to_csv(f, index=False))
     last = solutions[methods[-1].label]
     serving = _all_users(last.serving_cell, usable, fill=-1)
     ax = plot_network(net, serving_cell=serving)
     ax.set_title(f"{scenario.name}: {net.n_cells} cells, {net.n_users} users ({methods[-1].label})")
-    ax.figure.savefig(out / "network_map.png", dpi=120, bbox_inches="tight")
-    plt.close(ax.figure)
+    _save_figure(ax.figure, out / "network_map.png", dpi=120)
     n_out = int((~usable).sum())
     study = net.in_study_area()
     ax = plot_rate_cdf({label: _all_users(sol.user_rate_mbps, usable)[study]
                         for label, sol in solutions.items()})
     ax.set_title(f"{scenario.name}: user rates (seed {seed})")
-    ax.figure.savefig(out / "rate_cdf.png", dpi=120, bbox_inches="tight")
-    plt.close(ax.figure)
+    _save_figure(ax.figure, out / "rate_cdf.png", dpi=120)
 
     print(f"cellopt {__version__} - scenario {scenario.name!r} ({scenario.path}), seed {seed}")
     print(f"{net}")
@@ -165,72 +166,141 @@ def _resolve_scenario(name: str) -> Path:
     return path
 
 
+def _scenario_path(name: str) -> Path:
+    """The scenario file `name` names, checked to be a readable UTF-8 text file."""
+    path = _resolve_scenario(name)
+    shipped = sorted(p.stem for p in Path("topologies").glob("*.toml"))
+    example = f"a shipped name ({', '.join(shipped)}) or " if shipped else ""
+    if not path.exists():
+        raise ValidationError(f"the scenario file {path} does not exist; fix: give {example}"
+                              "a TOML file, e.g. topologies/hetnet.toml")
+    if path.is_dir():
+        raise ValidationError(f"the scenario {path} is a folder; fix: give a scenario file (TOML), "
+                              "e.g. topologies/hetnet.toml")
+    try:
+        path.read_bytes().decode("utf-8")
+    except UnicodeDecodeError as err:
+        raise ValidationError(f"{path}: not a text (UTF-8) file, so not a scenario ({err.reason} at "
+                              f"byte {err.start}); fix: give a scenario file (TOML)") from None
+    return path
+
+
+def _output_folder(out: Path) -> None:
+    """Create `out` if needed and make sure files can be written into it."""
+    if out.exists() and not out.is_dir():
+        raise ValidationError(f"--out {out} is an existing file; fix: give a folder (it is created "
+                              "if missing)")
+    out.mkdir(parents=True, exist_ok=True)
+    if not os.access(out, os.W_OK | os.X_OK):
+        raise PermissionError(errno.EACCES, os.strerror(errno.EACCES), str(out))
+
+
+def _save_figure(fig: Any, path: Path, dpi: int) -> None:
+    """Save `fig` as PNG atomically (a full disk leaves no half-written image) and close it."""
+    try:
+        _atomic_write(path, lambda f: fig.savefig(f, format="png", dpi=dpi, bbox_inches="tight"), "wb")
+    finally:
+        plt.close(fig)
+
+
 def _parse_grid(items: Sequence[str] | None) -> dict[str, list[Any]]:
     """``section.key=v1,v2,...`` items (values read as TOML scalars) into a grid."""
     grid: dict[str, list[Any]] = {}
+    fix = "fix: write section.key=v1,v2 (e.g. picos.per_sector=0,2,4)"
     for item in items or []:
         key, sep, values = item.partition("=")
-        if not sep or "." not in key:
-            raise ValueError(f"--grid {item!r}; fix: write section.key=v1,v2 (e.g. picos.per_sector=0,2,4)")
-        grid[key.strip()] = [tomllib.loads(f"v = {v.strip()}")["v"] for v in values.split(",")]
+        key = key.strip()
+        section, dot, name = key.partition(".")
+        if not sep or not dot or not section or not name or "." in name:
+            raise ValidationError(f"--grid {item!r}; {fix}")
+        if key in grid:
+            raise ValidationError(f"--grid {key} is given twice; fix: list all its values in one "
+                                  f"--grid {key}=v1,v2")
+        parsed = []
+        for value in values.split(","):
+            try:
+                parsed.append(tomllib.loads(f"v = {value.strip()}")["v"])
+            except tomllib.TOMLDecodeError:
+                raise ValidationError(
+                    f"--grid {item!r}: the value {value.strip()!r} is not a TOML value; {fix}, with "
+                    'no empty values, strings in quotes (e.g. network.builder="hex_grid")') from None
+        grid[key] = parsed
     return grid
 
 
 def sweep_table(index: pd.DataFrame, grid_keys: Sequence[str]) -> pd.DataFrame:
-    """Mean over drops per grid point and method, with gains over the first method."""
+    """Mean over drops per grid point and method, with gains over the first method.
+
+    Returns
+    -------
+    pandas.DataFrame
+        Indexed by the grid keys and ``method`` (by ``method`` alone without a grid):
+        mean ``objective``, ``upper_bound``, ``gap`` and rates, and ``gain_p5`` and
+        ``gain_p50``, the rate percentiles over those of the first method at the same
+        grid point.
+    """
     keys = [*grid_keys, "method"]
     table = index.groupby(keys, sort=False)[["objective", "upper_bound", "gap", "rate_p5_mbps",
                                               "rate_p50_mbps", "rate_mean_mbps"]].mean()
     base = index["method"].iloc[0]
     for col, name in (("rate_p5_mbps", "gain_p5"), ("rate_p50_mbps", "gain_p50")):
-        ref = table.xs(base, level="method")[col]
-        ref = ref.reindex(table.index.droplevel("method")) if grid_keys else float(ref.iloc[0])
-        table[name] = table[col].to_numpy() / np.asarray(ref)
+        if grid_keys:
+            ref = table.xs(base, level="method")[col].reindex(table.index.droplevel("method"))
+            table[name] = table[col].to_numpy() / ref.to_numpy()
+        else:  # one row per method: a plain index
+            table[name] = table[col] / table.loc[base, col]
     return table
 
 
 def _experiment(args: argparse.Namespace) -> int:
-    path = _resolve_scenario(args.scenario)
-    scenario = load_scenario(path)
+    scenario = load_scenario(_scenario_path(args.scenario))
     grid = _parse_grid(args.grid)
     out = Path(args.out or Path("results") / scenario.name)
+    args.out_folder = out
     t0 = time.perf_counter()
     index = run_sweep(scenario, out, drops=args.drops, grid=grid, workers=args.workers,
-                      resume=args.resume, scheduler=args.scheduler)
+                      resume=args.resume, scheduler=args.scheduler, force=args.force)
+    wall = time.perf_counter() - t0
+    _plot_results(out)  # before printing: every file is written even if stdout is closed early
     print(f"cellopt {__version__} - experiment {scenario.name!r}: {index['drop'].nunique()} drop(s)"
-          f" x {index['grid_id'].nunique()} grid point(s) in {time.perf_counter() - t0:.1f} s -> {out}")
+          f" x {index['grid_id'].nunique()} grid point(s) in {wall:.1f} s -> {out}")
     print(sweep_table(index, list(grid)).to_string(float_format=lambda v: f"{v:.4g}"))
-    _plot_results(out)
     return 0
 
 
 def _plot_results(out: Path) -> list[Path]:
     """Rate CDFs per grid point (all drops pooled) and, for a one-key grid, gain curves."""
+    if not out.is_dir():
+        raise StoreError(f"{out} is not a folder; fix: give a folder written by `cellopt experiment`")
+    meta = _read_meta(out)  # before collect: a folder that is not a sweep gets no index.csv
     index = collect(out)
-    meta = json.loads((out / "meta.json").read_text())
+    if index.empty:
+        raise StoreError(f"{out} holds no finished drop yet; fix: run `cellopt experiment SCENARIO "
+                         f"--out {out}` (with --resume to continue it) first")
     written = []
     for gid in index["grid_id"].unique():
         drops = index.loc[index["grid_id"] == gid, "drop"].unique()
         rates = pd.concat([load_rates(out, gid, int(k)) for k in drops], ignore_index=True)
         ax = plot_rate_cdf({m: rates[m].to_numpy() for m in rates.columns if m != "served"})
-        ax.set_title(f"{gid}: {meta['grid_points'].get(gid) or 'scenario as given'}, "
+        ax.set_title(f"{gid}: {meta.get('grid_points', {}).get(gid) or 'scenario as given'}, "
                      f"{len(drops)} drop(s)")
         written.append(out / f"rate_cdf_{gid}.png")
-        ax.figure.savefig(written[-1], dpi=110, bbox_inches="tight")
-        plt.close(ax.figure)
-    keys = list(meta["grid"])
-    if len(keys) == 1 and index["grid_id"].nunique() > 1:
+        _save_figure(ax.figure, written[-1], dpi=110)
+    keys = list(meta.get("grid", {}))
+    numeric = len(keys) == 1 and pd.api.types.is_numeric_dtype(index[keys[0]]) \
+        and not pd.api.types.is_bool_dtype(index[keys[0]])
+    # A gain curve needs a numeric x axis and a method to compare with the first.
+    if numeric and index["grid_id"].nunique() > 1 and index["method"].nunique() > 1:
         key, base = keys[0], index["method"].iloc[0]
-        x = np.asarray(meta["grid"][key], dtype=float)
         for col, label, name in (("rate_p5_mbps", "5th-percentile", "p5"),
                                  ("rate_p50_mbps", "median", "p50")):
             wide = index.pivot_table(index=["drop", key], columns="method", values=col)
-            gains = {m: (wide[m] / wide[base]).unstack(key).to_numpy() for m in wide.columns
-                     if m != base}
-            ax = plot_gain_curve(x, gains, xlabel=key, ylabel=f"{label} rate gain over {base}")
+            gains = {m: (wide[m] / wide[base]).unstack(key) for m in wide.columns if m != base}
+            x = next(iter(gains.values())).columns.to_numpy(float)
+            ax = plot_gain_curve(x, {m: g.to_numpy() for m, g in gains.items()}, xlabel=key,
+                                 ylabel=f"{label} rate gain over {base}")
             written.append(out / f"gain_{name}.png")
-            ax.figure.savefig(written[-1], dpi=110, bbox_inches="tight")
-            plt.close(ax.figure)
+            _save_figure(ax.figure, written[-1], dpi=110)
     return written
 
 
@@ -264,7 +334,11 @@ def build_parser() -> argparse.ArgumentParser:
     where.add_argument("--workers", type=int, default=1, help="worker processes (1)")
     where.add_argument("--scheduler", default=None, metavar="ADDRESS",
                        help="run on this Dask distributed scheduler (pip install 'cellopt[dask]')")
-    exp.add_argument("--resume", action="store_true", help="skip drops already in --out")
+    exp.add_argument("--resume", action="store_true",
+                     help="skip drops already in --out (checked; damaged ones are computed again)")
+    exp.add_argument("--force", action="store_true",
+                     help="with --resume: keep the drops of a folder whose meta.json or scenario.toml "
+                     "is missing, as drops of this scenario")
     exp.add_argument("--out", default=None, help="results folder (results/<scenario name>)")
     exp.set_defaults(func=_experiment)
 
@@ -275,12 +349,90 @@ def build_parser() -> argparse.ArgumentParser:
 
 
 def main(argv: Sequence[str] | None = None) -> int:
-    args = build_parser().parse_args(argv)
+    """Run the command line; return the exit status.
+
+    0 on success; 2 for input cellopt refuses (a :class:`~cellopt.errors.CelloptError`,
+    or the ``ValueError`` cellopt's functions raise for bad arguments), including a
+    results folder that cannot be resumed and a Dask scheduler that cannot be reached; 1
+    for an ``OSError`` (permissions, a full disk, a path that is not a folder, ...); 130
+    when interrupted (Ctrl+C), with the finished drops of a sweep kept. Each error is one
+    ``cellopt: error: ...`` line naming the bad value or path and the fix; anything else
+    is a bug and keeps its traceback.
+    """
+    parser = build_parser()
+    args = parser.parse_args(argv)
+    if getattr(args, "force", False) and not args.resume:
+        parser.error("--force only applies with --resume")
+    with warnings.catch_warnings():
+        warnings.showwarning = _show_warning
+        try:
+            return args.func(args)
+        except KeyboardInterrupt:
+            print(f"cellopt: interrupted{_kept(args)}", file=sys.stderr)
+            return 130
+        except BrokenPipeError:  # stdout closed early (piped into head): the files are written
+            _silence_stdout()
+            return 1
+        except (CelloptError, ValueError) as err:  # refused input: the message says the fix
+            print(f"cellopt: error: {err}", file=sys.stderr)
+            return 2
+        except OSError as err:
+            full = err.errno in (errno.ENOSPC, errno.EFBIG, errno.EDQUOT)
+            print(f"cellopt: error: {_os_error(err)}{_kept(args) if full else ''}", file=sys.stderr)
+            return 1
+
+
+def _silence_stdout() -> None:
+    """Send what is left for stdout to /dev/null, so that exiting does not fail on the closed pipe."""
     try:
-        return args.func(args)
-    except (ValueError, FileNotFoundError) as err:  # bad input: the message says the fix
-        print(f"cellopt: error: {err}", file=sys.stderr)
-        return 2
+        devnull = os.open(os.devnull, os.O_WRONLY)
+        os.dup2(devnull, sys.stdout.fileno())
+    except (OSError, ValueError, AttributeError):  # stdout without a file descriptor (tests)
+        pass
+
+
+def _kept(args: argparse.Namespace) -> str:
+    """What an interrupted or failed sweep keeps, and how to continue it."""
+    out = getattr(args, "out_folder", None)  # set once the sweep's folder is known
+    if args.command != "experiment" or out is None:
+        return ""
+    return (f"; finished drops are kept in {out}: continue with `cellopt experiment {args.scenario} "
+            f"--out {out} --resume`")
+
+
+#: The fix for an OSError, by errno.
+_OS_FIXES = {
+    errno.ENOENT: "check the path",
+    errno.EACCES: "make it writable (or readable) for you, or choose another folder with --out",
+    errno.EPERM: "make it writable (or readable) for you, or choose another folder with --out",
+    errno.EROFS: "the file system is read-only: choose another folder with --out",
+    errno.ENOSPC: "the disk is full: free space, or choose another folder with --out",
+    errno.EDQUOT: "the disk quota is used up: free space, or choose another folder with --out",
+    errno.EFBIG: "the file is larger than this process may write (a full disk or a file-size limit, "
+                 "ulimit -f): free space or raise the limit, or choose another folder with --out",
+    errno.EISDIR: "give a file there, not a folder",
+    errno.ENOTDIR: "a part of this path is a file, not a folder: choose another path",
+    errno.EEXIST: "it exists and is not a folder: choose another path",
+}
+
+
+def _os_error(err: OSError) -> str:
+    """One line for an OSError: what failed, on which path, and the fix."""
+    where = f": {err.filename}" if err.filename else ""
+    if err.filename2:
+        where += f" -> {err.filename2}"
+    fix = _OS_FIXES.get(err.errno, "check the path and the disk")
+    return f"{err.strerror or err}{where}; fix: {fix}"
+
+
+def _show_warning(message: Warning | str, category: type[Warning], filename: str, lineno: int,
+                  file: Any = None, line: str | None = None) -> None:
+    """Show cellopt's own warnings as one ``cellopt: warning:`` line, others as usual."""
+    if Path(filename).resolve().is_relative_to(Path(__file__).resolve().parent):
+        print(f"cellopt: warning: {message}", file=sys.stderr if file is None else file)
+    else:
+        text = warnings.formatwarning(message, category, filename, lineno, line)
+        (sys.stderr if file is None else file).write(text)
 
 
 if __name__ == "__main__":

@@ -7,6 +7,7 @@ import pandas as pd
 import pytest
 
 from cellopt.capacity import capacity, capacity_sweep, pooled_rates_mbps
+from cellopt.errors import StoreError
 from cellopt.scenario import drop_seeds, load_scenario
 
 SCENARIO = """
@@ -121,9 +122,47 @@ def test_capacity_sweep_writes_resumes_and_refuses(tmp_path):
     pd.testing.assert_frame_equal(resumed.drop(columns="wall_s"), table.drop(columns="wall_s"))
     assert len(pd.read_csv(log_path)) == resumed.loc[3, "n_evaluations"]  # no torn rows left
 
-    with pytest.raises(ValueError, match="resume=True"):
+    with pytest.raises(StoreError, match="resume=True"):
         capacity_sweep(scen, out, **kwargs)
-    with pytest.raises(ValueError, match="other settings"):
+    with pytest.raises(StoreError, match="other settings"):
         capacity_sweep(scen, out, resume=True, **{**kwargs, "target_p5_mbps": 0.7})
     with pytest.raises(ValueError, match="unknown methods"):
         capacity_sweep(scen, tmp_path / "other", methods=["nope"])
+
+
+def test_capacity_sweep_store_is_checked_on_resume(tmp_path):
+    path = tmp_path / "tiny.toml"
+    path.write_text(SCENARIO)
+    scen = load_scenario(path)
+    out = tmp_path / "sweep"
+    kwargs = dict(methods=["max_rsrp"], replicates=2, drops=1, target_p5_mbps=0.5, progress=False,
+                  first_guess_per_km2=20.0, rel_tol=0.2)
+    table = capacity_sweep(scen, out, **kwargs)
+    # A result cut short is computed again (its evaluations are replayed), with a warning.
+    result = out / "results" / "g000_max_rsrp_r1.csv"
+    result.write_bytes(result.read_bytes()[:-4])
+    with pytest.warns(UserWarning, match=r"g000_max_rsrp_r1\.csv is damaged: its last line is cut"):
+        again = capacity_sweep(scen, out, resume=True, **kwargs)
+    pd.testing.assert_frame_equal(again.drop(columns="wall_s"), table.drop(columns="wall_s"),
+                                  check_exact=True)
+    # A log line cut inside its numbers (n_users "125" read as "1") is not replayed.
+    log = out / "evaluations" / "g000_max_rsrp_r0.csv"
+    before = pd.read_csv(log)
+    (out / "results" / "g000_max_rsrp_r0.csv").unlink()
+    *whole, last = log.read_text().splitlines(keepends=True)
+    log.write_text("".join(whole) + ",".join(last.split(",")[:3]) + "," + last.split(",")[3][0])
+    assert capacity_sweep(scen, out, resume=True, **kwargs)["capacity_per_km2"].tolist() \
+        == table["capacity_per_km2"].tolist()
+    pd.testing.assert_frame_equal(pd.read_csv(log).drop(columns="wall_s"),
+                                  before.drop(columns="wall_s"), check_exact=True)
+    # Without meta.json or scenario.toml the folder is refused unless forced.
+    for lost in ("meta.json", "scenario.toml"):
+        saved = (out / lost).read_bytes()
+        (out / lost).unlink()
+        with pytest.raises(StoreError, match=rf"no {lost}.*force=True"):
+            capacity_sweep(scen, out, resume=True, **kwargs)
+        forced = capacity_sweep(scen, out, resume=True, force=True, **kwargs)
+        assert (out / lost).read_bytes() == saved
+        pd.testing.assert_frame_equal(forced.drop(columns="wall_s"), table.drop(columns="wall_s"))
+    with pytest.raises(StoreError, match="resume=True"):
+        capacity_sweep(scen, out, **kwargs)

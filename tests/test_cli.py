@@ -2,6 +2,7 @@
 
 from pathlib import Path
 
+import numpy as np
 import pandas as pd
 
 from cellopt import cli
@@ -33,7 +34,8 @@ def test_run_with_chosen_methods(tmp_path):
 
 def test_bad_input_is_a_clear_error_not_a_traceback(tmp_path, capsys):
     assert cli.main(["run", str(HETNET), "--out", str(tmp_path), "--method", "magic"]) == 2
-    assert "valid methods" in capsys.readouterr().err
+    err = capsys.readouterr().err
+    assert err.startswith("cellopt: error: ") and "'magic'" in err and "fix:" in err
     assert cli.main(["experiment", str(HETNET), "--out", str(tmp_path / "x"),
                      "--grid", "picos.per_sector"]) == 2
     assert "section.key=v1,v2" in capsys.readouterr().err
@@ -53,3 +55,52 @@ def test_experiment_then_plot(tmp_path, capsys):
         (out / png).unlink()
     assert cli.main(["plot", str(out)]) == 0
     assert (out / "gain_p50.png").stat().st_size > 0 and (out / "rate_cdf_g001.png").exists()
+
+
+SMALL = """
+methods = ["max_rsrp", "alm"]
+[network]
+builder = "hex_grid"
+n_rings = 1
+[users]
+n = 30
+[radio]
+n_candidates = 4
+[seeds]
+base = 3
+drops = 2
+"""
+
+
+def test_experiment_without_grid(tmp_path, capsys):
+    scenario = tmp_path / "small.toml"
+    scenario.write_text(SMALL)
+    out = tmp_path / "res"
+    assert cli.main(["experiment", str(scenario), "--out", str(out)]) == 0
+    text = capsys.readouterr().out
+    assert "2 drop(s) x 1 grid point(s)" in text and "gain_p5" in text
+    index = pd.read_csv(out / "index.csv")
+    assert set(index["grid_id"]) == {"g000"} and list(index["method"]) == ["max_rsrp", "alm"] * 2
+    table = cli.sweep_table(index, [])
+    assert list(table.index) == ["max_rsrp", "alm"]
+    assert (table.loc["max_rsrp", ["gain_p5", "gain_p50"]] == 1.0).all()
+    assert (out / "rate_cdf_g000.png").stat().st_size > 0 and not (out / "gain_p5.png").exists()
+    assert cli.main(["plot", str(out)]) == 0
+
+
+def test_sweep_table_gains_with_and_without_grid():
+    index = pd.DataFrame({
+        "grid_id": ["g000"] * 4 + ["g001"] * 4, "drop": [0, 0, 1, 1] * 2,
+        "picos.per_sector": [1] * 4 + [2] * 4, "method": ["base", "opt"] * 4,
+        "objective": np.arange(8.0), "upper_bound": np.arange(8.0), "gap": 0.0,
+        "rate_p5_mbps": [1.0, 2.0, 3.0, 4.0, 2.0, 6.0, 2.0, 6.0],
+        "rate_p50_mbps": [1.0, 1.0, 1.0, 1.0, 2.0, 1.0, 2.0, 1.0], "rate_mean_mbps": 1.0,
+    })
+    table = cli.sweep_table(index, ["picos.per_sector"])
+    assert table.index.names == ["picos.per_sector", "method"]
+    assert table["rate_p5_mbps"].tolist() == [2.0, 3.0, 2.0, 6.0]
+    assert table["gain_p5"].tolist() == [1.0, 1.5, 1.0, 3.0]
+    assert table["gain_p50"].tolist() == [1.0, 1.0, 1.0, 0.5]
+    flat = cli.sweep_table(index, [])  # every grid point pooled
+    assert list(flat.index) == ["base", "opt"]
+    assert flat["gain_p5"].tolist() == [1.0, 4.5 / 2.0]

@@ -15,6 +15,7 @@ import numpy as np
 import pandas as pd
 import pytest
 
+from cellopt.errors import StoreError, ValidationError
 from cellopt.runner import cached_frame, collect, load_rates, run_sweep
 from cellopt.scenario import drop_seeds, load_scenario
 
@@ -74,7 +75,7 @@ def test_serial_layout(scenario_path: Path, tmp_path: Path) -> None:
     row = df[(df["drop"] == 2) & (df["method"] == "alm")].iloc[0]
     assert np.isclose(rates["alm"].mean(), row["rate_mean_mbps"])
     # Results exist: refused without resume.
-    with pytest.raises(ValueError, match="resume=True"):
+    with pytest.raises(StoreError, match="resume=True"):
         run_sweep(load_scenario(scenario_path), out, progress=False)
 
 
@@ -91,7 +92,7 @@ def test_workers_and_grid_identical(scenario_path: Path, tmp_path: Path) -> None
     base = run_sweep(sc, tmp_path / "base", progress=False)
     g1 = one[one["grid_id"] == "g001"].drop(columns=["users.n", "grid_id"])
     pd.testing.assert_frame_equal(summaries(g1.assign(grid_id="g000")[base.columns]), summaries(base))
-    with pytest.raises(ValueError, match=r"section\.key"):
+    with pytest.raises(ValidationError, match=r"section\.key"):
         run_sweep(sc, tmp_path / "bad", grid={"n": [1]}, progress=False)
 
 
@@ -116,7 +117,7 @@ def test_resume_recomputes_only_missing(scenario_path: Path, tmp_path: Path) -> 
     # A different scenario text in the same folder is refused.
     other = scenario_path.with_name("other.toml")
     other.write_text(SMALL.replace("n = 30", "n = 31"), encoding="utf-8")
-    with pytest.raises(ValueError, match="another out_dir"):
+    with pytest.raises(StoreError, match="another out_dir"):
         run_sweep(load_scenario(other), out, resume=True, progress=False)
 
 
@@ -175,3 +176,90 @@ def test_cached_frame_writes_once_and_reads_back(tmp_path):
     pd.testing.assert_frame_equal(again, first)
     fresh = cached_frame(path, False, lambda: [{"a": 2.0, "b": "y"}])  # no resume: recomputed
     assert fresh["a"].item() == 2.0 and pd.read_csv(path)["a"].item() == 2.0
+
+
+def test_resume_checks_every_result_and_refuses_a_folder_without_metadata(
+        scenario_path: Path, tmp_path: Path) -> None:
+    sc = load_scenario(scenario_path)
+    out = tmp_path / "out"
+    first = run_sweep(sc, out, drops=2, progress=False)
+    drops = out / "drops"
+    npz = drops / "g000_drop1.npz"
+    npz.write_bytes(npz.read_bytes()[:100])  # torn rates behind a sound summary
+    with pytest.raises(StoreError, match=r"g000_drop1\.npz is damaged"):
+        load_rates(out, "g000", 1)
+    with pytest.warns(UserWarning, match=r"g000_drop1\.csv is damaged: g000_drop1\.npz cannot be read"):
+        again = run_sweep(sc, out, drops=2, resume=True, progress=False)
+    pd.testing.assert_frame_equal(summaries(again), summaries(first), check_exact=True)
+    # A summary cut short is not read as a shorter one.
+    csv = drops / "g000_drop0.csv"
+    csv.write_bytes(csv.read_bytes()[:-5])
+    with pytest.raises(StoreError, match=r"g000_drop0\.csv is damaged: its last line is cut"):
+        collect(out)
+    # Without meta.json nothing tells which scenario the drops belong to.
+    (out / "meta.json").unlink()
+    with pytest.raises(StoreError, match=r"no meta\.json.*force=True"):
+        run_sweep(sc, out, drops=2, resume=True, progress=False)
+    with pytest.warns(UserWarning, match=r"g000_drop0\.csv is damaged"):
+        forced = run_sweep(sc, out, drops=2, resume=True, force=True, progress=False)
+    pd.testing.assert_frame_equal(summaries(forced), summaries(first), check_exact=True)
+    assert json.loads((out / "meta.json").read_text(encoding="utf-8"))["drops"] == 2
+    with pytest.raises(ValidationError, match="existing file"):
+        run_sweep(sc, scenario_path, progress=False)
+
+
+def test_atomic_write_leaves_no_part_and_names_the_target(tmp_path: Path) -> None:
+    from cellopt.runner import _atomic_write
+
+    target = tmp_path / "table.csv"
+    target.write_text("old\n", encoding="utf-8")
+
+    def half(f):
+        f.write("new, half")
+        raise OSError(28, "No space left on device")
+
+    with pytest.raises(OSError, match="No space left") as exc:
+        _atomic_write(target, half)
+    assert exc.value.filename == str(target) and exc.value.errno == 28
+    assert target.read_text(encoding="utf-8") == "old\n" and not list(tmp_path.glob(".*.tmp"))
+
+
+def test_cached_frame_recomputes_a_torn_file(tmp_path: Path) -> None:
+    path = tmp_path / "unit.csv"
+    cached_frame(path, True, lambda: [{"a": 1.5}, {"a": 2.5}])
+    path.write_bytes(path.read_bytes()[:-2])
+    with pytest.warns(UserWarning, match=r"unit\.csv is damaged"):
+        again = cached_frame(path, True, lambda: [{"a": 1.5}, {"a": 2.5}])
+    assert again["a"].tolist() == [1.5, 2.5] and pd.read_csv(path)["a"].tolist() == [1.5, 2.5]
+
+
+def test_interrupt_ends_the_worker_processes(capfd) -> None:
+    import multiprocessing
+    import threading
+
+    from cellopt.runner import run_tasks
+
+    timer = threading.Timer(0.5, os.kill, (os.getpid(), signal.SIGINT))
+    t0 = time.monotonic()
+    timer.start()
+    try:
+        with pytest.raises(KeyboardInterrupt):
+            run_tasks(time.sleep, [(30,)] * 3, workers=2, progress=False)
+    finally:
+        timer.cancel()
+    assert time.monotonic() - t0 < 20  # not the 30 s the tasks would take
+    deadline = time.monotonic() + 5
+    while multiprocessing.active_children() and time.monotonic() < deadline:
+        time.sleep(0.05)
+    assert not multiprocessing.active_children()
+    assert "Traceback" not in capfd.readouterr().err
+
+
+def test_scheduler_address_is_checked() -> None:
+    from cellopt.runner import run_tasks
+
+    pytest.importorskip("dask.distributed")
+    with pytest.raises(ValidationError, match="tcp://HOST:8786"):
+        run_tasks(print, [(1,)], scheduler="")
+    with pytest.raises(ValidationError, match="missing port"):
+        run_tasks(print, [(1,)], scheduler="nowhere")
