@@ -326,6 +326,16 @@ def test_read_only_output_folder(small, tmp_path, capsys):
         folder.chmod(0o700)
 
 
+@pytest.mark.skipif(not Path("/sys/kernel").is_dir(), reason="needs Linux sysfs")
+def test_folder_nobody_may_write(small, capsys):
+    """sysfs refuses new folders even to root (EPERM), so this runs where root ignores
+    permissions too."""
+    folder = Path("/sys/cellopt-read-only-test")
+    fails(["run", small, "--out", str(folder)], capsys, 1, str(folder), "not permitted")
+    fails(["experiment", small, "--out", str(folder / "sweep")], capsys, 1, "not permitted")
+    assert not folder.exists()
+
+
 def test_output_under_a_regular_file(small, tmp_path, capsys):
     """NotADirectoryError, which root meets as well."""
     file = tmp_path / "file.txt"
