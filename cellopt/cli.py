@@ -351,9 +351,9 @@ def build_parser() -> argparse.ArgumentParser:
 def main(argv: Sequence[str] | None = None) -> int:
     """Run the command line; return the exit status.
 
-    0 on success; 2 for input cellopt refuses (a :class:`~cellopt.errors.CelloptError`,
-    or the ``ValueError`` cellopt's functions raise for bad arguments), including a
-    results folder that cannot be resumed and a Dask scheduler that cannot be reached; 1
+    0 on success; 2 for input cellopt refuses (a :class:`~cellopt.errors.CelloptError`),
+    including a results folder that cannot be resumed and a Dask scheduler that cannot be
+    reached; 1
     for an ``OSError`` (permissions, a full disk, a path that is not a folder, ...); 130
     when interrupted (Ctrl+C), with the finished drops of a sweep kept. Each error is one
     ``cellopt: error: ...`` line naming the bad value or path and the fix; anything else
@@ -373,7 +373,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         except BrokenPipeError:  # stdout closed early (piped into head): the files are written
             _silence_stdout()
             return 1
-        except (CelloptError, ValueError) as err:  # refused input: the message says the fix
+        except CelloptError as err:  # refused input: the message says the fix
             print(f"cellopt: error: {err}", file=sys.stderr)
             return 2
         except OSError as err:

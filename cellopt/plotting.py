@@ -12,6 +12,7 @@ import shapely
 from matplotlib.axes import Axes
 from matplotlib.collections import LineCollection
 
+from cellopt.errors import ValidationError
 from cellopt.linktable import LinkTable
 from cellopt.network import Network
 from cellopt.solution import Solution
@@ -118,7 +119,7 @@ def _draw_sinr_map(ax: Axes, x_m: np.ndarray, y_m: np.ndarray, sinr_db: np.ndarr
     x_m, y_m = np.asarray(x_m, float), np.asarray(y_m, float)
     sinr_db = np.asarray(sinr_db, float)
     if x_m.ndim != 1 or y_m.ndim != 1 or sinr_db.shape != (len(y_m), len(x_m)):
-        raise ValueError(f"sinr_map_db: expected x_m (nx,), y_m (ny,), sinr (ny, nx); got "
+        raise ValidationError(f"sinr_map_db: expected x_m (nx,), y_m (ny,), sinr (ny, nx); got "
                          f"{x_m.shape}, {y_m.shape}, {sinr_db.shape}")
     mesh = ax.pcolormesh(x_m, y_m, np.ma.masked_invalid(sinr_db), shading="auto",
                          cmap="viridis", zorder=0)
@@ -192,7 +193,8 @@ def plot_rate_cdf(
     ax.set_xlabel("user rate [Mbit/s]")
     ax.set_ylabel("CDF")
     ax.grid(True, which="major", alpha=0.3)
-    ax.legend(loc="lower right", fontsize="small")
+    if ax.get_legend_handles_labels()[0]:  # nothing to label when every method had no users
+        ax.legend(loc="lower right", fontsize="small")
     return ax
 
 
@@ -235,7 +237,7 @@ def plot_gain_curve(
         If a gain array's last dimension does not match `x`, or `band` is not in (0, 1).
     """
     if not 0.0 < band < 1.0:
-        raise ValueError(f"band must be in (0, 1), got {band}")
+        raise ValidationError(f"band must be in (0, 1), got {band}")
     if ax is None:
         _, ax = plt.subplots(figsize=(7, 4.5))
     x = np.asarray(x, float)
@@ -243,7 +245,7 @@ def plot_gain_curve(
     for name, g in gains.items():
         g = np.atleast_2d(np.asarray(g, float))
         if g.ndim != 2 or g.shape[1] != len(x):
-            raise ValueError(f"gains[{name!r}]: expected shape ({len(x)},) or (n_drops, "
+            raise ValidationError(f"gains[{name!r}]: expected shape ({len(x)},) or (n_drops, "
                              f"{len(x)}), got {np.shape(gains[name])}")
         n_drops = g.shape[0]
         mean = g.mean(axis=0)

@@ -93,6 +93,7 @@ from cellopt.problem import Problem
 from cellopt.radio.links import link_table_nbytes
 from cellopt.radio.spectral import SPECTRAL_EFFICIENCY
 from cellopt.solvers import METHODS
+from cellopt.solvers.registry import check_arguments
 from cellopt.topology.femto import WIFI_DENSITY_PER_KM2, add_femtocells_nbytes
 from cellopt.topology.hexgrid import add_picos_nbytes, hex_grid_nbytes
 from cellopt.topology.users import drop_users_nbytes
@@ -433,6 +434,14 @@ class _Checker:
                 raise self.fail(at, f"expected string or table, got {_toml_type(item)}")
             if name not in METHODS:
                 raise self.fail(at, f"unknown method {name!r}; valid: {sorted(METHODS)}")
+            common = {"tol": 1e-4, "max_iter": None, "time_limit_s": None,
+                      "single_association": False}
+            try:  # the checks solve() makes, now rather than after the network is built
+                check_arguments(name, METHODS[name], callback=None,
+                                **{k: options.get(k, v) for k, v in common.items()},
+                                options={k: v for k, v in options.items() if k not in common})
+            except ValidationError as err:
+                raise self.fail(at, "; ".join(err.problems)) from None
             if label is None:
                 label = name + ("".join(f" {k}={v}" for k, v in options.items()))
             specs.append(MethodSpec(name, label, options))

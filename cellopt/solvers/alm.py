@@ -35,6 +35,7 @@ import scipy.linalg
 import scipy.sparse as sp
 import scipy.sparse.linalg as spla
 
+from cellopt.errors import ValidationError
 from cellopt.problem import Problem, utility, utility_derivative
 from cellopt.solution import Solution
 from cellopt.solvers.common import (
@@ -322,7 +323,7 @@ def solve_alm(
     p = problem
     max_iter = 200 if max_iter is None else int(max_iter)
     if warm_start not in ("dual", None):
-        raise ValueError(f"warm_start={warm_start!r}; fix: 'dual' or None")
+        raise ValidationError(f"warm_start={warm_start!r}; fix: 'dual' or None")
     said = ""
     if warm_start == "dual" and x0 is None and prices0 is None and p.n_links:
         from cellopt.solvers.dual import solve_dual

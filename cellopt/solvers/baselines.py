@@ -30,6 +30,7 @@ from typing import Any
 import numpy as np
 from scipy.special import gammaln
 
+from cellopt.errors import ValidationError
 from cellopt.network import TIERS
 from cellopt.problem import Problem, utility
 from cellopt.solution import Solution
@@ -204,7 +205,7 @@ def range_expansion(
     rsrp = _require(problem, "rsrp_dbm", "range_expansion")
     bias = _tier_bias(bias_db)
     if bias.any() and problem.cell_tier is None:
-        raise ValueError("range_expansion needs each cell's tier (problem.cell_tier is None); "
+        raise ValidationError("range_expansion needs each cell's tier (problem.cell_tier is None); "
                          "fix: build the problem with Problem.from_network(network, links) or "
                          "pass cell_tier= (codes into cellopt.network.TIERS) to "
                          "Problem.from_links")
@@ -293,7 +294,7 @@ def load_aware(
     inner = {"inner_method": inner_method, "inner_options": inner_options}
     cap = 10 * problem.n_users if max_rounds is None else max_rounds
     if int(cap) != cap or cap < 0:
-        raise ValueError(f"max_rounds={max_rounds}; fix: give a whole number of rounds ≥ 0")
+        raise ValidationError(f"max_rounds={max_rounds}; fix: give a whole number of rounds ≥ 0")
     cap = int(cap) if max_iter is None else min(int(cap), int(max_iter))
     pairs = _Pairs(problem)
     start_score = pairs.max_per_pair(problem.rsrp_dbm) if problem.rsrp_dbm is not None \
@@ -392,7 +393,7 @@ def in_cell_shares(
         x[keep] = x_sub
         return x, mu.reshape(problem.n_cells, 1), None, "in-cell shares optimal in closed form"
     if inner_method in BASELINES:
-        raise ValueError(f"inner_method={inner_method!r} is a baseline; fix: use a solver of the "
+        raise ValidationError(f"inner_method={inner_method!r} is a baseline; fix: use a solver of the "
                          "convex problem, e.g. 'alm' or 'reference'")
     from cellopt.solvers import solve  # late: cellopt.solvers imports this module
 
@@ -644,7 +645,7 @@ def _argmax_per_user(pair_user: np.ndarray, score: np.ndarray, n_users: int) -> 
 def _require(problem: Problem, name: str, method: str) -> np.ndarray:
     values = getattr(problem, name)
     if values is None:
-        raise ValueError(
+        raise ValidationError(
             f"{method} needs {name} per link but the problem has none; fix: build the problem "
             f"with Problem.from_network(network, links) or pass {name}= to Problem.from_links")
     return values
@@ -657,12 +658,12 @@ def _tier_bias(bias_db: float | Mapping[str, float] | None) -> np.ndarray:
     if isinstance(bias_db, Mapping):
         unknown = sorted(set(bias_db) - set(TIERS))
         if unknown:
-            raise ValueError(f"bias_db has unknown tiers {unknown}; fix: use tiers from {list(TIERS)}")
+            raise ValidationError(f"bias_db has unknown tiers {unknown}; fix: use tiers from {list(TIERS)}")
         bias = np.array([float(bias_db.get(t, 0.0)) for t in TIERS])
     else:
         bias = np.array([0.0 if t == "macro" else float(bias_db) for t in TIERS])
     if not np.isfinite(bias).all():
-        raise ValueError(f"bias_db={bias_db}; fix: give finite biases in dB")
+        raise ValidationError(f"bias_db={bias_db}; fix: give finite biases in dB")
     return bias
 
 

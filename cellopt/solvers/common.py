@@ -8,6 +8,7 @@ import numpy as np
 import pandas as pd
 from threadpoolctl import ThreadpoolController
 
+from cellopt.errors import ValidationError
 from cellopt.problem import Problem, utility
 from cellopt.solution import Solution
 
@@ -170,10 +171,10 @@ def dual_bound(problem: Problem, mu: np.ndarray, nu: np.ndarray | None = None) -
     mu = np.asarray(mu, float).reshape(-1)
     nu = np.zeros(problem.n_cells) if nu is None else np.asarray(nu, float)
     if mu.shape != (problem.n_groups,) or nu.shape != (problem.n_cells,):
-        raise ValueError(f"prices have shapes {mu.shape}, {nu.shape}; expected "
+        raise ValidationError(f"prices have shapes {mu.shape}, {nu.shape}; expected "
                          f"({problem.n_groups},) and ({problem.n_cells},)")
     if (mu < 0).any() or (nu < 0).any() or np.isnan(mu).any() or np.isnan(nu).any():
-        raise ValueError("prices must be ≥ 0 (and not NaN)")
+        raise ValidationError("prices must be ≥ 0 (and not NaN)")
     capped = np.isfinite(problem.backhaul_mbps)
     nu = np.where(capped, nu, 0.0)
     pi = user_min(problem, link_prices(problem, mu, nu))

@@ -489,7 +489,7 @@ def solve_dual(
     p = problem
     max_iter = 500 if max_iter is None else int(max_iter)
     if not (tau0 > 0 and tau_min > 0):
-        raise ValueError(f"tau0={tau0}, tau_min={tau_min}; fix: give temperatures > 0")
+        raise ValidationError(f"tau0={tau0}, tau_min={tau_min}; fix: give temperatures > 0")
     model = _SmoothedDual(p, tol)
     G = model.G
     lb = model.lb
@@ -497,7 +497,7 @@ def solve_dual(
         mu0 = np.asarray(prices0[0], float).reshape(-1)
         nu0 = np.asarray(prices0[1], float)
         if mu0.shape != (G,) or nu0.shape != (p.n_cells,):
-            raise ValueError(f"prices0 have shapes {mu0.shape}, {nu0.shape}; fix: give "
+            raise ValidationError(f"prices0 have shapes {mu0.shape}, {nu0.shape}; fix: give "
                              f"({p.n_cells}, {p.n_resources}) and ({p.n_cells},)")
         y = np.maximum(np.r_[mu0, nu0[model.capped]] / model.s, lb)
     else:

@@ -19,7 +19,7 @@ import cvxpy as cp
 import numpy as np
 import scipy.sparse as sp
 
-from cellopt.errors import check_memory
+from cellopt.errors import ValidationError, check_memory
 from cellopt.problem import Problem
 from cellopt.solution import Solution
 from cellopt.solvers.common import (
@@ -344,7 +344,7 @@ def solve_reference(
     installed = cp.installed_solvers()
     name = str(solver).upper()
     if name not in installed:
-        raise ValueError(f"unknown or uninstalled solver {solver!r}; installed cvxpy solvers: "
+        raise ValidationError(f"unknown or uninstalled solver {solver!r}; installed cvxpy solvers: "
                          f"{installed}")
     mu = np.zeros(problem.n_groups)
     nu = np.zeros(problem.n_cells)
@@ -368,7 +368,7 @@ def solve_reference(
             data, chain, inverse = prob.get_problem_data(name, verbose=verbose,
                                                          solver_opts=options)
     except cp.SolverError as err:
-        raise ValueError(
+        raise ValidationError(
             f"solver {name!r} cannot solve this problem (alpha={problem.alpha:g}): {err}; fix: "
             "use a conic solver with exponential and power cones, e.g. solver='CLARABEL'") from err
     compile_s = time.perf_counter() - start
