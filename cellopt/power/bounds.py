@@ -31,7 +31,7 @@ from cellopt.power.clusters import ClusterConfigs, cluster_cells_by_coupling
 from cellopt.power.gains import GainTable
 from cellopt.power.patterns import PatternSpace, link_coefficients
 from cellopt.problem import Problem
-from cellopt.solvers.common import link_prices, user_min, user_value
+from cellopt.solvers.common import link_prices, user_min, user_value, utility_scale
 
 __all__ = ["joint_bound", "relaxed_bound"]
 
@@ -245,11 +245,11 @@ def _solve_relaxation(network: Network, gains: GainTable, space: PatternSpace, a
         if bound < best_bound:
             best_bound, best_prices = bound, (lam, nu)
         current = np.where(in_set, values, -np.inf).max(axis=1)
-        margin = tol * max(1.0, abs(sol.objective)) / rel.n_clusters
+        scale = utility_scale(problem, sol.utility)  # objective change per rate factor
+        margin = tol * scale / rel.n_clusters
         improve = (values > (current + margin)[:, None]) & rel.valid
         out_of_time = time_limit_s is not None and time.perf_counter() - t0 > time_limit_s
-        if not improve.any() or out_of_time or (best_bound - best_obj) <= tol * max(
-                1.0, abs(best_obj)):
+        if not improve.any() or out_of_time or (best_bound - best_obj) <= tol * scale:
             break
         order = np.argsort(-np.where(improve, values, -np.inf), axis=1, kind="stable")[:, :2]
         in_set[rows, order] |= improve[rows, order]

@@ -144,6 +144,7 @@ from cellopt.solvers.common import (
     dual_bound,
     recover_feasible,
     user_value,
+    utility_scale,
 )
 from cellopt.solvers.linalg import SymmetricSystem, share_curvature
 from cellopt.solvers.registry import register
@@ -584,7 +585,9 @@ def solve_dual(
         gap, residual, stop = record(n_iter, stage, tau, pt, decrement,
                                      0.0 if ls_failed else step, n_eval)
         # ---- end of a stage: the implied shares are feasible to within the tolerance
-        scale = max(1.0, abs(best["obj"]) if np.isfinite(best["obj"]) else abs(pt.g_tau))
+        # The objective change worth a rate factor tol: tol × S (certified_gap's scale).
+        scale = utility_scale(p, best["util"]) if np.isfinite(best["util"]) \
+            else max(1.0, abs(pt.g_tau))
         # Path following: solving a stage more accurately than its own smoothing error
         # (g_τ − g at the current prices) is wasted work; the last stage needs 0.1 tol.
         target = max(0.1 * tol * scale, stage_accuracy * (pt.g_tau - pt.bound))
