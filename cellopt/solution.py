@@ -52,7 +52,9 @@ class Solution:
         ≥ the optimum: g(μ, ν) from the dual function at the reported prices; see
         `bound_kind` for which problem it bounds.
     gap : float or None
-        (upper_bound − objective) / max(1, |objective|).
+        The rate-equivalent gap c − 1: every user's rate × c (same payments) would reach
+        `upper_bound` (:func:`~cellopt.solvers.common.certified_gap`); ≤ tol certifies that
+        no allocation gives everyone more than (1 + tol) times these rates.
     n_iter : int
     wall_s : float
     history : pandas.DataFrame

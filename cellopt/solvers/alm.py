@@ -7,8 +7,8 @@ the augmented Lagrangian, then updates the multipliers
 ``y ← max(0, y + σ (a(x) − 1))`` — prices rise where a cell is overloaded. The multipliers
 are the prices μ (airtime) and ν (backhaul) of the certificate: every outer iteration
 evaluates the dual function g(μ, ν) (an upper bound for any prices ≥ 0) and the
-objective of the repaired, feasible shares, and the method stops when their relative gap
-is at most ``tol``.
+objective of the repaired, feasible shares, and the method stops when their
+rate-equivalent gap is at most ``tol``.
 
 Why Newton, and why it is cheap here: a plain ADMM needs thousands of iterations for a
 1e-4 gap. The Newton matrix on the free links (those not held at 0) is
@@ -288,7 +288,7 @@ def solve_alm(
     ----------
     problem : Problem
     tol : float
-        Target certified relative gap.
+        Target certified rate-equivalent gap (:func:`~cellopt.solvers.common.certified_gap`).
     max_iter : int, optional
         Outer iterations (default 200).
     time_limit_s : float, optional

@@ -462,7 +462,7 @@ def solve_dual(
     ----------
     problem : Problem
     tol : float
-        Target certified relative gap.
+        Target certified rate-equivalent gap (:func:`~cellopt.solvers.common.certified_gap`).
     max_iter : int, optional
         Cap on Newton steps (= iterations; default 500).
     time_limit_s : float, optional

@@ -32,7 +32,7 @@ Certificate
 Every iteration repairs the current shares into a feasible point
 (:func:`~cellopt.solvers.common.repair`) and evaluates the dual function g(μ, ν) of the
 whole problem at the current row multipliers; the best of each is kept, and the method
-stops when their relative gap is at most ``tol``: the status is certified by the same
+stops when their rate-equivalent gap is at most ``tol``: the status is certified by the same
 bound as every other method, not by the interior point's own residuals.
 """
 
@@ -191,7 +191,7 @@ def solve_ipm(
     ----------
     problem : Problem
     tol : float
-        Target certified relative gap.
+        Target certified rate-equivalent gap (:func:`~cellopt.solvers.common.certified_gap`).
     max_iter : int, optional
         Interior-point iterations (default 200).
     time_limit_s : float, optional

@@ -58,7 +58,8 @@ problem = cellopt.Problem.from_network(net, links)
 # - range_expansion: the same with a +6 dB bias for picos, to offload the macros;
 # - load_aware: users move selfishly to the cell where they would get the most rate;
 # - alm: the optimiser. It also returns an upper bound on the optimum (from the dual
-#   function), so its gap (upper_bound - objective) / max(1, |objective|) is certified.
+#   function), so its gap is certified: no allocation gives every user more than
+#   (1 + gap) times these rates.
 # Each method reports the upper bound of the dual function at its own prices; the
 # baselines' prices are not optimal, so their bounds are loose. The lowest bound (ALM's)
 # holds for every method: objective differences against it are what the baselines lose.
