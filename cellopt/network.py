@@ -465,8 +465,10 @@ class Network:
         cells, users : geopandas.GeoDataFrame
             Tables with a CRS. Geographic ones (e.g. EPSG:4326) are projected to `crs`.
         crs : pyproj.CRS or str, optional
-            Target metric CRS. Default: the cells' CRS if it is projected, else the UTM
-            zone of the cells (``estimate_utm_crs``).
+            Target metric CRS. Default: the cells' CRS if it is projected, else a CRS
+            that keeps distances between the cells within 1 % (their UTM zone when it
+            does; :func:`~cellopt.topology.projection.metric_crs`), or an error for cells
+            spread too widely.
         **kwargs
             ``bandwidth_mhz``, ``resource_mhz``, ``region``, ``wrap_shifts_m``, ``study_area``
             (polygons in the target CRS).
@@ -479,8 +481,18 @@ class Network:
                 raise ValidationError(
                     f"{name} table has no CRS; fix: set one, e.g. frame.set_crs('EPSG:4326')"
                 )
-        if crs is None:
-            crs = cells.crs if cells.crs.is_projected else cells.estimate_utm_crs()
+        if crs is None and cells.crs.is_projected:
+            crs = cells.crs
+        elif crs is None:
+            from cellopt.topology.projection import metric_crs  # (topology imports this module)
+
+            x, y = shapely.get_x(cells.geometry.values), shapely.get_y(cells.geometry.values)
+            finite = np.isfinite(x) & np.isfinite(y)
+            if not finite.any():
+                raise ValidationError("cells: no cell has finite coordinates, so no metric CRS "
+                                      "can be chosen; fix: give each cell a point position")
+            crs = metric_crs(cells.geometry[finite], "cells", fix="build one network per region, "
+                             "or pass crs= a projected CRS in metres")
         cells = cells.to_crs(crs)
         users = users.to_crs(crs) if users is not None else None
         return cls(cells=cells, users=users, **kwargs).validate()

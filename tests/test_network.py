@@ -374,3 +374,14 @@ def test_bad_frames_and_arguments_are_validation_errors():
         Network.from_frames({"cells": 1})
     with pytest.raises(ValidationError, match="resource_mhz has shape"):
         Network(cells=make_cells(), resource_mhz=np.ones((2, 2)))
+
+
+def test_from_frames_refuses_cells_on_two_continents():
+    # San Francisco and Sydney: no local projection keeps their distance within 1 %.
+    cells = cells_frame(np.array([-122.4, 151.2]), np.array([37.7, -33.9]), crs="EPSG:4326",
+                        tier="macro", tx_power_dbm=46.0, antenna_gain_dbi=14.0)
+    with pytest.raises(ValidationError, match="no single local projection"):
+        Network.from_frames(cells)
+    near = cells_frame(np.array([-122.4, -122.3]), np.array([37.7, 37.8]), crs="EPSG:4326",
+                       tier="macro", tx_power_dbm=46.0, antenna_gain_dbi=14.0)
+    assert Network.from_frames(near).cells.crs.to_epsg() == 32610  # UTM zone 10N

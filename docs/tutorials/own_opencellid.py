@@ -41,9 +41,11 @@ out = Path(os.environ.get("CELLOPT_TUTORIAL_OUT", "results/tutorial"))
 out.mkdir(parents=True, exist_ok=True)
 
 # %% 1. The extract
-# An OpenCelliD export has exactly these columns: radio, mcc, net (the MNC), area (TAC),
+# An OpenCelliD export has these columns: radio, mcc, net (the MNC), area (TAC),
 # cell (for LTE the 28-bit ECI: eNB id × 256 + sector), unit, lon, lat, range, samples,
-# changeable, created, updated, averageSignal. Positions are the centres of the
+# changeable, created, updated, averageSignal. read_cells needs radio, mcc, net, area,
+# cell, lon, lat (in any order and case); the others are optional, and extra columns of
+# yours are kept. Positions are the centres of the
 # measurements of each cell, not the mast. Without a file of yours, we write a synthetic
 # one: a 6 × 6 grid of eNBs 350 m apart in a city (lon/lat near 2.35 E, 48.85 N), three
 # measured cells each scattered up to 40 m from the mast, plus a few GSM cells and cells
@@ -72,9 +74,10 @@ else:
     print(f"wrote a synthetic extract of {n} cells to {extract}")
 
 # %% 2. Read, filter, cluster, project
-# read_cells recognises the OpenCelliD header. Keep one operator's LTE cells; their
-# eNB ids (cell // 256) group the measured sectors into sites, and sites closer than
-# merge_distance_m are merged. The result is in the data's UTM zone, in metres.
+# read_cells recognises an OpenCelliD export by its column names. Keep one operator's LTE
+# cells; their eNB ids (cell // 256) group the measured sectors into sites, and sites
+# closer than merge_distance_m are merged. The result is in the data's UTM zone, in
+# metres (a wider extract gets a projection that keeps distances within 1 %, or an error).
 net = topology.read_cells(extract, radio="LTE", mcc=208, mnc=1, merge_distance_m=50.0)
 print(f"{net.n_cells} LTE cells on {net.cells['site_id'].nunique()} sites, CRS {net.crs.name}")
 
