@@ -153,6 +153,9 @@ BAD_ARGUMENTS = [
     ("reference-clarabel-setting", dict(method="reference", max_step_fraction=0.9),
      "solver_options"),
     ("baseline-bias-on-max-rsrp", dict(method="max_rsrp", bias_db=3.0), "['bias_db']"),
+    ("reference-too-large", dict(method="reference", max_links=3), "more than max_links=3"),
+    ("reference-max-links-text", dict(method="reference", max_links="many"),
+     "max_links='many'"),
 ]
 
 
