@@ -36,10 +36,10 @@ import numpy as np
 import pandas as pd
 
 from cellopt.errors import StoreError, ValidationError, check_memory
+from cellopt.network import check_count
 from cellopt.runner import (
     _TASK_BYTES,
     _atomic_write,
-    _check_count,
     _check_folder,
     _Damaged,
     _overrides,
@@ -303,8 +303,9 @@ def capacity_sweep(
         ``meta.json`` or ``scenario.toml`` is missing (unless `force`) or that holds
         another scenario or other settings; for a result damaged after the run.
     """
-    for name, value in (("replicates", replicates), ("drops", drops), ("workers", workers)):
-        _check_count(name, value)
+    replicates, drops, workers = (check_count(value, name, fix="give an integer ≥ 1", minimum=1)
+                                  for name, value in (("replicates", replicates),
+                                                      ("drops", drops), ("workers", workers)))
     unknown = [m for m in methods if m not in METHODS]
     if unknown:
         raise ValidationError(f"unknown methods {unknown}; valid: {sorted(METHODS)}")

@@ -50,6 +50,7 @@ import numpy as np
 import pandas as pd
 
 from cellopt.errors import CelloptError, StoreError, ValidationError, check_memory
+from cellopt.network import check_count
 from cellopt.scenario import Scenario, drop_seeds
 
 __all__ = ["SUMMARY_COLUMNS", "cached_frame", "collect", "grid_points", "load_rates", "rate_summary",
@@ -104,12 +105,6 @@ def _overrides(point: Mapping[str, Any]) -> dict[str, dict[str, Any]]:
         section, name = key.split(".")
         out.setdefault(section, {})[name] = value
     return out
-
-
-def _check_count(name: str, value: Any) -> None:
-    """Refuse anything but an integer ≥ 1 (bools included, they are ints to Python)."""
-    if not isinstance(value, (int, np.integer)) or isinstance(value, bool) or value < 1:
-        raise ValidationError(f"{name}={value!r}; fix: give an integer ≥ 1")
 
 
 def _check_folder(path: Path) -> None:
@@ -502,8 +497,8 @@ def run_sweep(
         For a `scheduler` that cannot be reached.
     """
     drops = scenario.drops if drops is None else drops
-    _check_count("drops", drops)
-    _check_count("workers", workers)
+    drops = check_count(drops, "drops", fix="give an integer ≥ 1", minimum=1)
+    workers = check_count(workers, "workers", fix="give an integer ≥ 1", minimum=1)
     drops = int(drops)
     points = grid_points(grid)
     check_memory(len(points) * drops * _TASK_BYTES, f"{len(points)} grid point(s) × {drops} drops",
