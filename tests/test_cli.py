@@ -4,6 +4,7 @@ from pathlib import Path
 
 import numpy as np
 import pandas as pd
+from small_scenario import small_scenario
 
 from cellopt import cli
 
@@ -57,19 +58,7 @@ def test_experiment_then_plot(tmp_path, capsys):
     assert (out / "gain_p50.png").stat().st_size > 0 and (out / "rate_cdf_g001.png").exists()
 
 
-SMALL = """
-methods = ["max_rsrp", "alm"]
-[network]
-builder = "hex_grid"
-n_rings = 1
-[users]
-n = 30
-[radio]
-n_candidates = 4
-[seeds]
-base = 3
-drops = 2
-"""
+SMALL = small_scenario(drops=2)
 
 
 def test_experiment_without_grid(tmp_path, capsys):

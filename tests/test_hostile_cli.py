@@ -21,27 +21,12 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 import pytest
+from small_scenario import small_scenario
 
 from cellopt import cli
 from cellopt.runner import load_rates
 
-SMALL = """
-methods = ["max_rsrp", "alm"]
-
-[network]
-builder = "hex_grid"
-n_rings = 1
-
-[users]
-n = 30
-
-[radio]
-n_candidates = 4
-
-[seeds]
-base = 3
-drops = 6
-"""
+SMALL = small_scenario(drops=6)
 N_DROPS = 6
 ROOT = hasattr(os, "geteuid") and os.geteuid() == 0  # root ignores file permissions
 ENV = {**os.environ, "PYTHONDONTWRITEBYTECODE": "1",

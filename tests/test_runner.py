@@ -14,28 +14,13 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 import pytest
+from small_scenario import small_scenario
 
 from cellopt.errors import StoreError, ValidationError
 from cellopt.runner import cached_frame, collect, load_rates, run_sweep
 from cellopt.scenario import drop_seeds, load_scenario
 
-SMALL = """
-methods = ["max_rsrp", "alm"]
-
-[network]
-builder = "hex_grid"
-n_rings = 1
-
-[users]
-n = 30
-
-[radio]
-n_candidates = 4
-
-[seeds]
-base = 3
-drops = 4
-"""
+SMALL = small_scenario(drops=4)
 
 
 @pytest.fixture
