@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import dataclasses
 import math
+import numbers
 import warnings
 from collections.abc import Mapping
 from typing import Any
@@ -22,7 +23,7 @@ import shapely
 from cellopt.errors import ValidationError, describe_rows
 
 __all__ = ["CELL_BYTES", "CELL_COLUMNS", "LIMITS", "OWNERS", "TIERS", "USER_COLUMNS", "Limit", "Network",
-           "cells_frame", "check_count", "check_real", "users_frame"]
+           "cells_frame", "check_count", "check_real", "is_integer", "is_real", "users_frame"]
 
 TIERS = ("macro", "pico", "femto")
 OWNERS = ("operator", "third_party")
@@ -167,9 +168,14 @@ LIMITS: dict[str, Limit] = {
 }
 
 
-def _is_real(value: Any) -> bool:
-    return isinstance(value, (int, float, np.integer, np.floating)) and not isinstance(
-        value, (bool, np.bool_))
+def is_real(value: Any) -> bool:
+    """A real number (Python or numpy), not a boolean."""
+    return isinstance(value, numbers.Real) and not isinstance(value, (bool, np.bool_))
+
+
+def is_integer(value: Any) -> bool:
+    """An integer (Python or numpy), not a boolean."""
+    return isinstance(value, numbers.Integral) and not isinstance(value, (bool, np.bool_))
 
 
 def check_real(value: Any, name: str, kind: str | None = None, *, warn: bool = True,
@@ -201,7 +207,7 @@ def check_real(value: Any, name: str, kind: str | None = None, *, warn: bool = T
     """
     limit = LIMITS[name if kind is None else kind]
     unit = f" {limit.unit}" if limit.unit else ""
-    if not _is_real(value):
+    if not is_real(value):
         raise ValidationError(f"{name}={value!r} is a {type(value).__name__}, not a number; "
                               f"fix: {limit.fix}")
     v = float(value)
@@ -227,7 +233,7 @@ def check_count(value: Any, name: str, *, fix: str, minimum: int = 0) -> int:
     """
     if isinstance(value, (bool, np.bool_)):
         raise ValidationError(f"{name}={value!r} is a boolean, not a count; fix: {fix}")
-    if not _is_real(value):
+    if not is_real(value):
         raise ValidationError(f"{name}={value!r} is a {type(value).__name__}, not a whole "
                               f"number; fix: {fix}")
     if isinstance(value, (float, np.floating)) and not (math.isfinite(value)
@@ -429,7 +435,7 @@ class Network:
             self.users = users_frame(np.empty(0), np.empty(0), crs=self.cells.crs)
         if self.resource_mhz is None:
             # a bad bandwidth is reported once, by validate()
-            self.resource_mhz = self.bandwidth_mhz if _is_real(self.bandwidth_mhz) else np.inf
+            self.resource_mhz = self.bandwidth_mhz if is_real(self.bandwidth_mhz) else np.inf
         try:
             self.resource_mhz = np.atleast_1d(np.asarray(self.resource_mhz, dtype=float))
         except (TypeError, ValueError):

@@ -15,14 +15,13 @@ from __future__ import annotations
 
 import dataclasses
 import functools
-import numbers
 from typing import Any
 
 import numpy as np
 
 from cellopt.errors import ValidationError, check_memory, describe_rows
 from cellopt.linktable import LinkTable
-from cellopt.network import TIERS, Network
+from cellopt.network import TIERS, Network, is_integer, is_real
 
 __all__ = ["Problem", "utility", "utility_derivative"]
 
@@ -391,10 +390,9 @@ def _check_scalars(*, n_users: Any, n_cells: Any, n_resources: Any, alpha: Any) 
     problems = []
     for name, value, least in (("n_users", n_users, 0), ("n_cells", n_cells, 0),
                                ("n_resources", n_resources, 1)):
-        if isinstance(value, (bool, np.bool_)) or not isinstance(value, numbers.Integral) \
-                or value < least:
+        if not is_integer(value) or value < least:
             problems.append(f"{name}={value!r}; fix: give a whole number ≥ {least}")
-    if isinstance(alpha, (bool, np.bool_)) or not isinstance(alpha, numbers.Real):
+    if not is_real(alpha):
         # (a real α out of range is reported with the other parameters)
         problems.append(f"alpha={alpha!r}; fix: give a fairness exponent, a number ≥ 0 "
                         "(0: sum rate, 1: proportional fair)")

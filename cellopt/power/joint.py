@@ -8,7 +8,6 @@ described in :func:`solve_power`; docs/model.md ("Power patterns") has the mathe
 
 from __future__ import annotations
 
-import numbers
 import time
 from collections.abc import Callable
 from typing import Any
@@ -17,7 +16,7 @@ import numpy as np
 import pandas as pd
 
 from cellopt.errors import ValidationError
-from cellopt.network import Network
+from cellopt.network import Network, is_integer, is_real
 from cellopt.power.bounds import joint_bound, relaxed_bound
 from cellopt.power.gains import GainTable
 from cellopt.power.patterns import (
@@ -622,12 +621,10 @@ def _check_options(method: str, gain_tol: Any, bound: Any, pricing: Any, stabili
                    alpha: Any, tol: Any) -> None:
     """Every option checked at once; one ValidationError lists what is wrong and the fix."""
     def real(v: Any) -> bool:
-        return isinstance(v, numbers.Real) and not isinstance(v, (bool, np.bool_)) \
-            and not np.isnan(v)
+        return is_real(v) and not np.isnan(v)
 
     def whole(v: Any, least: int) -> bool:
-        return isinstance(v, numbers.Integral) and not isinstance(v, (bool, np.bool_)) \
-            and v >= least
+        return is_integer(v) and v >= least
 
     rules = [
         (method in PATTERN_METHODS, f"method={method!r} cannot solve over power patterns; fix: "

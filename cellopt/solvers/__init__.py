@@ -20,7 +20,7 @@ from cellopt.solvers.registry import (
     nothing_to_allocate,
     register,
 )
-from cellopt.solvers.scaling import Scale, check_representable
+from cellopt.solvers.scaling import to_solver_units
 
 __all__ = ["BLOCK_METHODS", "METHODS", "PATTERN_METHODS", "register", "solve"]
 
@@ -102,9 +102,7 @@ def solve(
                               "baselines already serve each user by one cell)")
     if problem.n_links == 0:
         return nothing_to_allocate(problem, method)
-    scale = Scale.of(problem)
-    scaled = scale.problem(problem)
-    check_representable(scaled, scale)
+    scale, scaled = to_solver_units(problem)
     kwargs = dict(tol=float(tol), max_iter=max_iter, time_limit_s=time_limit_s,
                   callback=scale.callback(callback))
     sol = fn(scaled, **kwargs, **scale.options(options))

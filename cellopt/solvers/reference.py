@@ -359,14 +359,6 @@ def solve_reference(
     mu = np.zeros(problem.n_groups)
     nu = np.zeros(problem.n_cells)
 
-    if problem.n_links == 0:  # only users without links (α < 1): x = () is optimal
-        theta = None if not problem.free_shares else feasible_shares(
-            problem, problem.block_cost == problem.block_cost.min(axis=1, keepdims=True))
-        return _finish(problem, np.zeros(0), mu, nu, tol=tol, start=start, compile_s=0.0,
-                       solve_s=0.0, n_iter=0, status_cvx=cp.OPTIMAL, raw_status="",
-                       name=name, callback=callback, said="no links, nothing to solve",
-                       theta=theta)
-
     prob, meta = _build(problem, _supports_power_cone(name))
     # The options also go to compilation: cvxpy keeps them for interpreting the result
     # (Clarabel's accept_unknown).
@@ -432,8 +424,8 @@ def solve_reference(
 def _finish(problem: Problem, x: np.ndarray, mu: np.ndarray, nu: np.ndarray, *, tol: float,
             start: float, compile_s: float, solve_s: float, n_iter: int, status_cvx: str,
             raw_status: str, name: str, callback: Callable[[dict[str, Any]], bool | None] | None,
-            time_limit_s: float | None = None, said: str | None = None,
-            solver_gap: float | None = None, theta: np.ndarray | None = None) -> Solution:
+            time_limit_s: float | None = None, solver_gap: float | None = None,
+            theta: np.ndarray | None = None) -> Solution:
     """Certify (bound and gap from our own dual function), pick the status, fill the Solution."""
     util, cost = objective_terms(problem, x)
     objective = util - cost - energy_cost(problem, theta)
@@ -441,10 +433,9 @@ def _finish(problem: Problem, x: np.ndarray, mu: np.ndarray, nu: np.ndarray, *, 
     upper = dual_bound(problem, mu, nu)
     gap = certified_gap(problem, upper, objective, util)
     certified = gap is not None and gap <= tol
-    if said is None:
-        said = f"{name} status {status_cvx!r}" + (f" ({raw_status})" if raw_status else "") \
-            + f" after {n_iter} iterations" \
-            + ("" if solver_gap is None else f" (its own relative gap {solver_gap:.3e})")
+    said = f"{name} status {status_cvx!r}" + (f" ({raw_status})" if raw_status else "") \
+        + f" after {n_iter} iterations" \
+        + ("" if solver_gap is None else f" (its own relative gap {solver_gap:.3e})")
     gap_text = "undefined (objective not finite)" if gap is None else f"{gap:.3e}"
     if certified:
         status = "optimal"

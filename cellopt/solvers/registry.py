@@ -3,14 +3,15 @@
 from __future__ import annotations
 
 import inspect
-import numbers
 import time
 from collections.abc import Callable
 from typing import Any
 
 import numpy as np
+import pandas as pd
 
 from cellopt.errors import ValidationError
+from cellopt.network import is_integer, is_real
 from cellopt.problem import Problem
 from cellopt.solution import Solution
 
@@ -69,23 +70,17 @@ def check_problem(problem: Problem) -> None:
                               "build one with Problem.from_network(...) or Problem.from_links(...)")
 
 
-def _is_real(value: Any) -> bool:
-    return isinstance(value, numbers.Real) and not isinstance(value, (bool, np.bool_))
-
-
 def check_arguments(method: str, fn: Callable[..., Solution], *, tol: Any, max_iter: Any,
                     time_limit_s: Any, callback: Any, single_association: Any,
                     options: dict[str, Any]) -> None:
     """Refuse bad common arguments and options the method does not have, all at once."""
     problems = []
-    if not (_is_real(tol) and np.isfinite(tol) and tol > 0):
+    if not (is_real(tol) and np.isfinite(tol) and tol > 0):
         problems.append(f"tol={tol!r}; fix: give a rate-equivalent gap > 0, e.g. 1e-4")
-    if max_iter is not None and not (isinstance(max_iter, numbers.Integral)
-                                     and not isinstance(max_iter, (bool, np.bool_))
-                                     and max_iter >= 0):
+    if max_iter is not None and not (is_integer(max_iter) and max_iter >= 0):
         problems.append(f"max_iter={max_iter!r}; fix: give an integer ≥ 0, or None for the "
                         "method's default")
-    if time_limit_s is not None and not (_is_real(time_limit_s) and time_limit_s >= 0):
+    if time_limit_s is not None and not (is_real(time_limit_s) and time_limit_s >= 0):
         problems.append(f"time_limit_s={time_limit_s!r}; fix: give seconds ≥ 0, or None for no "
                         "limit")
     if callback is not None and not callable(callback):
@@ -93,10 +88,11 @@ def check_arguments(method: str, fn: Callable[..., Solution], *, tol: Any, max_i
                         "dict, or None")
     if not isinstance(single_association, (bool, np.bool_)):
         problems.append(f"single_association={single_association!r}; fix: give True or False")
-    unknown = sorted(set(options) - set(method_options(method)))
+    valid = method_options(method)
+    unknown = sorted(set(options) - set(valid))
     if unknown:
         problems.append(f"unknown option(s) {unknown} for method {method!r}; fix: use its "
-                        f"options {method_options(method)} (see its docstring)")
+                        f"options {valid} (see its docstring)")
     if problems:
         raise ValidationError(problems)
 
@@ -121,6 +117,6 @@ def nothing_to_allocate(problem: Problem, method: str) -> Solution:
         problem, np.zeros(0), method=method, status="optimal",
         message="no links: nothing to allocate, every user gets rate 0", mu=None, nu=None,
         n_iter=0, wall_s=time.perf_counter() - t0, theta=theta)
-    sol.history = sol.history.__class__([dict(iteration=0, objective=sol.objective,
-                                              upper_bound=sol.upper_bound, gap=sol.gap)])
+    sol.history = pd.DataFrame([dict(iteration=0, objective=sol.objective,
+                                     upper_bound=sol.upper_bound, gap=sol.gap)])
     return sol

@@ -17,13 +17,13 @@ from collections.abc import Callable
 from typing import Any
 
 import numpy as np
-import pandas as pd
 
 from cellopt.errors import ValidationError, describe_rows
 from cellopt.problem import Problem, utility
 from cellopt.solution import Solution
+from cellopt.solvers.common import user_min
 
-__all__ = ["Scale", "check_representable"]
+__all__ = ["Scale", "to_solver_units"]
 
 #: Smallest link rate relative to the rate scale: 1/R and prices per Mbit/s stay finite.
 _SMALLEST_RATE = 1e-250
@@ -32,38 +32,45 @@ _SMALLEST_RATE = 1e-250
 _VALUE_COLUMNS = ("objective", "upper_bound", "smoothed_bound", "estimate")
 
 
-def _best_rates(problem: Problem) -> tuple[np.ndarray, np.ndarray]:
-    """(users with links, each one's largest link rate), from links sorted by user."""
-    if not problem.n_links:
-        return np.zeros(0, np.int64), np.zeros(0)
-    starts = np.flatnonzero(np.r_[True, problem.user[1:] != problem.user[:-1]])
-    return problem.user[starts], np.maximum.reduceat(problem.rate_mbps, starts)
+def to_solver_units(problem: Problem) -> tuple[Scale, Problem]:
+    """The problem's :class:`Scale` and the problem in solver units.
 
-
-def check_representable(scaled: Problem, scale: Scale) -> None:
-    """Refuse links and users beyond floating point, in solver units.
-
-    A link 1e-250 times slower than the typical one makes prices per Mbit/s overflow, and
-    a user whose best link carries, say, 1e-200 Mbit/s has ``U = 1 − 1/r ≈ −1e200`` at
-    α = 2 and ``U'`` beyond the float range: no floating-point answer can hold them.
+    Raises
+    ------
+    ValidationError
+        For what floating point cannot hold: a link rate below :data:`_SMALLEST_RATE` of
+        the scale (prices per Mbit/s overflow), a user whose utility overflows even at its
+        best rate (e.g. 1e-100 Mbit/s at α = 5), units in which the objective overflows,
+        and prices that overflow.
     """
+    best = -user_min(problem, -problem.rate_mbps)  # each user's best link rate, −inf: none
+    users = np.flatnonzero(np.isfinite(best))
+    scale = Scale(rate_mbps=_power_of_two(best[users]), weight=_power_of_two(problem.weight),
+                  alpha=problem.alpha, total_weight=float(problem.weight.sum()))
+    if not (np.isfinite(scale.factor) and scale.factor > 0 and np.isfinite(scale.shift)):
+        raise ValidationError(
+            f"at alpha={problem.alpha:g}, rates of about {scale.rate_mbps:.3g} Mbit/s and "
+            f"weights of about {scale.weight:.3g} give utilities beyond the floating-point "
+            "range; fix: give rates in units near the typical rate (the answer does not "
+            "depend on them), or a smaller alpha")
+    scaled = scale.problem(problem)
     tiny = np.flatnonzero(scaled.rate_mbps < _SMALLEST_RATE)
     if len(tiny):
         raise ValidationError(
             f"links {describe_rows(scaled.link_index[tiny])} have rates "
-            f"{(scaled.rate_mbps[tiny[:10]] * scale.rate_mbps).tolist()} Mbit/s, below "
+            f"{problem.rate_mbps[tiny[:10]].tolist()} Mbit/s, below "
             f"{_SMALLEST_RATE:g} × the median best rate ({scale.rate_mbps:g} Mbit/s), where "
             "prices per Mbit/s overflow; fix: set these rates to 0 (such links carry nothing)")
-    users, best = _best_rates(scaled)
     with np.errstate(over="ignore", divide="ignore", invalid="ignore"):
-        value = scaled.weight[users] * utility(best, scaled.alpha)
+        value = scaled.weight[users] * utility(best[users] / scale.rate_mbps, scaled.alpha)
     bad = np.flatnonzero(~np.isfinite(value))
     if len(bad):
         raise ValidationError(
             f"users {describe_rows(users[bad])} have best link rates "
-            f"{(best[bad[:10]] * scale.rate_mbps).tolist()} Mbit/s, whose utility overflows at "
+            f"{best[users[bad[:10]]].tolist()} Mbit/s, whose utility overflows at "
             f"alpha={scaled.alpha:g} even with the whole band; fix: drop these links or users "
             "(no real link carries so little), or use a smaller alpha")
+    return scale, scaled
 
 
 def _rescale(values: np.ndarray, factor: float, name: str) -> np.ndarray:
@@ -107,24 +114,6 @@ class Scale:
     weight: float
     alpha: float
     total_weight: float
-
-    @classmethod
-    def of(cls, problem: Problem) -> Scale:
-        """The scale of a problem (its links are sorted by user)."""
-        _, best = _best_rates(problem)
-        scale = cls(rate_mbps=_power_of_two(best), weight=_power_of_two(problem.weight),
-                    alpha=problem.alpha, total_weight=float(problem.weight.sum()))
-        if not (np.isfinite(scale.factor) and scale.factor > 0 and np.isfinite(scale.shift)):
-            raise ValidationError(
-                f"at alpha={problem.alpha:g}, rates of about {scale.rate_mbps:.3g} Mbit/s and "
-                f"weights of about {scale.weight:.3g} give utilities beyond the floating-point "
-                "range; fix: give rates in units near the typical rate (the answer does not "
-                "depend on them), or a smaller alpha")
-        return scale
-
-    @property
-    def identity(self) -> bool:
-        return self.rate_mbps == 1.0 and self.weight == 1.0
 
     @property
     def factor(self) -> float:
@@ -181,20 +170,18 @@ class Scale:
         """A solution of the scaled problem in the caller's units (x, θ and the gap unchanged)."""
         s, k = self.rate_mbps, self.factor
         with np.errstate(invalid="ignore", over="ignore"):  # inf bounds and prices stay inf
-            return self._mapped(sol, s, k)
-
-    def _mapped(self, sol: Solution, s: float, k: float) -> Solution:
-        history = sol.history.copy()
-        for col in _VALUE_COLUMNS:
-            if col in history:
-                history[col] = k * history[col].astype(float) + self.shift
-        utility_value = float(k * sol.utility + self.shift)
-        cost, energy = float(k * sol.cost), float(k * sol.energy_cost)
-        return dataclasses.replace(
-            sol, utility=utility_value, cost=cost, energy_cost=energy,
-            objective=utility_value - cost - energy, upper_bound=self.value(sol.upper_bound),
-            estimate=self.value(sol.estimate), history=pd.DataFrame(history),
-            user_rate_mbps=sol.user_rate_mbps * s, cell_traffic_mbps=sol.cell_traffic_mbps * s,
-            prices={"airtime": sol.prices["airtime"] * k,
-                    "backhaul": sol.prices["backhaul"] * (k / s)},
-            cell_payment=None if sol.cell_payment is None else sol.cell_payment * k)
+            history = sol.history.copy()
+            for col in _VALUE_COLUMNS:
+                if col in history:
+                    history[col] = k * history[col].astype(float) + self.shift
+            utility_value = float(k * sol.utility + self.shift)
+            cost, energy = float(k * sol.cost), float(k * sol.energy_cost)
+            return dataclasses.replace(
+                sol, utility=utility_value, cost=cost, energy_cost=energy,
+                objective=utility_value - cost - energy, upper_bound=self.value(sol.upper_bound),
+                estimate=self.value(sol.estimate), history=history,
+                user_rate_mbps=sol.user_rate_mbps * s,
+                cell_traffic_mbps=sol.cell_traffic_mbps * s,
+                prices={"airtime": sol.prices["airtime"] * k,
+                        "backhaul": sol.prices["backhaul"] * (k / s)},
+                cell_payment=None if sol.cell_payment is None else sol.cell_payment * k)
