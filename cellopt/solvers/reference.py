@@ -440,7 +440,9 @@ def _finish(problem: Problem, x: np.ndarray, mu: np.ndarray, nu: np.ndarray, *, 
     if certified:
         status = "optimal"
         message = f"{said}; certified gap {gap_text} ≤ tol {tol:g}"
-    elif status_cvx == cp.USER_LIMIT:
+    elif status_cvx == cp.USER_LIMIT or (time_limit_s is not None
+                                         and solve_s >= 0.9 * time_limit_s):
+        # (Clarabel may report a time-limited stop as "AlmostSolved": the clock decides)
         low = raw_status.lower()
         hit_time = "time" in low or ("iter" not in low and time_limit_s is not None
                                      and solve_s >= 0.9 * time_limit_s)
