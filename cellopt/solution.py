@@ -9,6 +9,8 @@ import geopandas as gpd
 import numpy as np
 import pandas as pd
 
+from cellopt.errors import ValidationError
+
 __all__ = ["STATUSES", "Solution"]
 
 #: Status values. Only "optimal" claims a certified gap ≤ tol.
@@ -147,6 +149,13 @@ class Solution:
     ) -> tuple[pd.DataFrame | gpd.GeoDataFrame, pd.DataFrame | gpd.GeoDataFrame]:
         """User and cell tables; joined to `network`'s tables (GeoDataFrames) if given.
 
+        Parameters
+        ----------
+        network : Network, optional
+            The network of the problem this solves: the same users and cells, in order.
+            For a scenario's drop, whose problem leaves out the users without a usable
+            link, use :meth:`cellopt.study.Drop.frames`, which maps them back.
+
         Returns
         -------
         users : DataFrame
@@ -166,6 +175,12 @@ class Solution:
             "backhaul_price_per_mbps": self.prices["backhaul"],
         })
         if network is not None:
+            if (network.n_users, network.n_cells) != (len(users), len(cells)):
+                raise ValidationError(
+                    f"the network has {network.n_users} users and {network.n_cells} cells, the "
+                    f"solution {len(users)} and {len(cells)}; fix: pass the network the problem "
+                    "was built from (for a scenario drop, use drop.frames(solution), which maps "
+                    "the users without a usable link back)")
             users = network.users.reset_index(drop=True).join(users)
             cells = network.cells.reset_index(drop=True).join(cells)
             cells["backhaul_use"] = cells["traffic_mbps"] / cells["backhaul_mbps"]

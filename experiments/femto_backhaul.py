@@ -1,6 +1,6 @@
 """Experiment (b) of docs/experiments.md: utility and rates vs the backhaul capacity of femtocells.
 
-Drops of ``topologies/femto_backhaul.toml`` (57 macro cells, open-access femtocells at
+Drops of the shipped scenario ``femto_backhaul`` (57 macro cells, open-access femtocells at
 40 per km², 80 % indoor users) with every femtocell's backhaul cap set to each value of
 ``--backhaul`` [Mbit/s]; max-RSRP and load-aware ignore the caps when choosing (their
 capped cells are scaled down), the optimizer respects them. Writes the per-drop results
@@ -16,10 +16,10 @@ from pathlib import Path
 
 import matplotlib.pyplot as plt
 import numpy as np
-
-from cellopt.plotting import plot_gain_curve
 from cellopt.runner import run_sweep
 from cellopt.scenario import load_scenario
+
+from cellopt.plotting import plot_gain_curve
 
 ROOT = Path(__file__).resolve().parents[1]
 KEY = "femtocells.backhaul_mbps"
@@ -35,7 +35,7 @@ def main() -> None:
     parser.add_argument("--figures", default=str(ROOT / "docs" / "figures"))
     args = parser.parse_args()
 
-    scenario = load_scenario(ROOT / "topologies" / "femto_backhaul.toml")
+    scenario = load_scenario("femto_backhaul")
     index = run_sweep(scenario, args.out, drops=args.drops, grid={KEY: args.backhaul},
                       workers=args.workers, resume=args.resume)
     figures = Path(args.figures)

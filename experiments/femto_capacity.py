@@ -1,10 +1,10 @@
 """Experiment (d) of docs/experiments.md: third-party femtocells on real base-station locations.
 
-Scenario ``topologies/sf_femto.toml``: the OpenCelliD LTE sites of one operator in San
+Scenario the shipped scenario ``sf_femto``: the OpenCelliD LTE sites of one operator in San
 Francisco (``../shared/data``), 3 sectors each, a downtown study window with a 500 m guard
 band, open-access femtocells at ``adoption`` × the WiFi AP density with lognormal
 backhaul caps, 80 % indoor users. Where the data file is absent, its synthetic stand-in
-``topologies/city_synthetic.toml`` runs instead (with a warning).
+the shipped scenario ``city_synthetic`` runs instead (with a warning).
 
 1. Capacity gain vs adoption: the capacity (largest users per km² whose pooled
    5th-percentile rate is ≥ ``--target``) of max-RSRP and of the optimizer (``alm``)
@@ -35,10 +35,11 @@ import numpy as np
 import pandas as pd
 
 from cellopt import solve
-from cellopt.capacity import capacity_sweep
 from cellopt.plotting import plot_gain_curve
-from cellopt.runner import cached_frame, rate_summary
-from cellopt.scenario import Scenario, drop_seeds, load_scenario
+from cellopt.study.capacity import capacity_sweep
+from cellopt.study.scenario import Scenario, drop_seeds, load_scenario
+from cellopt.study.store import cached_frame
+from cellopt.study.summary import rate_summary
 from cellopt.topology import WIFI_DENSITY_PER_KM2
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -81,22 +82,19 @@ def offload_rows(scenario: Scenario, seeds: list[int], label: str, methods: list
                  **overrides: dict) -> list[dict]:
     """One drop per seed at `overrides`: per method, the operator's economics and rates."""
     rows = []
-    for drop, seed in enumerate(seeds):
-        net, links, problem = scenario.with_overrides(**overrides).build(seed)
-        served = links.users_with_rate()
-        study = net.in_study_area()
+    for k, seed in enumerate(seeds):
+        built = scenario.with_overrides(**overrides).build(seed)
+        problem, study = built.problem, built.in_study_area
         third = problem.third_party
         for method in methods:
             sol = solve(problem, method)
-            rate = np.zeros(net.n_users)
-            rate[served] = sol.user_rate_mbps
+            rate = built.per_user(sol.user_rate_mbps)
             # Traffic the study-area users draw from third-party cells [Mbit/s].
-            offloaded = np.zeros(net.n_users)
-            offloaded[served] = np.bincount(problem.user, sol.x * problem.rate_mbps * third[problem.cell],
-                                            minlength=problem.n_users)
+            offloaded = built.per_user(np.bincount(
+                problem.user, sol.x * problem.rate_mbps * third[problem.cell], minlength=problem.n_users))
             use = sol.cell_traffic_mbps[third] / problem.backhaul_mbps[third]
             rows.append(dict(
-                label=label, drop=drop, method=method, n_femtocells=int(third.sum()),
+                label=label, drop=k, method=method, n_femtocells=int(third.sum()),
                 objective=sol.objective, utility=sol.utility, payment=sol.cost,
                 offload_share=sol.offload_share,
                 study_offload_share=offloaded[study].sum() / max(rate[study].sum(), 1e-300),
@@ -109,7 +107,7 @@ def offload_rows(scenario: Scenario, seeds: list[int], label: str, methods: list
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--scenario", default=str(ROOT / "topologies" / "sf_femto.toml"))
+    parser.add_argument("--scenario", default="sf_femto")
     parser.add_argument("--adoptions", type=float, nargs="+",
                         default=[0.0, 0.005, 0.01, 0.02, 0.05, 0.1, 0.2])
     parser.add_argument("--methods", nargs="+", default=["max_rsrp", "alm"])

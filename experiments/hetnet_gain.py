@@ -1,6 +1,6 @@
 """Experiment (a) of docs/experiments.md: HetNet association gain.
 
-Drops of the HetNet default (``topologies/hetnet.toml``: 57 macro cells, 4 picos per
+Drops of the HetNet default (the shipped scenario ``hetnet``: 57 macro cells, 4 picos per
 sector, 2,000 users with 2/3 near picos) solved by max-RSRP, range expansion 0/3/6/9 dB,
 load-aware and the certified optimizer. Writes the per-drop results into ``--out``
 (resumable), and the rate CDF and the gain table into ``docs/figures/``.
@@ -16,10 +16,10 @@ from pathlib import Path
 import matplotlib.pyplot as plt
 import numpy as np
 import pandas as pd
-
-from cellopt.plotting import plot_rate_cdf
 from cellopt.runner import load_rates, run_sweep
 from cellopt.scenario import load_scenario
+
+from cellopt.plotting import plot_rate_cdf
 
 ROOT = Path(__file__).resolve().parents[1]
 
@@ -33,7 +33,7 @@ def main() -> None:
     parser.add_argument("--figures", default=str(ROOT / "docs" / "figures"))
     args = parser.parse_args()
 
-    scenario = load_scenario(ROOT / "topologies" / "hetnet.toml")
+    scenario = load_scenario("hetnet")
     index = run_sweep(scenario, args.out, drops=args.drops, workers=args.workers,
                       resume=args.resume)
     figures = Path(args.figures)

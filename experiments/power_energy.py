@@ -5,11 +5,11 @@ sector (63 cells), uniform users at several densities, levels [0, −10 dB, off]
 cell, energy prices 0 and ``--energy-price`` [utility per W]. Per drop: full-power
 max-RSRP against ``solve_power``: energy saved (%), 5th-percentile and median rate.
 
-Part 2, eICIC: one drop of the HetNet default (``topologies/hetnet.toml``): the ABS grid
+Part 2, eICIC: one drop of the HetNet default (the shipped scenario ``hetnet``): the ABS grid
 (pico bias {0, 3, 6, 9} dB × muted macro share {0, 1/8, 1/4, 1/2}) against
 ``solve_power`` with no energy price.
 
-Part 3, a real city: the San Francisco window of ``topologies/sf_femto.toml`` (OpenCelliD
+Part 3, a real city: the San Francisco window of the shipped scenario ``sf_femto`` (OpenCelliD
 sites read from ``../shared/data/``, 3 sectors each, femtocells at 20 % adoption),
 full-power max-RSRP against ``solve_power`` with a 120-s limit, energy prices 0 and
 ``--energy-price``; rates of the study-area users. Skipped, with a message, where the
@@ -37,13 +37,14 @@ import pandas as pd
 import cellopt
 from cellopt import topology
 from cellopt.power import GainTable, abs_grid, solve_abs
-from cellopt.runner import cached_frame, rate_summary
-from cellopt.scenario import load_scenario
+from cellopt.study.scenario import load_scenario
+from cellopt.study.store import cached_frame
+from cellopt.study.summary import rate_summary
 
 ROOT = Path(__file__).resolve().parents[1]
 LEVELS = [0.0, -10.0, None]
 USERS = (15, 30, 60, 120, 240)  # on 1.52 km²: 10 to 160 users/km²
-CITY = ROOT / "topologies" / "sf_femto.toml"
+CITY = "sf_femto"
 
 
 def certificate(sol: cellopt.Solution) -> dict[str, object]:
@@ -85,8 +86,8 @@ def density_run(n_users: int, drop: int, energy_price: float, args) -> pd.DataFr
 
 def abs_runs(args) -> pd.DataFrame:
     """The ABS grid rows (method "abs") and the optimized patterns' row (method "optimized")."""
-    scenario = load_scenario(ROOT / "topologies" / "hetnet.toml")
-    net, _, _ = scenario.build(seed=1)
+    scenario = load_scenario("hetnet")
+    net = scenario.build(seed=1).network
     gains = GainTable.from_network(net, model=scenario.radio_model(), rng=1)
     grid = abs_grid(net, gains=gains).assign(method="abs")
     sol = optimize(net, gains, 0.0, args)
@@ -98,7 +99,7 @@ def abs_runs(args) -> pd.DataFrame:
 def city_runs(args) -> pd.DataFrame:
     """Part 3: the SF window at 20 % femtocell adoption."""
     scenario = load_scenario(CITY).with_overrides(femtocells={"adoption": 0.2})
-    net, _, _ = scenario.build(seed=1)
+    net = scenario.build(seed=1).network
     gains = GainTable.from_network(net, model=scenario.radio_model(), rng=1)
     counted = net.in_study_area()
     base = solve_abs(net, 0.0, 0.0, gains=gains)  # = full-power max-RSRP
@@ -186,7 +187,7 @@ def main() -> None:
     plt.close(fig)
 
     if load_scenario(CITY).data_missing:
-        print(f"part 3 skipped: the cell file of {CITY.name} is absent (see its comments)")
+        print(f"part 3 skipped: the cell file of {CITY} is absent (see its comments)")
     else:
         city = cached_frame(out / "city.csv", args.resume, lambda: city_runs(args))
         city.to_csv(figures / "power_city.csv", index=False, float_format="%.4f")

@@ -1,14 +1,15 @@
 """The command line: `cellopt run SCENARIO.toml` on the shipped HetNet scenario."""
 
-from pathlib import Path
 
 import numpy as np
 import pandas as pd
 from small_scenario import small_scenario
 
 from cellopt import cli
+from cellopt.study.scenario import SHIPPED_DIR
+from cellopt.study.summary import sweep_table
 
-HETNET = Path(__file__).resolve().parents[1] / "topologies" / "hetnet.toml"
+HETNET = SHIPPED_DIR / "hetnet.toml"
 
 
 def test_run_writes_summary_tables_and_figures(tmp_path, capsys):
@@ -70,7 +71,7 @@ def test_experiment_without_grid(tmp_path, capsys):
     assert "2 drop(s) x 1 grid point(s)" in text and "gain_p5" in text
     index = pd.read_csv(out / "index.csv")
     assert set(index["grid_id"]) == {"g000"} and list(index["method"]) == ["max_rsrp", "alm"] * 2
-    table = cli.sweep_table(index, [])
+    table = sweep_table(index, [])
     assert list(table.index) == ["max_rsrp", "alm"]
     assert (table.loc["max_rsrp", ["gain_p5", "gain_p50"]] == 1.0).all()
     assert (out / "rate_cdf_g000.png").stat().st_size > 0 and not (out / "gain_p5.png").exists()
@@ -85,11 +86,11 @@ def test_sweep_table_gains_with_and_without_grid():
         "rate_p5_mbps": [1.0, 2.0, 3.0, 4.0, 2.0, 6.0, 2.0, 6.0],
         "rate_p50_mbps": [1.0, 1.0, 1.0, 1.0, 2.0, 1.0, 2.0, 1.0], "rate_mean_mbps": 1.0,
     })
-    table = cli.sweep_table(index, ["picos.per_sector"])
+    table = sweep_table(index, ["picos.per_sector"])
     assert table.index.names == ["picos.per_sector", "method"]
     assert table["rate_p5_mbps"].tolist() == [2.0, 3.0, 2.0, 6.0]
     assert table["gain_p5"].tolist() == [1.0, 1.5, 1.0, 3.0]
     assert table["gain_p50"].tolist() == [1.0, 1.0, 1.0, 0.5]
-    flat = cli.sweep_table(index, [])  # every grid point pooled
+    flat = sweep_table(index, [])  # every grid point pooled
     assert list(flat.index) == ["base", "opt"]
     assert flat["gain_p5"].tolist() == [1.0, 4.5 / 2.0]

@@ -24,7 +24,8 @@ import pytest
 from small_scenario import small_scenario
 
 from cellopt import cli
-from cellopt.runner import load_rates
+from cellopt.study.summary import sweep_table
+from cellopt.study.sweep import load_rates
 
 SMALL = small_scenario(drops=6)
 N_DROPS = 6
@@ -94,7 +95,7 @@ def assert_same_results(out: Path, ref: Path) -> None:
     got, want = pd.read_csv(out / "index.csv"), pd.read_csv(ref / "index.csv")
     pd.testing.assert_frame_equal(got.drop(columns="wall_s"), want.drop(columns="wall_s"),
                                   check_exact=True)
-    pd.testing.assert_frame_equal(cli.sweep_table(got, []), cli.sweep_table(want, []), check_exact=True)
+    pd.testing.assert_frame_equal(sweep_table(got, []), sweep_table(want, []), check_exact=True)
     for k in range(N_DROPS):
         pd.testing.assert_frame_equal(load_rates(out, "g000", k), load_rates(ref, "g000", k),
                                       check_exact=True)
@@ -333,7 +334,7 @@ def test_output_under_a_regular_file(small, tmp_path, capsys):
 
 def test_disk_full_while_writing_a_drop(small, tmp_path, reference, capsys, monkeypatch):
     """ENOSPC halfway through a drop's rates: no partial file, the drops before it are kept."""
-    import cellopt.runner as runner
+    import cellopt.study.sweep as runner
 
     real, calls = np.savez, []
 
@@ -390,7 +391,7 @@ def test_keyboard_interrupt_is_one_line(small, tmp_path, capsys, monkeypatch):
     def interrupted(*args, **kwargs):
         raise KeyboardInterrupt
 
-    monkeypatch.setattr(cli, "run_sweep", interrupted)
+    monkeypatch.setattr("cellopt.study.sweep.run_sweep", interrupted)
     out = tmp_path / "out"
     assert cli.main(["experiment", small, "--out", str(out)]) == 130
     err = capsys.readouterr().err
@@ -404,7 +405,7 @@ def test_ctrl_c_during_a_sweep_then_resume(small, tmp_path, reference):
     out = tmp_path / "interrupted"
     code = textwrap.dedent(f"""
         import sys, time
-        import cellopt.runner as r
+        import cellopt.study.sweep as r
         from cellopt.cli import main
         task = r._run_task
         def slow(*args):
@@ -440,6 +441,6 @@ def test_a_real_bug_keeps_its_traceback(small, tmp_path, monkeypatch):
     def bug(*args, **kwargs):
         return np.zeros(2)[5]
 
-    monkeypatch.setattr(cli, "run_sweep", bug)
+    monkeypatch.setattr("cellopt.study.sweep.run_sweep", bug)
     with pytest.raises(IndexError):
         cli.main(["experiment", small, "--out", str(tmp_path / "out")])

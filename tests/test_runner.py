@@ -17,8 +17,9 @@ import pytest
 from small_scenario import small_scenario
 
 from cellopt.errors import StoreError, ValidationError
-from cellopt.runner import cached_frame, collect, load_rates, run_sweep
-from cellopt.scenario import drop_seeds, load_scenario
+from cellopt.study.scenario import drop_seeds, load_scenario
+from cellopt.study.store import cached_frame
+from cellopt.study.sweep import collect, load_rates, run_sweep
 
 SMALL = small_scenario(drops=4)
 
@@ -48,7 +49,7 @@ def test_serial_layout(scenario_path: Path, tmp_path: Path) -> None:
     assert not list((out / "drops").glob("*.tmp"))
     assert (out / "scenario.toml").read_text(encoding="utf-8") == SMALL
     meta = json.loads((out / "meta.json").read_text(encoding="utf-8"))
-    assert meta["drops"] == 4 and meta["seed_base"] == 3
+    assert meta["drops"] == 4 and meta["settings"]["seed_base"] == 3 and meta["kind"] == "sweep"
     assert meta["drop_seeds"] == drop_seeds(3, 4)
     assert len(df) == 8 and list(df["method"][:2]) == ["max_rsrp", "alm"]
     assert set(df["status"]) <= {"optimal", "solved", "max_iter"}
@@ -111,8 +112,8 @@ def test_sigkill_then_resume(scenario_path: Path, tmp_path: Path) -> None:
     # Each task sleeps first so the kill lands while the sweep is still running.
     code = textwrap.dedent(f"""
         import time
-        import cellopt.runner as r
-        from cellopt.scenario import load_scenario
+        import cellopt.study.sweep as r
+        from cellopt.study.scenario import load_scenario
         task = r._run_task
         def slow(*args):
             time.sleep(0.4)
@@ -194,7 +195,7 @@ def test_resume_checks_every_result_and_refuses_a_folder_without_metadata(
 
 
 def test_atomic_write_leaves_no_part_and_names_the_target(tmp_path: Path) -> None:
-    from cellopt.runner import _atomic_write
+    from cellopt.study.store import atomic_write as _atomic_write
 
     target = tmp_path / "table.csv"
     target.write_text("old\n", encoding="utf-8")
@@ -222,7 +223,7 @@ def test_interrupt_ends_the_worker_processes(capfd) -> None:
     import multiprocessing
     import threading
 
-    from cellopt.runner import run_tasks
+    from cellopt.study.tasks import run_tasks
 
     timer = threading.Timer(0.5, os.kill, (os.getpid(), signal.SIGINT))
     t0 = time.monotonic()
@@ -241,7 +242,7 @@ def test_interrupt_ends_the_worker_processes(capfd) -> None:
 
 
 def test_scheduler_address_is_checked() -> None:
-    from cellopt.runner import run_tasks
+    from cellopt.study.tasks import run_tasks
 
     pytest.importorskip("dask.distributed")
     with pytest.raises(ValidationError, match="tcp://HOST:8786"):

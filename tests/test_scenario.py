@@ -10,9 +10,9 @@ import pandas as pd
 import pytest
 
 from cellopt import ValidationError
-from cellopt.scenario import Distribution, drop_seeds, load_scenario
+from cellopt.study.scenario import SHIPPED_DIR, Distribution, drop_seeds, load_scenario
 
-TOPOLOGIES = Path(__file__).resolve().parents[1] / "topologies"
+TOPOLOGIES = SHIPPED_DIR
 
 SMALL = """
 methods = ["max_rsrp", {name = "range_expansion", bias_db = 6, label = "RE 6 dB"}]
@@ -51,7 +51,8 @@ def test_small_scenario_parses_and_builds(tmp_path):
     scn = load_scenario(write(tmp_path, SMALL))
     assert scn.seeds == tuple(drop_seeds(7, 2))
     assert scn.users == {"n": 40, "clustered_fraction": 0.5}
-    net, links, problem = scn.build(7)
+    drop = scn.build(7)
+    net, links, problem = drop.network, drop.links, drop.problem
     assert net.n_users == 40 and (net.cells["tier"] == "pico").sum() == 21
     assert links.n_users == 40 and links.n_cells == net.n_cells
     assert problem.n_users == int(links.users_with_rate().sum())
@@ -59,7 +60,7 @@ def test_small_scenario_parses_and_builds(tmp_path):
 
 def test_same_seed_same_drop_different_seed_differs(tmp_path):
     scn = load_scenario(write(tmp_path, SMALL))
-    a, b, c = scn.build(3), scn.build(3), scn.build(4)
+    a, b, c = ((d.network, d.links, d.problem) for d in (scn.build(3), scn.build(3), scn.build(4)))
     np.testing.assert_array_equal(xy(a[0].users), xy(b[0].users))
     np.testing.assert_array_equal(xy(a[0].cells), xy(b[0].cells))
     np.testing.assert_array_equal(a[1].rsrp_dbm, b[1].rsrp_dbm)
@@ -145,7 +146,8 @@ def test_file_builder_resolves_relative_path(tmp_path):
     """)
     scn = load_scenario(path)
     assert Path(scn.network["path"]) == (sub / "cells.csv").resolve()
-    net, links, _ = scn.build(1)
+    drop = scn.build(1)
+    net, links = drop.network, drop.links
     assert net.n_cells == 3 and net.n_users == 25
     assert (net.cells["tx_power_dbm"] == 40.0).all()
     assert links.n_cells == 3
@@ -177,7 +179,8 @@ def femto(tmp_path, backhaul: str, problem: str = "") -> Path:
 
 
 def test_femto_backhaul_number_and_distributions(tmp_path):
-    net, _, problem = load_scenario(femto(tmp_path, "25")).build(1)
+    drop = load_scenario(femto(tmp_path, "25")).build(1)
+    net, problem = drop.network, drop.problem
     f = (net.cells["tier"] == "femto").to_numpy()
     assert f.sum() > 5
     np.testing.assert_array_equal(net.cells["backhaul_mbps"][f], 25.0)
@@ -185,12 +188,12 @@ def test_femto_backhaul_number_and_distributions(tmp_path):
 
     scn = load_scenario(femto(tmp_path, '{distribution = "uniform", low = 5, high = 15}'))
     assert scn.femtocells["backhaul_mbps"] == Distribution("uniform", (("low", 5.0), ("high", 15.0)))
-    net, _, _ = scn.build(1)
+    net = scn.build(1).network
     b = net.cells["backhaul_mbps"][net.cells["tier"] == "femto"].to_numpy()
     assert ((b >= 5) & (b <= 15)).all() and len(np.unique(b)) == len(b)
 
     scn = load_scenario(femto(tmp_path, '{distribution = "lognormal", median = 10, sigma = 0.5}'))
-    net, _, _ = scn.build(2)
+    net = scn.build(2).network
     b = net.cells["backhaul_mbps"][net.cells["tier"] == "femto"].to_numpy()
     assert (b > 0).all() and len(np.unique(b)) == len(b)
     assert 5 < np.median(b) < 20
@@ -220,8 +223,9 @@ def test_bad_distributions(tmp_path, backhaul, message):
 
 
 def test_problem_overrides_third_party_cells_only(tmp_path):
-    net, _, problem = load_scenario(
+    drop = load_scenario(
         femto(tmp_path, "25", "alpha = 2\nbackhaul_mbps = 3\nprice_per_mbps = 0.1")).build(1)
+    net, problem = drop.network, drop.problem
     f = (net.cells["owner"] == "third_party").to_numpy()
     assert f.any() and not f.all()
     np.testing.assert_array_equal(problem.backhaul_mbps[f], 3.0)
@@ -232,9 +236,9 @@ def test_problem_overrides_third_party_cells_only(tmp_path):
 
 
 def test_adding_femtocells_does_not_move_users(tmp_path):
-    with_f = load_scenario(femto(tmp_path, "25")).build(5)[0]
+    with_f = load_scenario(femto(tmp_path, "25")).build(5).network
     without = load_scenario(femto(tmp_path, "25")).with_overrides(
-        femtocells={"density_per_km2": 0.0}).build(5)[0]
+        femtocells={"density_per_km2": 0.0}).build(5).network
     np.testing.assert_array_equal(xy(with_f.users), xy(without.users))
 
 
@@ -282,7 +286,8 @@ def test_with_overrides_revalidates(tmp_path):
 def test_shipped_scenarios_build(name):
     scn = load_scenario(TOPOLOGIES / f"{name}.toml")
     assert scn.name == name and scn.drops >= 1 and scn.methods
-    net, links, problem = scn.with_overrides(users={"n": 30}).build(scn.seeds[0])
+    drop = scn.with_overrides(users={"n": 30}).build(scn.seeds[0])
+    net, links, problem = drop.network, drop.links, drop.problem
     assert net.n_users == 30 and links.n_users == 30
     assert net.n_cells >= 57 and (net.cells["tier"] == "macro").sum() == 57
     assert 0 < problem.n_users <= 30
@@ -297,7 +302,7 @@ def test_shipped_scenarios_build(name):
 # ---------------------------------------------------------------------- limits
 @pytest.mark.parametrize("base", [0, 1, 7, 2**40])
 def test_drop_seed_is_the_kth_spawned_child(base):
-    from cellopt.scenario import DropSeeds, drop_seed
+    from cellopt.study.scenario import DropSeeds, drop_seed
 
     spawned = [int(c.generate_state(1)[0]) for c in np.random.SeedSequence(base).spawn(20)]
     assert [drop_seed(base, k) for k in range(20)] == spawned == drop_seeds(base, 20)

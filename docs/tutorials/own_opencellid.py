@@ -33,9 +33,8 @@ import pyproj
 
 import cellopt
 from cellopt import radio, topology
-from cellopt.capacity import capacity
 from cellopt.plotting import plot_network
-from cellopt.scenario import load_scenario
+from cellopt.study.scenario import Drop, load_scenario
 
 out = Path(os.environ.get("CELLOPT_TUTORIAL_OUT", "results/tutorial"))
 out.mkdir(parents=True, exist_ok=True)
@@ -110,22 +109,23 @@ print(net)
 # Links: femtocells are indoors, so a link to a user in another building crosses two
 # exterior walls (radio.RadioModel, indoor_tiers and building_radius_m). The problem
 # maximizes utility minus the payment to the femtocells' owners, under their caps.
+# A Drop keeps the users without a usable link out of the problem and maps every
+# solution back to all the network's users (they count with rate 0).
 links = radio.link_table(net, n_candidates=8, rng=6)
-usable = links.users_with_rate()
-problem = cellopt.Problem.from_network(
-    net.replace(users=net.users[usable].reset_index(drop=True)), links.select_users(usable))
-study = net.in_study_area()[usable]  # statistics: the window's users only
+drop = Drop.from_network(net, links)
+study = drop.in_study_area  # statistics: the window's users only
 for method in ("max_rsrp", "alm"):
-    sol = cellopt.solve(problem, method=method)
+    sol = cellopt.solve(drop.problem, method=method)
+    rate = drop.per_user(sol.user_rate_mbps)
     gap = "n/a" if sol.gap is None else f"{sol.gap:.1e}"
     print(f"\n{method}: objective {sol.objective:.1f} = utility {sol.utility:.1f} - payment "
           f"{sol.cost:.2f}; certified gap {gap}")
     print(f"  offloaded share of the traffic {sol.offload_share:.3f}; 5th-percentile rate in "
-          f"the window {np.percentile(sol.user_rate_mbps[study], 5):.3f} Mbit/s")
+          f"the window {np.percentile(rate[study], 5):.3f} Mbit/s")
     print(f"  femtocells over their cap before scaling: {len(sol.exceeded_backhaul)}")
 
 # Per femtocell: traffic, revenue (price × traffic) and cap use, from the cells table.
-_, cells = sol.to_frames(net)
+users, cells = drop.frames(sol)
 femtos = cells[cells["owner"] == "third_party"]
 busy = femtos[femtos["traffic_mbps"] > 1e-6]
 print(f"\n{len(busy)} of {len(femtos)} femtocells carry traffic; revenue "
@@ -133,8 +133,7 @@ print(f"\n{len(busy)} of {len(femtos)} femtocells carry traffic; revenue "
 print(busy[["cell_id", "traffic_mbps", "backhaul_mbps", "backhaul_use", "payment"]]
       .head(8).to_string(index=False, float_format="{:.3f}".format))
 
-ax = plot_network(net.replace(users=net.users[usable].reset_index(drop=True)),
-                  serving_cell=sol.serving_cell)
+ax = plot_network(net, serving_cell=drop.per_user(sol.serving_cell, fill=-1))
 ax.set_title("Own extract: sectorized sites, window, femtocells (alm)")
 ax.figure.savefig(out / "own_opencellid_map.png", dpi=110, bbox_inches="tight")
 plt.close(ax.figure)
@@ -165,7 +164,7 @@ density_per_km2 = 300.0
 indoor_fraction = 0.8
 """)
 scenario = load_scenario(scenario_path)
-result = capacity(scenario, target_p5_mbps=1.0, drops=2, method="alm", rel_tol=0.1,
+result = cellopt.capacity(scenario, target_p5_mbps=1.0, drops=2, method="alm", rel_tol=0.1,
                   first_guess_per_km2=100.0)
 print(f"\ncapacity at a 5th-percentile rate of 1 Mbit/s: {result.capacity_per_km2:.0f} users/km² "
       f"(next density tried, {result.upper_per_km2:.0f}, misses it); "

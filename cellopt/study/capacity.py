@@ -12,17 +12,14 @@ solved for but left out, see :func:`cellopt.topology.study_window`).
 :func:`capacity_sweep` runs the search at every point of a parameter grid (femtocell
 adoption, say) for several methods in independent replicates, resumably, so that
 capacity gains come with a Monte-Carlo error. Its folder is checked like a sweep's (see
-:mod:`cellopt.runner`): on resume a damaged result is recomputed with a warning, and a
+:mod:`cellopt.study.store`): on resume a damaged result is recomputed with a warning, and a
 folder with results but no ``meta.json`` or ``scenario.toml``, or with another scenario or
 other settings, is refused.
 """
 
 from __future__ import annotations
 
-import datetime
-import hashlib
 import io
-import json
 import math
 import os
 import time
@@ -37,19 +34,20 @@ import pandas as pd
 
 from cellopt.errors import StoreError, ValidationError, check_memory
 from cellopt.network import check_count
-from cellopt.runner import (
-    _TASK_BYTES,
-    _atomic_write,
-    _check_folder,
-    _Damaged,
-    _overrides,
-    _read_whole_csv,
-    _same_value,
-    grid_points,
-    run_tasks,
-)
-from cellopt.scenario import Scenario, drop_seeds
 from cellopt.solvers import METHODS, solve
+from cellopt.study.scenario import Scenario, drop_seeds
+from cellopt.study.store import (
+    TASK_BYTES,
+    Damaged,
+    ResultsFolder,
+    atomic_write,
+    grid_ids,
+    grid_points,
+    overrides,
+    read_whole_csv,
+    same_value,
+)
+from cellopt.study.tasks import run_tasks
 
 __all__ = ["CapacityResult", "capacity", "capacity_sweep", "pooled_rates_mbps"]
 
@@ -101,11 +99,11 @@ def pooled_rates_mbps(scenario: Scenario, density_per_km2: float, seeds: Sequenc
     scen = Scenario.from_dict(raw, scenario.path)
     rates = []
     for seed in seeds:  # a few drops: a loop over runs, not over data
-        net, links, problem = scen.build(seed)
-        rate = np.zeros(net.n_users)  # users in outage keep rate 0
-        if problem.n_users:
-            rate[links.users_with_rate()] = solve(problem, method=method, **options).user_rate_mbps
-        rates.append(rate[net.in_study_area()])
+        built = scen.build(seed)
+        rate = np.zeros(built.network.n_users)  # users in outage keep rate 0
+        if built.problem.n_users:
+            rate = built.per_user(solve(built.problem, method=method, **options).user_rate_mbps)
+        rates.append(rate[built.in_study_area])
     rates = np.concatenate(rates)
     return rates, len(rates)
 
@@ -269,14 +267,14 @@ def capacity_sweep(
     scenario : Scenario
     out_dir : path
     grid : dict, optional
-        ``{"section.key": [values]}`` as for :func:`cellopt.runner.run_sweep`.
+        ``{"section.key": [values]}`` as for :func:`~cellopt.study.sweep.run_sweep`.
     methods : sequence of str
         Registered method names.
     replicates, drops : int
         Independent replicates, and drops pooled per density in each.
     target_p5_mbps : float
     workers, scheduler, progress
-        As for :func:`cellopt.runner.run_tasks`.
+        As for :func:`~cellopt.study.tasks.run_tasks`.
     resume : bool
         Continue a sweep in `out_dir`; without it, a folder holding results is refused.
         Each finished result is checked first: a torn or foreign one is computed again,
@@ -310,43 +308,25 @@ def capacity_sweep(
     if unknown:
         raise ValidationError(f"unknown methods {unknown}; valid: {sorted(METHODS)}")
     points = grid_points(grid)
-    check_memory(len(points) * len(methods) * replicates * _TASK_BYTES + replicates * drops * 64,
+    check_memory(len(points) * len(methods) * replicates * TASK_BYTES + replicates * drops * 64,
                  f"{len(points)} grid point(s) × {len(methods)} method(s) × {replicates} replicates",
                  "ask for fewer replicates or grid points")
-    gids = [f"g{i:03d}" for i in range(len(points))]
+    gids = grid_ids(points)
     seeds = drop_seeds(scenario.seed_base, replicates * drops)
-    out = Path(out_dir)
-    _check_folder(out)
-    text = Path(scenario.path).read_text(encoding="utf-8")
+    folder = ResultsFolder(out_dir, "capacity")
+    out = folder.path
+    n_results = len(list((out / "results").glob("g*.csv"))) if (out / "results").is_dir() else 0
     settings = {"seed_base": scenario.seed_base, "grid": {k: list(v) for k, v in (grid or {}).items()},
                 "methods": list(methods), "replicates": replicates, "drops": drops,
                 "target_p5_mbps": target_p5_mbps, "options": options}
-    settings = json.loads(json.dumps(settings, default=str))  # as it reads back from meta.json
-    meta_path, copy = out / "meta.json", out / "scenario.toml"
-    n_results = len(list((out / "results").glob("g*.csv"))) if (out / "results").is_dir() else 0
-    if (meta_path.exists() or n_results) and not resume:
-        raise StoreError(f"{out} already holds a capacity sweep; fix: pass resume=True to continue "
-                         "it, or give another out_dir")
-    if resume:
-        _check_capacity_store(out, text, settings, n_results, force)
-    import cellopt
+    folder.open(scenario.path, settings, n_results=n_results, resume=resume, force=force,
+                subfolders=["evaluations", "results"])
+    meta = folder.write_meta(drop_seeds=seeds, grid_points=dict(zip(gids, points, strict=True)))
 
-    for sub in ("evaluations", "results"):
-        (out / sub).mkdir(parents=True, exist_ok=True)
-        for tmp in (out / sub).glob(".*.tmp"):  # leftovers of a killed run
-            tmp.unlink()
-    _atomic_write(copy, lambda f: f.write(text))
-    _atomic_write(meta_path, lambda f: json.dump({
-        "cellopt_version": cellopt.__version__, "scenario": str(Path(scenario.path).resolve()),
-        "scenario_sha256": _sha256(text),
-        "written": datetime.datetime.now(datetime.UTC).isoformat(timespec="seconds"),
-        "drop_seeds": seeds, "grid_points": dict(zip(gids, points, strict=True)),
-        "settings": settings}, f, indent=2, default=str))
-
-    columns = ["grid_id", *settings["grid"], *SWEEP_COLUMNS[1:]]
+    columns = ["grid_id", *meta["settings"]["grid"], *SWEEP_COLUMNS[1:]]
     tasks, every = [], []
     for point, gid in zip(points, gids, strict=True):
-        sc = scenario.with_overrides(**_overrides(point)) if point else scenario
+        sc = scenario.with_overrides(**overrides(point)) if point else scenario
         for method in methods:
             for k in range(replicates):
                 name = f"{gid}_{method}_r{k}"
@@ -356,7 +336,7 @@ def capacity_sweep(
                     try:
                         _read_capacity_result(result, columns, gid, point, method, k, target_p5_mbps)
                         continue
-                    except _Damaged as err:
+                    except Damaged as err:
                         warnings.warn(f"{result} is damaged: {err}; computing it again", stacklevel=2)
                 tasks.append((sc.raw, str(sc.path), point, gid, method, k,
                               seeds[k * drops:(k + 1) * drops], target_p5_mbps, options,
@@ -368,64 +348,31 @@ def capacity_sweep(
         path = out / "results" / f"{name}.csv"
         try:
             frames.append(_read_capacity_result(path, columns, gid, point, method, k, target_p5_mbps))
-        except (_Damaged, FileNotFoundError) as err:
+        except (Damaged, FileNotFoundError) as err:
             raise StoreError(f"{path} is damaged or missing ({err}); fix: run the sweep again with "
                              "resume=True, which computes it again") from None
     table = pd.concat(frames, ignore_index=True) if frames else pd.DataFrame(columns=SWEEP_COLUMNS)
-    _atomic_write(out / "capacity.csv", lambda f: table.to_csv(f, index=False))
+    atomic_write(out / "capacity.csv", lambda f: table.to_csv(f, index=False))
     return table
-
-
-def _check_capacity_store(out: Path, text: str, settings: Mapping[str, Any], n_results: int,
-                          force: bool) -> None:
-    """Refuse to resume a folder that is not this capacity sweep (see :func:`capacity_sweep`)."""
-    meta_path, copy = out / "meta.json", out / "scenario.toml"
-    missing = [p.name for p in (meta_path, copy) if not p.is_file()]
-    old = None
-    if meta_path.is_file():
-        try:
-            old = json.loads(meta_path.read_text(encoding="utf-8"))
-        except ValueError as err:  # JSONDecodeError and UnicodeDecodeError
-            if n_results and not force:
-                raise StoreError(f"{meta_path} cannot be read ({err}); fix: give another out_dir, or "
-                                 "pass force=True to keep the results as results of this sweep") \
-                    from None
-            old = None
-    if missing and n_results and not force:
-        raise StoreError(f"{out} holds {n_results} capacity result(s) but no {' and no '.join(missing)}, "
-                         "so cellopt cannot tell which scenario and settings they belong "
-                         "to; fix: give another out_dir, or, if they are results of this very sweep, "
-                         "pass force=True to keep them")
-    sha = _sha256(text)
-    if (isinstance(old, dict) and (old.get("settings") != settings
-                                   or old.get("scenario_sha256", sha) != sha)) \
-            or (copy.is_file() and copy.read_text(encoding="utf-8") != text):
-        raise StoreError(f"{out} holds a sweep of another scenario or other settings; fix: give "
-                         "another out_dir")
-
-
-def _sha256(text: str) -> str:
-    """Checksum of the scenario text kept in ``meta.json`` (it outlives a lost scenario.toml)."""
-    return hashlib.sha256(text.encode("utf-8")).hexdigest()
 
 
 def _read_capacity_result(path: Path, columns: Sequence[str], gid: str, point: Mapping[str, Any],
                           method: str, replicate: int, target_p5_mbps: float) -> pd.DataFrame:
-    """One task's result row, checked to be whole and to be that task's; raise _Damaged if not."""
-    frame = _read_whole_csv(path)
+    """One task's result row, checked to be whole and to be that task's; raise Damaged if not."""
+    frame = read_whole_csv(path)
     if list(frame.columns) != list(columns):
-        raise _Damaged(f"its columns are {list(frame.columns)}, expected {list(columns)}")
+        raise Damaged(f"its columns are {list(frame.columns)}, expected {list(columns)}")
     if len(frame) != 1:
-        raise _Damaged(f"it has {len(frame)} rows, expected 1")
+        raise Damaged(f"it has {len(frame)} rows, expected 1")
     row = frame.iloc[0]
     if empty := [c for c in columns if pd.isna(row[c])]:
-        raise _Damaged(f"it has empty values in the columns {empty}")
+        raise Damaged(f"it has empty values in the columns {empty}")
     if str(row["grid_id"]) != gid or str(row["method"]) != method or row["replicate"] != replicate \
-            or not all(_same_value(row[k], v) for k, v in point.items()):
-        raise _Damaged(f"it is not the result of {gid}, {method}, replicate {replicate}")
-    if not _same_value(row["target_p5_mbps"], float(target_p5_mbps)) \
+            or not all(same_value(row[k], v) for k, v in point.items()):
+        raise Damaged(f"it is not the result of {gid}, {method}, replicate {replicate}")
+    if not same_value(row["target_p5_mbps"], float(target_p5_mbps)) \
             or row["status"] not in ("solved", "max_evals"):
-        raise _Damaged("its target or status is not one this sweep writes")
+        raise Damaged("its target or status is not one this sweep writes")
     return frame
 
 
@@ -466,7 +413,7 @@ def _capacity_task(raw: dict[str, Any], path: str, point: dict[str, Any], gid: s
         if earlier is None:
             log.unlink()
         else:
-            _atomic_write(log, lambda f: earlier.to_csv(f, index=False))
+            atomic_write(log, lambda f: earlier.to_csv(f, index=False))
 
     def write(row: dict[str, Any]) -> None:
         new = not log.exists() or log.stat().st_size == 0
@@ -484,5 +431,5 @@ def _capacity_task(raw: dict[str, Any], path: str, point: dict[str, Any], gid: s
            "capacity_per_km2": res.capacity_per_km2, "upper_per_km2": res.upper_per_km2,
            "target_p5_mbps": target_p5_mbps, "status": res.status,
            "n_evaluations": len(res.evaluations), "wall_s": time.perf_counter() - t0}
-    _atomic_write(Path(out) / "results" / f"{name}.csv",
+    atomic_write(Path(out) / "results" / f"{name}.csv",
                   lambda f: pd.DataFrame([row]).to_csv(f, index=False))

@@ -82,6 +82,7 @@ from typing import Any
 
 import geopandas as gpd
 import numpy as np
+import pandas as pd
 import pyproj
 import shapely
 
@@ -92,6 +93,7 @@ from cellopt.network import LIMITS, OWNERS, TIERS, Network, check_count, check_r
 from cellopt.problem import Problem
 from cellopt.radio.links import link_table_nbytes
 from cellopt.radio.spectral import SPECTRAL_EFFICIENCY
+from cellopt.solution import Solution
 from cellopt.solvers import METHODS
 from cellopt.solvers.registry import check_arguments
 from cellopt.topology.femto import WIFI_DENSITY_PER_KM2, add_femtocells_nbytes
@@ -452,6 +454,152 @@ class _Checker:
         return tuple(specs)
 
 
+# ---------------------------------------------------------------------------- one drop
+@dataclasses.dataclass(frozen=True, eq=False)
+class Drop:
+    """What a scenario builds for one draw, and the map from a solution back to its rows.
+
+    The problem holds the *solvable* users only (those with a usable link, in network
+    order); users in outage are left out of it and count with rate 0.
+    :meth:`per_user` and :meth:`frames` spread a solution's per-user values back over
+    every user of the network.
+
+    Attributes
+    ----------
+    network : Network
+        All cells and all dropped users.
+    links : LinkTable
+        The links of every user of `network`.
+    problem : Problem
+        The association problem of the solvable users.
+    solvable : ndarray of bool, shape (n_users,)
+        Users with a usable link (``links.users_with_rate()``).
+    in_study_area : ndarray of bool, shape (n_users,)
+        Users counted in statistics (``network.in_study_area()``; False in a guard band).
+    seed : int or None
+        The build seed (None for a drop built by hand).
+    """
+
+    network: Network
+    links: LinkTable
+    problem: Problem
+    solvable: np.ndarray
+    in_study_area: np.ndarray
+    seed: int | None = None
+
+    @classmethod
+    def from_network(cls, network: Network, links: LinkTable, *, seed: int | None = None,
+                     **problem_options: Any) -> Drop:
+        """The drop of a network built by hand: its problem leaves out users in outage.
+
+        Parameters
+        ----------
+        network : Network
+        links : LinkTable
+            Of every user of `network` (:func:`cellopt.radio.link_table`).
+        seed : int, optional
+            Recorded only.
+        **problem_options
+            Passed to :meth:`cellopt.Problem.from_network` (``alpha``, overrides).
+        """
+        solvable = links.users_with_rate()
+        served = network.replace(users=network.users[solvable].reset_index(drop=True))
+        problem = Problem.from_network(served, links.select_users(solvable), **problem_options)
+        return cls(network=network, links=links, problem=problem, solvable=solvable,
+                   in_study_area=network.in_study_area(), seed=seed)
+
+    def per_user(self, values: np.ndarray, fill: float = 0.0) -> np.ndarray:
+        """Values of the solvable users spread over all users, `fill` for the others.
+
+        Parameters
+        ----------
+        values : ndarray, shape (problem.n_users,)
+            E.g. ``solution.user_rate_mbps`` or ``solution.serving_cell`` (fill −1).
+
+        Returns
+        -------
+        ndarray, shape (network.n_users,)
+        """
+        values = np.asarray(values)
+        if values.shape != (self.problem.n_users,):
+            raise ValidationError(f"per_user got {values.shape[0] if values.ndim else 0} values, the "
+                                  f"drop has {self.problem.n_users} solvable users; fix: pass a "
+                                  "per-user array of a solution of this drop's problem")
+        out = np.full(self.network.n_users, fill, dtype=np.result_type(values, fill))
+        out[self.solvable] = values
+        return out
+
+    def frames(self, solution: Solution) -> tuple[gpd.GeoDataFrame, gpd.GeoDataFrame]:
+        """Per-user and per-cell tables of `solution`, one row per network user and cell.
+
+        Parameters
+        ----------
+        solution : Solution
+            A solution of :attr:`problem`.
+
+        Returns
+        -------
+        users : geopandas.GeoDataFrame
+            The network's user columns and ``in_study_area``, ``usable``,
+            ``serving_cell_id`` (the cell carrying most of the user's rate; missing when
+            none), ``serving_tier`` (``"none"`` when none), ``n_serving_cells``,
+            ``airtime_share`` (the user's share of its cells' time-frequency resources,
+            summed over them), ``sinr_db`` (of the link carrying most of its rate; NaN
+            when none), ``rate_mbps`` (0 in outage).
+        cells : geopandas.GeoDataFrame
+            The network's cell columns and ``load`` (share of the cell's time-frequency
+            resources in use, 0–1), ``n_users`` (users it serves most), ``traffic_mbps``,
+            ``backhaul_use`` (traffic over backhaul capacity; 0 for unlimited backhaul),
+            ``payment`` (what the cell's owner is paid, in utility units).
+        """
+        p, net = self.problem, self.network
+        if len(solution.x) != p.n_links or len(solution.user_rate_mbps) != p.n_users:
+            raise ValidationError(f"the solution has {len(solution.x)} links and "
+                                  f"{len(solution.user_rate_mbps)} users, this drop's problem "
+                                  f"{p.n_links} and {p.n_users}; fix: pass a solution of drop.problem")
+        band_share = self.links.resource_mhz / self.links.resource_mhz.sum()  # (n_resources,)
+        carried = solution.x * p.rate_mbps
+        # the link carrying most of each user's rate: sort by user, then by carried rate
+        order = np.lexsort((-carried, p.user))
+        first = order[np.r_[True, p.user[order][1:] != p.user[order][:-1]]] if p.n_links else order
+        top = np.full(p.n_users, -1)
+        top[p.user[first]] = np.where(carried[first] > 0, first, -1)
+        sinr = np.full(p.n_users, np.nan)
+        if p.sinr_db is not None:
+            sinr[top >= 0] = p.sinr_db[top[top >= 0]]
+        used = solution.x > 1e-9
+        pairs = np.unique(p.user[used].astype(np.int64) * p.n_cells + p.cell[used])
+        n_cells_used = np.bincount(pairs // p.n_cells, minlength=p.n_users)
+        airtime = np.bincount(p.user, weights=solution.x * band_share[p.resource], minlength=p.n_users)
+
+        serving = self.per_user(solution.serving_cell, fill=-1)
+        cell_ids = net.cells["cell_id"].to_numpy()
+        tiers = net.cells["tier"].to_numpy()
+        users = net.users.reset_index(drop=True).copy()
+        users["in_study_area"] = self.in_study_area
+        users["usable"] = self.solvable
+        serving_id = pd.Series(cell_ids[np.maximum(serving, 0)])
+        if serving_id.dtype.kind in "iu":  # integer ids stay integers, with <NA> for none
+            serving_id = serving_id.astype("Int64")
+        users["serving_cell_id"] = serving_id.where(serving >= 0)
+        users["serving_tier"] = np.where(serving >= 0, tiers[np.maximum(serving, 0)], "none")
+        users["n_serving_cells"] = self.per_user(n_cells_used, fill=0)
+        users["airtime_share"] = self.per_user(airtime)
+        users["sinr_db"] = self.per_user(sinr, fill=np.nan)
+        users["rate_mbps"] = self.per_user(solution.user_rate_mbps)
+
+        cells = net.cells.reset_index(drop=True).copy()
+        cells["load"] = solution.cell_airtime @ band_share
+        cells["n_users"] = np.bincount(serving[serving >= 0], minlength=net.n_cells)
+        cells["traffic_mbps"] = solution.cell_traffic_mbps
+        cap = cells["backhaul_mbps"].to_numpy(float)
+        cells["backhaul_use"] = np.where(np.isfinite(cap), solution.cell_traffic_mbps
+                                         / np.where(cap > 0, cap, np.inf), 0.0)
+        cells["payment"] = (np.zeros(net.n_cells) if solution.cell_payment is None
+                            else solution.cell_payment)
+        return users, cells
+
+
 # ---------------------------------------------------------------------------- scenario
 @dataclasses.dataclass(frozen=True)
 class Scenario:
@@ -580,7 +728,7 @@ class Scenario:
             fields["indoor_tiers"] = (tiers,) if isinstance(tiers, str) else tuple(tiers)
         return radio.RadioModel(**fields)
 
-    def build(self, seed: int | None = None) -> tuple[Network, LinkTable, Problem]:
+    def build(self, seed: int | None = None) -> Drop:
         """One drop: the network, its link table and the association problem.
 
         Parameters
@@ -591,14 +739,9 @@ class Scenario:
 
         Returns
         -------
-        network : Network
-            All cells and all dropped users.
-        links : LinkTable
-            Links of every user of `network`.
-        problem : Problem
-            The users with a usable link only (those of ``links.users_with_rate()``, in
-            order): users in outage have no positive rate and are left out, to be
-            counted with rate 0.
+        Drop
+            The network (all cells and users), the links of every user, and the problem
+            of the users with a usable link (:attr:`Drop.solvable`).
         """
         seed = self.seed_base if seed is None else seed
         if not _is_int(seed) or seed < 0:
@@ -619,8 +762,8 @@ class Scenario:
         links = self._stage("radio", lambda: radio.link_table(
             net, **{k: v for k, v in self.radio.items() if k in _LINK_KEYS},
             model=self.radio_model(), rng=np.random.default_rng(shadow_ss)))
-        problem = self._stage("problem", lambda: self._problem(net, links))
-        return net, links, problem
+        return self._stage("problem", lambda: Drop.from_network(
+            net, links, seed=int(seed), **self._problem_options(net)))
 
     # ------------------------------------------------------------------ helpers
     def _stage(self, section: str, fn: Callable[[], Any]) -> Any:
@@ -666,18 +809,16 @@ class Scenario:
         """True for a file-based scenario whose cell file does not exist."""
         return self.network["builder"] == "file" and not Path(self.network["path"]).exists()
 
-    def _problem(self, net: Network, links: LinkTable) -> Problem:
-        usable = links.users_with_rate()
-        served = net.replace(users=net.users[usable].reset_index(drop=True))
-        overrides: dict[str, Any] = {}
+    def _problem_options(self, net: Network) -> dict[str, Any]:
+        """``alpha`` and the [problem] overrides of third-party cells' backhaul and price."""
+        overrides: dict[str, Any] = {"alpha": self.problem.get("alpha", 1.0)}
         third = (net.cells["owner"] == "third_party").to_numpy()
         for key in ("backhaul_mbps", "price_per_mbps"):
             if key in self.problem:
                 values = net.cells[key].to_numpy(float).copy()
                 values[third] = self.problem[key]
                 overrides[key] = values
-        return Problem.from_network(served, links.select_users(usable),
-                                    alpha=self.problem.get("alpha", 1.0), **overrides)
+        return overrides
 
 
 def _read_polygon(path: str) -> gpd.GeoSeries:
@@ -762,19 +903,61 @@ class DropSeeds(Sequence[int]):
         return f"DropSeeds(base={self.base}, drops={self.drops:,})"
 
 
+#: The folder of the scenarios shipped with cellopt.
+SHIPPED_DIR = Path(__file__).resolve().parents[1] / "topologies"
+
+
+def shipped_scenarios() -> list[str]:
+    """The names of the scenarios shipped with cellopt (``cellopt run NAME`` runs one)."""
+    return sorted(p.stem for p in SHIPPED_DIR.glob("*.toml"))
+
+
+def find_scenario(name: str | Path) -> Path:
+    """The scenario file `name` names: a TOML file, or the name of a shipped scenario.
+
+    A path that exists wins over a shipped name.
+
+    Raises
+    ------
+    ValidationError
+        For a file that does not exist (listing the shipped names), a folder, or a file
+        that is not UTF-8 text.
+    """
+    path = Path(name)
+    if not path.exists() and path.suffix != ".toml" and len(path.parts) == 1:
+        shipped = SHIPPED_DIR / f"{path.name}.toml"
+        if shipped.exists():
+            return shipped
+    if not path.exists():
+        raise ValidationError(f"the scenario file {name} does not exist, and {str(name)!r} is not "
+                              f"a shipped scenario; fix: give a shipped name "
+                              f"({', '.join(shipped_scenarios())}) or a TOML file")
+    if path.is_dir():
+        raise ValidationError(f"the scenario {path} is a folder; fix: give a scenario file (TOML) or "
+                              f"a shipped name ({', '.join(shipped_scenarios())})")
+    try:
+        path.read_bytes().decode("utf-8")
+    except UnicodeDecodeError as err:
+        raise ValidationError(f"{path}: not a text (UTF-8) file, so not a scenario ({err.reason} at "
+                              f"byte {err.start}); fix: give a scenario file (TOML)") from None
+    return path
+
+
 def load_scenario(path: str | Path, *, use_stand_in: bool = False) -> Scenario:
-    """Read and validate a scenario TOML file (see the module docstring for the schema).
+    """Read and validate a scenario (see the module docstring for the schema).
 
     Parameters
     ----------
-    path : path
+    path : path or str
+        A TOML file, or the name of a shipped scenario (:func:`shipped_scenarios`:
+        ``"hetnet"``, ``"sf_femto"``, ...).
     use_stand_in : bool
         If the scenario's cell file is absent and it names a ``stand_in`` scenario, load
         that one instead, with a :class:`UserWarning` saying so. Otherwise building a
         drop of a scenario whose data is absent raises a ValidationError naming the
         file and the stand-in.
     """
-    path = Path(path)
+    path = find_scenario(path)
     try:
         with path.open("rb") as f:
             raw = tomllib.load(f)

@@ -1,0 +1,138 @@
+"""Summary tables: of user rates, of the radio links, of one drop per method, of a sweep."""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from typing import TYPE_CHECKING
+
+import numpy as np
+import pandas as pd
+
+from cellopt.network import TIERS
+
+if TYPE_CHECKING:
+    from cellopt.linktable import LinkTable
+    from cellopt.network import Network
+    from cellopt.solution import Solution
+    from cellopt.study.scenario import Drop
+
+__all__ = ["link_summary", "method_summary", "rate_summary", "sweep_table"]
+
+
+def rate_summary(rate_mbps: np.ndarray) -> dict[str, float]:
+    """5th percentile, median and mean of user rates [Mbit/s] (NaN for no users).
+
+    Parameters
+    ----------
+    rate_mbps : ndarray, shape (n_users,)
+    """
+    r = np.asarray(rate_mbps, float)
+    if not len(r):
+        return {"rate_p5_mbps": np.nan, "rate_p50_mbps": np.nan, "rate_mean_mbps": np.nan}
+    p5, p50 = np.percentile(r, [5, 50])
+    return {"rate_p5_mbps": float(p5), "rate_p50_mbps": float(p50), "rate_mean_mbps": float(r.mean())}
+
+
+def _percentile(values: np.ndarray, q: float) -> float:
+    return float(np.nanpercentile(values, q)) if len(values) else float("nan")
+
+
+def link_summary(network: Network, links: LinkTable) -> pd.DataFrame:
+    """Per-tier summary of the max-RSRP association: cells, users, SINR and peak rate.
+
+    Returns
+    -------
+    pandas.DataFrame
+        Index: tiers present and ``all``; columns ``cells``, ``users``, ``user_share``,
+        ``sinr_p5_db``, ``sinr_p50_db``, ``rate_p5_mbps``, ``rate_p50_mbps``, where SINR
+        and rate are those of each user's max-RSRP link on resource 0, the rate scaled to
+        the whole band.
+    """
+    first = links.resource == 0
+    best = links.best_by("rsrp_dbm")
+    on_best = first & (links.cell == best[links.user])
+    sinr = np.full(links.n_users, np.nan)
+    rate = np.full(links.n_users, np.nan)
+    sinr[links.user[on_best]] = links.sinr_db[on_best]
+    rate[links.user[on_best]] = links.rate_mbps[on_best] / links.resource_mhz[0] * links.resource_mhz.sum()
+    cell_tier = network.cells["tier"].to_numpy()
+    user_tier = np.where(best >= 0, cell_tier[np.maximum(best, 0)], "none")
+    rows = {}
+    for tier in [*(t for t in TIERS if (cell_tier == t).any()), "all"]:  # a few tiers
+        m = np.ones(links.n_users, bool) if tier == "all" else user_tier == tier
+        rows[tier] = {
+            "cells": int((cell_tier == tier).sum()) if tier != "all" else network.n_cells,
+            "users": int(m.sum()),
+            "user_share": float(m.mean()) if links.n_users else np.nan,
+            "sinr_p5_db": _percentile(sinr[m], 5),
+            "sinr_p50_db": _percentile(sinr[m], 50),
+            "rate_p5_mbps": _percentile(rate[m], 5),
+            "rate_p50_mbps": _percentile(rate[m], 50),
+        }
+    return pd.DataFrame.from_dict(rows, orient="index")
+
+
+def method_summary(drop: Drop, solutions: Mapping[str, Solution]) -> pd.DataFrame:
+    """One row per method: utility, bound, gap, status, rate percentiles, tier shares,
+    payment, offloaded share and cap violations.
+
+    Rates and tier shares are over the users of the study area; users without any
+    usable link (outage) count with rate 0 in the percentiles.
+
+    Parameters
+    ----------
+    drop : Drop
+        The drop the solutions answer.
+    solutions : mapping of str to Solution
+        By method label.
+    """
+    network = drop.network
+    tiers = network.cells["tier"].to_numpy()
+    study = drop.in_study_area
+    rows = {}
+    for label, sol in solutions.items():
+        rate = drop.per_user(sol.user_rate_mbps)[study]
+        serving = drop.per_user(sol.serving_cell, fill=-1)[study]
+        row = {"utility": sol.objective, "upper_bound": sol.upper_bound, "gap": sol.gap,
+               "status": sol.status, **rate_summary(rate)}
+        for tier in TIERS:
+            if (tiers == tier).any():
+                row[f"share_{tier}"] = float((tiers[serving[serving >= 0]] == tier).sum()
+                                             / max(len(rate), 1))
+        if sol.offload_share is not None and (network.cells["owner"] == "third_party").any():
+            row["payment"] = sol.cost
+            row["offload_share"] = sol.offload_share
+        row["backhaul_violations"] = len(sol.exceeded_backhaul)
+        row["time_s"] = sol.wall_s
+        rows[label] = row
+    return pd.DataFrame.from_dict(rows, orient="index")
+
+
+def sweep_table(index: pd.DataFrame, grid_keys: Sequence[str]) -> pd.DataFrame:
+    """Mean over drops per grid point and method, with gains over the first method.
+
+    Parameters
+    ----------
+    index : pandas.DataFrame
+        A sweep's index (:func:`~cellopt.study.sweep.collect`).
+    grid_keys : sequence of str
+
+    Returns
+    -------
+    pandas.DataFrame
+        Indexed by the grid keys and ``method`` (by ``method`` alone without a grid):
+        mean ``objective``, ``upper_bound``, ``gap`` and rates, and ``gain_p5`` and
+        ``gain_p50``, the rate percentiles over those of the first method at the same
+        grid point.
+    """
+    keys = [*grid_keys, "method"]
+    table = index.groupby(keys, sort=False)[["objective", "upper_bound", "gap", "rate_p5_mbps",
+                                              "rate_p50_mbps", "rate_mean_mbps"]].mean()
+    base = index["method"].iloc[0]
+    for col, name in (("rate_p5_mbps", "gain_p5"), ("rate_p50_mbps", "gain_p50")):
+        if grid_keys:
+            ref = table.xs(base, level="method")[col].reindex(table.index.droplevel("method"))
+            table[name] = table[col].to_numpy() / ref.to_numpy()
+        else:  # one row per method: a plain index
+            table[name] = table[col] / table.loc[base, col]
+    return table
