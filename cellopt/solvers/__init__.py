@@ -12,17 +12,26 @@ from cellopt.problem import Problem
 from cellopt.solution import Solution
 from cellopt.solvers.registry import (
     BLOCK_METHODS,
+    METHOD_INFO,
     METHODS,
     PATTERN_METHODS,
+    MethodInfo,
+    OptionInfo,
     check_arguments,
     check_problem,
-    get_method,
+    method_info,
+    method_options,
+    method_table,
+    methods_with,
     nothing_to_allocate,
     register,
 )
 from cellopt.solvers.scaling import to_solver_units
 
-__all__ = ["BLOCK_METHODS", "METHODS", "PATTERN_METHODS", "register", "solve"]
+__all__ = [
+    "BLOCK_METHODS", "METHODS", "METHOD_INFO", "PATTERN_METHODS", "MethodInfo", "OptionInfo",
+    "method_info", "method_options", "method_table", "methods_with", "register", "solve",
+]
 
 # Each module registers its methods on import.
 from cellopt.solvers import alm, baselines, dual, ipm, reference  # noqa: F401
@@ -50,7 +59,8 @@ def solve(
     method : str
         One of :data:`METHODS`: ``"alm"`` (default), ``"dual"``, ``"ipm"``,
         ``"reference"``, ``"max_rsrp"``, ``"max_sinr"``, ``"range_expansion"``,
-        ``"load_aware"``.
+        ``"load_aware"``. What each can do and its options: :func:`method_info`,
+        :func:`method_table`.
     tol : float
         Target rate-equivalent gap: status ``"optimal"`` certifies that no feasible
         allocation beats this one by more than scaling every user's rate by ``1 + tol``
@@ -65,11 +75,14 @@ def solve(
         ``upper_bound``, ``gap`` and residuals); returning True stops the method
         (status ``"stopped"``).
     single_association : bool
-        Serve each user by one cell (``alm``, ``dual``, ``ipm``, ``reference``): the
-        fractional optimum is rounded and improved locally; the fractional upper bound is
-        kept, so the gap is certified against the fractional optimum.
+        Serve each user by one cell (the methods that declare it,
+        ``method_info(method).single_association``: ``alm``, ``dual``, ``ipm``,
+        ``reference``): the fractional optimum is rounded and improved locally; the
+        fractional upper bound is kept, so the gap is certified against the fractional
+        optimum.
     **options
-        Method-specific options (see each method's docstring).
+        Method-specific options (``method_info(method).options``; see each method's
+        docstring). Float, int and bool options are checked for their type.
 
     Returns
     -------
@@ -81,25 +94,25 @@ def solve(
     Raises
     ------
     ValidationError
-        For an unknown method or option (the message lists the valid ones), or a bad
-        value of `tol`, `max_iter`, `time_limit_s`, `callback` or `single_association`.
+        For an unknown method or option (the message lists the valid ones), an option of
+        the wrong type, a bad value of `tol`, `max_iter`, `time_limit_s`, `callback` or
+        `single_association`, ``single_association=True`` for a method that does not
+        declare it, or free pattern shares (several share blocks) for a method that does
+        not handle them.
     """
     check_problem(problem)
-    fn = get_method(method)
+    info = method_info(method)
+    fn = info.function
     check_arguments(method, fn, tol=tol, max_iter=max_iter, time_limit_s=time_limit_s,
                     callback=callback, single_association=single_association, options=options)
-    if problem.free_shares and method not in PATTERN_METHODS:
+    if problem.free_shares and not info.patterns:
         raise ValidationError(
             f"method {method!r} does not handle free power-pattern shares "
-            f"(Problem.pattern_cost); fix: use one of {sorted(PATTERN_METHODS)}, or fix the "
+            f"(Problem.pattern_cost); fix: use one of {methods_with('patterns')}, or fix the "
             "shares by scaling each pattern's rates by its share")
-    if problem.share_block is not None and method not in BLOCK_METHODS:
+    if problem.share_block is not None and not info.share_blocks:
         raise ValidationError(f"method {method!r} does not handle several pattern-share blocks "
-                              f"(Problem.share_block); fix: use one of {sorted(BLOCK_METHODS)}")
-    if single_association and method not in ("alm", "dual", "ipm", "reference"):
-        raise ValidationError(f"single_association applies to 'alm', 'dual', 'ipm' and "
-                              f"'reference', not {method!r}; fix: drop single_association (the "
-                              "baselines already serve each user by one cell)")
+                              f"(Problem.share_block); fix: use one of {methods_with('share_blocks')}")
     if problem.n_links == 0:
         return nothing_to_allocate(problem, method)
     scale, scaled = to_solver_units(problem)

@@ -266,7 +266,8 @@ def _initial_point(problem: Problem, theta: np.ndarray | None) -> tuple[np.ndarr
     return x, mu
 
 
-@register("alm", patterns=True)
+@register("alm", kind="optimizer", single_association=True, patterns=True,
+          warm_start=("x0", "prices0", "theta0"))
 def solve_alm(
     problem: Problem,
     *,

@@ -43,7 +43,7 @@ from cellopt.solvers.common import (
     objective_terms,
     repair,
 )
-from cellopt.solvers.registry import register
+from cellopt.solvers.registry import method_info, methods_with, register
 
 __all__ = [
     "DEFAULT_BIAS_DB", "in_cell_shares", "load_aware", "max_rsrp", "max_sinr", "range_expansion",
@@ -51,9 +51,6 @@ __all__ = [
 
 #: Default range-expansion bias per tier [dB].
 DEFAULT_BIAS_DB: dict[str, float] = {"macro": 0.0, "pico": 6.0, "femto": 6.0}
-
-#: Names of the baselines (not usable as the inner solver of a baseline).
-BASELINES = ("max_rsrp", "max_sinr", "range_expansion", "load_aware")
 
 #: Log-space bisection steps for the in-cell airtime price (bracket of ≤ ~700 in log μ
 #: → relative precision ≤ 700 / 2^64 ≈ 4e-17).
@@ -69,7 +66,7 @@ Callback = Callable[[dict[str, Any]], bool | None] | None
 
 
 # ============================================================================ registered
-@register("max_rsrp")
+@register("max_rsrp", kind="baseline")
 def max_rsrp(
     problem: Problem,
     *,
@@ -98,7 +95,7 @@ def max_rsrp(
     inner_method : str
         Solver of the in-cell problem when ``n_resources > 1`` (default ``"alm"``).
     inner_options : dict, optional
-        Extra keywords for it.
+        Options of the inner solver (those of `inner_method`, e.g. ``{"max_iter": 50}``).
 
     Returns
     -------
@@ -120,7 +117,7 @@ def max_rsrp(
                    callback=callback, inner=inner)
 
 
-@register("max_sinr")
+@register("max_sinr", kind="baseline")
 def max_sinr(
     problem: Problem,
     *,
@@ -163,7 +160,7 @@ def max_sinr(
                    callback=callback, inner=inner)
 
 
-@register("range_expansion")
+@register("range_expansion", kind="baseline")
 def range_expansion(
     problem: Problem,
     *,
@@ -218,7 +215,7 @@ def range_expansion(
                    tol=tol, time_limit_s=time_limit_s, callback=callback, inner=inner)
 
 
-@register("load_aware")
+@register("load_aware", kind="baseline")
 def load_aware(
     problem: Problem,
     *,
@@ -368,7 +365,9 @@ def in_cell_shares(
     time_limit_s : float, optional
         Wall-clock budget [s] for the inner solver.
     inner_method : str
-        Registered method for several resources (ignored for one resource).
+        Registered method for several resources (ignored for one resource): one that
+        solves the convex problem (``method_info(name).convex``: an optimizer or the
+        reference).
     inner_options : dict, optional
         Extra keywords for the inner solver.
 
@@ -392,9 +391,9 @@ def in_cell_shares(
         x_sub, mu = _single_resource_shares(sub)
         x[keep] = x_sub
         return x, mu.reshape(problem.n_cells, 1), None, "in-cell shares optimal in closed form"
-    if inner_method in BASELINES:
+    if not method_info(inner_method).convex:
         raise ValidationError(f"inner_method={inner_method!r} is a baseline; fix: use a solver of the "
-                         "convex problem, e.g. 'alm' or 'reference'")
+                              f"convex problem: one of {methods_with('convex')}")
     from cellopt.solvers import solve  # late: cellopt.solvers imports this module
 
     inner = solve(sub, method=inner_method, tol=tol, time_limit_s=time_limit_s,

@@ -438,7 +438,8 @@ class _SmoothedDual:
                                  weight, self.s))
 
 
-@register("dual", patterns=True, share_blocks=True)
+@register("dual", kind="optimizer", single_association=True, patterns=True, share_blocks=True,
+          warm_start=("prices0",))
 def solve_dual(
     problem: Problem,
     *,

@@ -174,7 +174,7 @@ class _State:
         return _State(**{k: v.copy() for k, v in self.__dict__.items()})
 
 
-@register("ipm", patterns=True, share_blocks=True)
+@register("ipm", kind="optimizer", single_association=True, patterns=True, share_blocks=True)
 def solve_ipm(
     problem: Problem,
     *,

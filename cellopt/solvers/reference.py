@@ -13,13 +13,13 @@ import time
 import warnings
 from collections.abc import Callable, Mapping
 from fractions import Fraction
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-import cvxpy as cp
 import numpy as np
 import scipy.sparse as sp
 
 from cellopt.errors import ValidationError, check_memory
+from cellopt.network import is_integer
 from cellopt.problem import Problem
 from cellopt.solution import Solution
 from cellopt.solvers.common import (
@@ -33,6 +33,9 @@ from cellopt.solvers.common import (
     repair,
 )
 from cellopt.solvers.registry import register
+
+if TYPE_CHECKING:  # cvxpy takes most of a second to import: only where a solve needs it
+    import cvxpy as cp
 
 __all__ = ["solve_reference"]
 
@@ -79,6 +82,7 @@ def _solver_defaults(solver: str, tol: float, max_iter: int | None,
 
 
 def _supports_power_cone(solver: str) -> bool:
+    import cvxpy as cp
     from cvxpy.reductions.solvers.defines import SOLVER_MAP_CONIC
 
     cls = SOLVER_MAP_CONIC.get(solver)
@@ -130,6 +134,8 @@ def _utility_expr(rate: cp.Expression, weight: np.ndarray, alpha: float, power_c
     α ∈ [0.2, 5], where power cones stalled at gaps up to 1e-1 on some) and need about
     half the iterations.
     """
+    import cvxpy as cp
+
     if _near_log(alpha):  # r^(1−α)/(1−α) ≈ 1/(1−α) + log r: the constant would swamp log r
         return weight @ cp.log(rate)
     if alpha == 0:
@@ -187,6 +193,8 @@ def _build(problem: Problem, power_cone: bool) -> tuple[cp.Problem, dict[str, An
     per-user coefficients (``w_i s_i^(1−α)``, or ``w_i`` for α = 1). The scaled problem's
     duals relate to ours by ``μ = K μ'`` and ``ν = K ν' / s0``.
     """
+    import cvxpy as cp
+
     n_links, alpha = problem.n_links, problem.alpha
     links = np.arange(n_links)
     s0 = float(np.median(problem.rate_mbps))
@@ -251,7 +259,8 @@ def _build(problem: Problem, power_cone: bool) -> tuple[cp.Problem, dict[str, An
     return prob, meta
 
 
-@register("reference", patterns=True, share_blocks=True)
+@register("reference", kind="reference", single_association=True, patterns=True,
+          share_blocks=True)
 def solve_reference(
     problem: Problem,
     *,
@@ -340,7 +349,7 @@ def solve_reference(
         For a solver that is not installed (the message lists the installed ones) or that
         cannot handle the problem's cones.
     """
-    if not (isinstance(max_links, int) and max_links >= 0):
+    if not (is_integer(max_links) and max_links >= 0):
         raise ValidationError(f"max_links={max_links!r}; fix: give a whole number of links ≥ 0")
     if problem.n_links > max_links:  # cvxpy's compilation alone would take minutes
         raise ValidationError(
@@ -350,6 +359,8 @@ def solve_reference(
             "raise max_links")
     check_memory(_BYTES_PER_LINK * problem.n_links, f"the reference solver on "
                  f"{problem.n_links:,} links", "use 'dual', 'alm' or 'ipm' on large problems")
+    import cvxpy as cp  # here, so that its first import does not count against time_limit_s
+
     start = time.perf_counter()
     installed = cp.installed_solvers()
     name = str(solver).upper()
@@ -427,6 +438,8 @@ def _finish(problem: Problem, x: np.ndarray, mu: np.ndarray, nu: np.ndarray, *, 
             time_limit_s: float | None = None, solver_gap: float | None = None,
             theta: np.ndarray | None = None) -> Solution:
     """Certify (bound and gap from our own dual function), pick the status, fill the Solution."""
+    import cvxpy as cp
+
     util, cost = objective_terms(problem, x)
     objective = util - cost - energy_cost(problem, theta)
     nu = block_zero_capacity(problem, mu, nu)

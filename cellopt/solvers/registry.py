@@ -1,11 +1,23 @@
-"""The method registry behind :func:`cellopt.solve`, and the checks every call passes."""
+"""The method registry behind :func:`cellopt.solve`, and the checks every call passes.
+
+Each method declares what it can do where it is registered (:func:`register`): its kind,
+whether it serves each user by one cell on request, whether it handles free pattern
+shares and several share blocks, and which of its options take a warm start. Its options
+— their types, defaults and one-line docs — are read from its signature and docstring.
+:func:`method_info` returns all of it as a :class:`MethodInfo`; :func:`method_table`
+lists every method.
+"""
 
 from __future__ import annotations
 
+import dataclasses
 import inspect
+import re
 import time
+import types
+import typing
 from collections.abc import Callable
-from typing import Any
+from typing import Any, Literal
 
 import numpy as np
 import pandas as pd
@@ -15,41 +27,185 @@ from cellopt.network import is_integer, is_real
 from cellopt.problem import Problem
 from cellopt.solution import Solution
 
-__all__ = ["BLOCK_METHODS", "METHODS", "PATTERN_METHODS", "method_options", "register"]
+__all__ = [
+    "BLOCK_METHODS", "KINDS", "METHODS", "METHOD_INFO", "PATTERN_METHODS", "MethodInfo",
+    "OptionInfo", "check_arguments", "check_problem", "get_method", "method_info",
+    "method_options", "method_table", "methods_with", "register",
+]
 
-#: name -> function(problem, *, tol, max_iter, time_limit_s, callback, **options) -> Solution
+Kind = Literal["optimizer", "baseline", "reference"]
+#: The kinds of method: optimizers and the reference solve the convex (fractional)
+#: problem to a certified gap; baselines associate each user by a rule.
+KINDS: tuple[str, ...] = ("optimizer", "reference", "baseline")
+
+#: name -> function(problem, *, tol, max_iter, time_limit_s, callback, **options) -> Solution.
+#: What :func:`cellopt.solve` dispatches on. Fill it with :func:`register`, which also
+#: records the method's :class:`MethodInfo`; a function set here directly is run as an
+#: optimizer that declares no capability.
 METHODS: dict[str, Callable[..., Solution]] = {}
-#: Methods that also solve problems whose resources are power patterns with free shares.
+#: name -> what the method declared when it was registered.
+METHOD_INFO: dict[str, MethodInfo] = {}
+#: Methods that also solve problems whose resources are power patterns with free shares
+#: (derived from the registrations: ``method_info(name).patterns``).
 PATTERN_METHODS: set[str] = set()
-#: Methods that also solve problems with several pattern-share blocks (``Problem.share_block``).
+#: Methods that also solve problems with several pattern-share blocks
+#: (``Problem.share_block``; derived: ``method_info(name).share_blocks``).
 BLOCK_METHODS: set[str] = set()
 
 #: Arguments :func:`cellopt.solve` takes itself for every method.
 _COMMON = ("tol", "max_iter", "time_limit_s", "callback")
 
 
-def register(name: str, *, patterns: bool = False, share_blocks: bool = False
+# ============================================================================ declarations
+@dataclasses.dataclass(frozen=True)
+class OptionInfo:
+    """One method-specific option, as the method's signature and docstring describe it.
+
+    Attributes
+    ----------
+    name : str
+        The keyword.
+    annotation : str
+        Its type, readable (``"float"``, ``"ndarray | None"``, ``"Mapping[str, Any] | None"``).
+    default : any
+        Its default (``inspect.Parameter.empty`` for a required option).
+    doc : str
+        The first sentence of its entry in the docstring's "Parameters" section ("" if
+        it has none).
+    """
+
+    name: str
+    annotation: str
+    default: Any
+    doc: str = ""
+
+    @property
+    def required(self) -> bool:
+        """The option has no default."""
+        return self.default is inspect.Parameter.empty
+
+    def __str__(self) -> str:
+        """``"name: type = default"`` (``"name: type"`` for a required option)."""
+        text = f"{self.name}: {self.annotation}" if self.annotation else self.name
+        return text if self.required else f"{text} = {self.default!r}"
+
+
+@dataclasses.dataclass(frozen=True)
+class MethodInfo:
+    """What a registered method is and can do.
+
+    Attributes
+    ----------
+    name : str
+        ``solve(problem, method=name)``.
+    function : callable
+        ``function(problem, *, tol, max_iter, time_limit_s, callback, **options) -> Solution``.
+    kind : {"optimizer", "reference", "baseline"}
+        Optimizers and the reference solve the convex (fractional) problem to a certified
+        gap (the reference with a general-purpose conic solver, for small problems);
+        baselines serve each user by one cell chosen by a rule.
+    single_association : bool
+        Accepts ``single_association=True`` (the fractional optimum rounded to one cell
+        per user and improved locally).
+    patterns : bool
+        Handles free power-pattern shares (``Problem.pattern_cost``).
+    share_blocks : bool
+        Handles several pattern-share blocks (``Problem.share_block``).
+    warm_start : tuple of str
+        The options that take a warm start (starting shares, prices, pattern shares);
+        empty if none.
+    options : dict of str to OptionInfo
+        The method-specific options, in signature order: the keyword-only parameters
+        beyond those :func:`cellopt.solve` passes to every method (`tol`, `max_iter`,
+        `time_limit_s`, `callback`).
+    summary : str
+        The first line of the function's docstring.
+    """
+
+    name: str
+    function: Callable[..., Solution]
+    kind: Kind
+    single_association: bool = False
+    patterns: bool = False
+    share_blocks: bool = False
+    warm_start: tuple[str, ...] = ()
+    options: dict[str, OptionInfo] = dataclasses.field(default_factory=dict)
+    summary: str = ""
+
+    @property
+    def convex(self) -> bool:
+        """Solves the convex problem to a certified gap (an optimizer or the reference):
+        usable as a baseline's ``inner_method``."""
+        return self.kind in ("optimizer", "reference")
+
+
+def register(name: str, *, kind: Kind, single_association: bool = False, patterns: bool = False,
+             share_blocks: bool = False, warm_start: tuple[str, ...] = ()
              ) -> Callable[[Callable[..., Solution]], Callable[..., Solution]]:
     """Decorator: make a solver available as ``solve(problem, method=name)``.
 
-    `patterns`: the method handles free pattern shares (``Problem.pattern_cost``);
-    `share_blocks`: also several share blocks (``Problem.share_block``). The method's
-    options are the keyword arguments of its signature beyond those :func:`cellopt.solve`
-    passes to every method.
+    Parameters
+    ----------
+    name : str
+        The method's name in :data:`METHODS`.
+    kind : {"optimizer", "reference", "baseline"}
+        See :class:`MethodInfo`.
+    single_association : bool
+        The method accepts ``single_association=True``.
+    patterns : bool
+        The method handles free pattern shares (``Problem.pattern_cost``).
+    share_blocks : bool
+        It also handles several share blocks (``Problem.share_block``); needs `patterns`.
+    warm_start : tuple of str
+        Names of the options that take a warm start.
+
+    Returns
+    -------
+    callable
+        The decorator; it returns the function unchanged.
+
+    Raises
+    ------
+    ValueError
+        For an unknown kind, block support without pattern support, or a warm-start
+        name that is not one of the method's options (mistakes in the declaration, found
+        when the module is imported).
     """
+    if kind not in KINDS:
+        raise ValueError(f"register({name!r}): kind={kind!r}; fix: one of {list(KINDS)}")
+    if share_blocks and not patterns:
+        raise ValueError(f"register({name!r}): share_blocks=True needs patterns=True")
 
     def deco(fn: Callable[..., Solution]) -> Callable[..., Solution]:
+        options = _options_of(fn)
+        missing = [w for w in warm_start if w not in options]
+        if missing:
+            raise ValueError(f"register({name!r}): warm_start names {missing} that are not options "
+                             f"of {fn.__name__}; fix: use some of {list(options)}")
+        info = MethodInfo(name=name, function=fn, kind=kind,
+                          single_association=bool(single_association), patterns=bool(patterns),
+                          share_blocks=bool(share_blocks), warm_start=tuple(warm_start),
+                          options=options, summary=_summary(fn))
+        METHOD_INFO[name] = info
         METHODS[name] = fn
-        if patterns:
-            PATTERN_METHODS.add(name)
-        if share_blocks:
-            BLOCK_METHODS.add(name)
+        for names, has in ((PATTERN_METHODS, info.patterns), (BLOCK_METHODS, info.share_blocks)):
+            if has:
+                names.add(name)
+            else:
+                names.discard(name)
         return fn
 
     return deco
 
 
 def get_method(name: str) -> Callable[..., Solution]:
+    """The function of a registered method.
+
+    Raises
+    ------
+    ValidationError
+        For an unknown name (the message lists the valid ones).
+    """
     try:
         return METHODS[name]
     except (KeyError, TypeError):
@@ -57,23 +213,104 @@ def get_method(name: str) -> Callable[..., Solution]:
                               ) from None
 
 
+def method_info(name: str) -> MethodInfo:
+    """What the method `name` declared when it was registered.
+
+    Parameters
+    ----------
+    name : str
+        A key of :data:`METHODS`.
+
+    Returns
+    -------
+    MethodInfo
+        A function set into :data:`METHODS` directly (not by :func:`register`) is
+        described as an optimizer without any declared capability.
+
+    Raises
+    ------
+    ValidationError
+        For an unknown name (the message lists the valid ones).
+    """
+    fn = get_method(name)
+    info = METHOD_INFO.get(name)
+    if info is not None and info.function is fn:
+        return info
+    return MethodInfo(name=name, function=fn, kind="optimizer", options=_options_of(fn),
+                      summary=_summary(fn))
+
+
 def method_options(name: str) -> list[str]:
     """The method-specific options of a registered method, sorted."""
-    params = inspect.signature(get_method(name)).parameters.values()
-    return sorted(p.name for p in params
-                  if p.kind is inspect.Parameter.KEYWORD_ONLY and p.name not in _COMMON)
+    return sorted(method_info(name).options)
 
 
+def methods_with(capability: str) -> list[str]:
+    """The registered methods whose :class:`MethodInfo` has `capability` true, sorted.
+
+    `capability` is a boolean attribute or property of :class:`MethodInfo`, e.g.
+    ``"single_association"``, ``"patterns"``, ``"share_blocks"`` or ``"convex"``.
+    """
+    return sorted(n for n in METHODS if getattr(method_info(n), capability))
+
+
+def method_table() -> pd.DataFrame:
+    """Every registered method and what it declares, one row each.
+
+    Returns
+    -------
+    pandas.DataFrame
+        Index ``method`` (optimizers first, then the reference, then the baselines, by
+        name within a kind); columns ``kind``, ``single_association``, ``patterns``,
+        ``share_blocks`` (bool), ``warm_start`` (the warm-start options, comma-separated,
+        "" if none), ``options`` (``"name: type = default"`` per option, separated by
+        ``"; "``) and ``summary`` (the first line of the method's docstring).
+    """
+    infos = sorted((method_info(n) for n in METHODS), key=lambda i: (KINDS.index(i.kind), i.name))
+    rows = [dict(method=i.name, kind=i.kind, single_association=i.single_association,
+                 patterns=i.patterns, share_blocks=i.share_blocks,
+                 warm_start=", ".join(i.warm_start),
+                 options="; ".join(str(o) for o in i.options.values()), summary=i.summary)
+            for i in infos]
+    columns = ["method", "kind", "single_association", "patterns", "share_blocks", "warm_start",
+               "options", "summary"]
+    return pd.DataFrame(rows, columns=columns).set_index("method")
+
+
+# ============================================================================ checks
 def check_problem(problem: Problem) -> None:
+    """Refuse anything but a :class:`~cellopt.problem.Problem`."""
     if not isinstance(problem, Problem):
         raise ValidationError(f"expected a cellopt.Problem, got {type(problem).__name__}; fix: "
                               "build one with Problem.from_network(...) or Problem.from_links(...)")
 
 
-def check_arguments(method: str, fn: Callable[..., Solution], *, tol: Any, max_iter: Any,
-                    time_limit_s: Any, callback: Any, single_association: Any,
+def check_arguments(method: str, fn: Callable[..., Solution] | None = None, *, tol: Any,
+                    max_iter: Any, time_limit_s: Any, callback: Any, single_association: Any,
                     options: dict[str, Any]) -> None:
-    """Refuse bad common arguments and options the method does not have, all at once."""
+    """Refuse bad arguments of ``solve(problem, method, ...)``, all at once.
+
+    Parameters
+    ----------
+    method : str
+        A registered method.
+    fn : callable, optional
+        Unused: the options are those of ``METHODS[method]`` (kept for callers that pass
+        the function).
+    tol, max_iter, time_limit_s, callback, single_association
+        As given to :func:`cellopt.solve`.
+    options : dict
+        The method-specific options as given.
+
+    Raises
+    ------
+    ValidationError
+        One line per problem: a bad common argument, ``single_association=True`` for a
+        method that does not declare it, options the method does not have (the message
+        lists those it has), and options of the wrong type (float, int and bool options;
+        integers pass as floats, numpy scalars pass).
+    """
+    info = method_info(method)
     problems = []
     if not (is_real(tol) and np.isfinite(tol) and tol > 0):
         problems.append(f"tol={tol!r}; fix: give a rate-equivalent gap > 0, e.g. 1e-4")
@@ -88,13 +325,62 @@ def check_arguments(method: str, fn: Callable[..., Solution], *, tol: Any, max_i
                         "dict, or None")
     if not isinstance(single_association, (bool, np.bool_)):
         problems.append(f"single_association={single_association!r}; fix: give True or False")
-    valid = method_options(method)
+    elif single_association and not info.single_association:
+        able = methods_with("single_association")
+        why = " (the baselines already serve each user by one cell)" \
+            if info.kind == "baseline" else ""
+        problems.append(f"single_association applies to {_listed(able)}, not {method!r}; fix: "
+                        f"drop single_association{why}, or use one of those methods")
+    valid = sorted(info.options)
     unknown = sorted(set(options) - set(valid))
     if unknown:
-        problems.append(f"unknown option(s) {unknown} for method {method!r}; fix: use its "
-                        f"options {valid} (see its docstring)")
+        fix = f"use its options {valid} (see its docstring, or method_info({method!r}))" if valid \
+            else f"drop them: {method!r} has no options of its own"
+        problems.append(f"unknown option(s) {unknown} for method {method!r}; fix: {fix}")
+    for name, value in options.items():
+        if name in info.options:
+            problem = _type_problem(method, info.options[name], value)
+            if problem:
+                problems.append(problem)
     if problems:
         raise ValidationError(problems)
+
+
+def _type_problem(method: str, option: OptionInfo, value: Any) -> str | None:
+    """Why `value` does not fit `option` (float, int or bool options), else None."""
+    atoms = _split_union(option.annotation)
+    none_ok = "None" in atoms
+    scalar = [a for a in atoms if a != "None"]
+    if len(scalar) != 1 or scalar[0] not in ("float", "int", "bool") or (none_ok and value is None):
+        return None
+    expected = scalar[0]
+    ok = {"float": is_real, "int": is_integer,
+          "bool": lambda v: isinstance(v, (bool, np.bool_))}[expected](value)
+    if ok:
+        return None
+    what = {"float": "a real number", "int": "a whole number", "bool": "True or False"}[expected]
+    example = _converted(value, expected)
+    fix = f"give {what}" + (f", e.g. {option.name}={example!r}" if example is not None else "") \
+        + (", or None" if none_ok else "")
+    return (f"{option.name}={value!r} for method {method!r}: expected {option.annotation}, got "
+            f"{type(value).__name__}; fix: {fix}")
+
+
+def _converted(value: Any, expected: str) -> Any:
+    """`value` as the `expected` type where the conversion is exact (a number in a string,
+    a whole float for an int), else None."""
+    try:
+        if expected == "float" and isinstance(value, str):
+            return float(value)
+        if expected == "int":
+            number = float(value) if isinstance(value, str) else value
+            if is_real(number) and np.isfinite(number) and float(number).is_integer():
+                return int(number)
+        if expected == "bool" and isinstance(value, str) and value.lower() in ("true", "false"):
+            return value.lower() == "true"
+    except (TypeError, ValueError, OverflowError):
+        return None
+    return None
 
 
 def nothing_to_allocate(problem: Problem, method: str) -> Solution:
@@ -120,3 +406,125 @@ def nothing_to_allocate(problem: Problem, method: str) -> Solution:
     sol.history = pd.DataFrame([dict(iteration=0, objective=sol.objective,
                                      upper_bound=sol.upper_bound, gap=sol.gap)])
     return sol
+
+
+# ============================================================================ introspection
+def _options_of(fn: Callable[..., Solution]) -> dict[str, OptionInfo]:
+    """The method-specific options of `fn`: keyword-only parameters beyond the common ones."""
+    try:
+        hints = typing.get_type_hints(fn)
+    except Exception:  # an annotation that does not evaluate: fall back to its text
+        hints = {}
+    docs = _parameter_docs(fn)
+    options = {}
+    for p in inspect.signature(fn).parameters.values():
+        if p.kind is not inspect.Parameter.KEYWORD_ONLY or p.name in _COMMON:
+            continue
+        if p.name in hints:
+            annotation = _type_name(hints[p.name])
+        elif p.annotation is inspect.Parameter.empty:
+            annotation = ""
+        else:
+            annotation = p.annotation if isinstance(p.annotation, str) else _type_name(p.annotation)
+        options[p.name] = OptionInfo(name=p.name, annotation=annotation, default=p.default,
+                                     doc=docs.get(p.name, ""))
+    return options
+
+
+def _type_name(tp: Any) -> str:
+    """A type hint as it would be written: ``ndarray | None``, ``Mapping[str, Any]``."""
+    if tp is type(None) or tp is None:
+        return "None"
+    if tp is Any:
+        return "Any"
+    if isinstance(tp, list):  # the parameters of a Callable
+        return "[" + ", ".join(_type_name(a) for a in tp) + "]"
+    origin, args = typing.get_origin(tp), typing.get_args(tp)
+    if origin in (typing.Union, types.UnionType):
+        return " | ".join(_type_name(a) for a in args)
+    if origin is Literal:
+        return f"Literal[{', '.join(repr(a) for a in args)}]"
+    if origin is not None:
+        name = getattr(origin, "__name__", None) or str(origin).replace("typing.", "")
+        return f"{name}[{', '.join(_type_name(a) for a in args)}]" if args else name
+    if isinstance(tp, type):
+        return tp.__name__
+    return str(tp).replace("typing.", "")
+
+
+def _split_union(annotation: str) -> list[str]:
+    """The members of a union written as text, split at top-level ``|``."""
+    parts, depth, start = [], 0, 0
+    for i, ch in enumerate(annotation):
+        depth += (ch == "[") - (ch == "]")
+        if ch == "|" and depth == 0:
+            parts.append(annotation[start:i].strip())
+            start = i + 1
+    parts.append(annotation[start:].strip())
+    return parts
+
+
+def _summary(fn: Callable[..., Any]) -> str:
+    doc = inspect.getdoc(fn) or ""
+    return _plain(doc.strip().split("\n\n")[0].replace("\n", " ")) if doc else ""
+
+
+_ROLE = re.compile(r":[\w:]+:`~?(?:[^`<]*<)?([^`>]+)>?`")
+_SEE = re.compile(r"^As for :func:`~?([\w.]+)`\.?$")
+_SENTENCE = re.compile(r"^(.*?[.!?])(?=\s+[A-Z]|\s*$)", re.S)
+
+
+def _parameter_docs(fn: Callable[..., Any], depth: int = 0) -> dict[str, str]:
+    """Parameter name -> first sentence of its entry in `fn`'s numpydoc "Parameters".
+
+    An entry that only says "As for :func:`other`." takes the entry of `other` (a function
+    of the same module) for the same parameter.
+    """
+    lines = (inspect.getdoc(fn) or "").splitlines()
+    start = next((i + 2 for i in range(len(lines) - 1) if lines[i].strip() == "Parameters"
+                  and set(lines[i + 1].strip()) == {"-"}), None)
+    if start is None:
+        return {}
+    entries: dict[str, list[str]] = {}
+    names: list[str] = []
+    for i in range(start, len(lines)):
+        line = lines[i]
+        if i + 1 < len(lines) and line.strip() and set(lines[i + 1].strip()) == {"-"}:
+            break  # the next section
+        if line and not line[0].isspace():
+            names = [n.strip() for n in line.split(" : ")[0].split(",") if n.strip()]
+            for n in names:
+                entries[n] = []
+        elif line.strip():
+            for n in names:
+                entries[n].append(line.strip())
+    docs = {}
+    for name, text_lines in entries.items():
+        text = " ".join(text_lines)
+        see = _SEE.match(text)
+        if see and depth < 3:
+            other = getattr(fn, "__globals__", {}).get(see.group(1).rsplit(".", 1)[-1])
+            if callable(other) and _parameter_docs(other, depth + 1).get(name):
+                docs[name] = _parameter_docs(other, depth + 1)[name]
+                continue
+        docs[name] = _first_sentence(text)
+    return docs
+
+
+def _first_sentence(text: str) -> str:
+    match = _SENTENCE.match(text)
+    return _plain(match.group(1) if match else text)
+
+
+def _plain(text: str) -> str:
+    """Docstring markup made plain: roles to their target's last name, ``code`` to code."""
+    text = _ROLE.sub(lambda m: m.group(1).rsplit(".", 1)[-1] if "~" in m.group(0)
+                     else m.group(1), text)
+    return text.replace("``", "").strip()
+
+
+def _listed(names: list[str]) -> str:
+    """``'a', 'b' and 'c'``."""
+    quoted = [repr(n) for n in names]
+    return " and ".join([", ".join(quoted[:-1]), quoted[-1]]) if len(quoted) > 1 \
+        else (quoted[0] if quoted else "no method")
