@@ -1,4 +1,5 @@
 import dataclasses
+import io
 
 import matplotlib
 
@@ -8,12 +9,17 @@ import matplotlib.pyplot as plt
 import numpy as np
 import pandas as pd
 import pytest
+import shapely
 from matplotlib.axes import Axes
 from matplotlib.collections import PolyCollection
+from matplotlib.colors import to_rgba
 
 import cellopt
-from cellopt import topology
+from cellopt import radio, topology
+from cellopt.errors import ValidationError
 from cellopt.plotting import (
+    TIER_COLORS,
+    UNSERVED_COLOR,
     plot_convergence,
     plot_gain_curve,
     plot_network,
@@ -175,3 +181,167 @@ def test_network_sinr_map_shape_checked():
     net = topology.hex_grid(1)
     with pytest.raises(ValueError, match="sinr_map_db"):
         plot_network(net, sinr_map_db=(np.arange(3.0), np.arange(2.0), np.zeros((3, 2))))
+
+
+# ---------------------------------------------------------------------- readability
+@pytest.fixture(scope="module")
+def hetnet():
+    net = topology.add_picos(topology.hex_grid(1), per_sector=1, rng=1)
+    net = topology.drop_users(net, 120, clustered_fraction=0.5, rng=2)
+    serving = radio.link_table(net, n_candidates=4, rng=3).best_by("rsrp_dbm")
+    serving[:5] = -1  # a few users in outage
+    return net, serving
+
+
+def _users(ax):
+    (dots,) = [c for c in ax.collections if c.get_gid() == "users"]
+    return dots
+
+
+def _disjoint(a, b):
+    """Whether display-space boxes `a` and `b` do not overlap (touching edges allowed)."""
+    return a.x1 <= b.x0 or b.x1 <= a.x0 or a.y1 <= b.y0 or b.y1 <= a.y0
+
+
+def _assert_legend_outside(ax, others=()):
+    fig = ax.figure
+    fig.canvas.draw()
+    leg = ax.get_legend().get_window_extent()
+    assert _disjoint(leg, ax.get_window_extent())
+    for other in others:
+        assert _disjoint(leg, other.get_window_extent())
+    # Not cut when saved without bbox_inches="tight": the legend lies inside the figure.
+    fb = fig.bbox
+    assert fb.x0 <= leg.x0 and leg.x1 <= fb.x1 and fb.y0 <= leg.y0 and leg.y1 <= fb.y1
+
+
+def test_network_users_coloured_by_serving_tier(hetnet):
+    net, serving = hetnet
+    ax = plot_network(net, serving_cell=serving)
+    tiers = net.cells["tier"].to_numpy()
+    assert {"macro", "pico"} <= set(tiers[serving[serving >= 0]])
+    expected = np.array([to_rgba(TIER_COLORS[tiers[s]]) if s >= 0 else to_rgba(UNSERVED_COLOR)
+                         for s in serving])
+    np.testing.assert_allclose(_users(ax).get_facecolors(), expected)
+    labels = [t.get_text() for t in ax.get_legend().get_texts()]
+    assert {"macro cell", "pico cell", "user served by macro", "user served by pico",
+            "user not served"} <= set(labels)
+
+
+def test_network_association_lines_coloured_like_users(hetnet):
+    net, serving = hetnet
+    ax = plot_network(net, serving_cell=serving, association_lines=True)
+    (lines,) = [c for c in ax.collections if type(c).__name__ == "LineCollection"]
+    user_rgba = _users(ax).get_facecolors()[serving >= 0]
+    line_rgba = lines.get_colors()
+    assert len(line_rgba) == int((serving >= 0).sum())
+    np.testing.assert_allclose(line_rgba[:, :3], user_rgba[:, :3])
+    assert np.all(line_rgba[:, 3] < 0.5)  # transparent
+
+
+def test_network_color_by_load_has_colorbar(hetnet):
+    net, serving = hetnet
+    load = np.linspace(0.0, 1.0, net.n_cells)
+    ax = plot_network(net, serving_cell=serving, color_by="load", cell_load=load)
+    assert len(ax.figure.axes) == 2
+    assert ax.figure.axes[1].get_ylabel() == "cell load (airtime share)"
+    rgba = _users(ax).get_facecolors()
+    served = serving >= 0
+    # Users share their cell's colour: same cell, same colour; the grey of outage otherwise.
+    lo, hi = serving[served].min(), serving[served].max()
+    assert not np.allclose(rgba[serving == lo][0], rgba[serving == hi][0])
+    np.testing.assert_allclose(rgba[~served], np.tile(to_rgba(UNSERVED_COLOR), ((~served).sum(), 1)))
+    _assert_legend_outside(ax, [ax.figure.axes[1]])
+
+
+def test_network_color_by_cell_keeps_per_cell_colours(hetnet):
+    net, serving = hetnet
+    ax = plot_network(net, serving_cell=serving, color_by="cell")
+    served = serving >= 0
+    np.testing.assert_allclose(_users(ax).get_facecolors()[served],
+                               plt.get_cmap("tab20")(serving[served] % 20))
+
+
+def test_network_guard_band_users_faded(hetnet):
+    net, serving = hetnet
+    x0, y0, x1, y1 = net.cells.total_bounds
+    net = net.replace(study_area=shapely.box(x0, y0, (x0 + x1) / 2, y1))
+    inside = net.in_study_area()
+    assert inside.any() and (~inside).any()
+    alpha = _users(plot_network(net, serving_cell=serving)).get_facecolors()[:, 3]
+    assert np.all(alpha[inside] == 1.0) and np.all(alpha[~inside] < 0.5)
+
+
+def test_network_legend_outside_axes(hetnet):
+    net, serving = hetnet
+    _assert_legend_outside(plot_network(net, serving_cell=serving))
+    x0, y0, x1, y1 = net.cells.total_bounds
+    sinr = (np.linspace(x0, x1, 5), np.linspace(y0, y1, 4), np.zeros((4, 5)))
+    ax = plot_network(net, serving_cell=serving, sinr_map_db=sinr, color_by="load",
+                      cell_load=np.full(net.n_cells, 0.5))
+    assert len(ax.figure.axes) == 3
+    _assert_legend_outside(ax, ax.figure.axes[1:])  # beyond both colorbars
+    # Saved with and without bbox_inches="tight".
+    for kw in ({}, {"bbox_inches": "tight"}):
+        ax.figure.savefig(io.BytesIO(), format="png", **kw)
+
+
+def test_network_bad_arguments(hetnet):
+    net, serving = hetnet
+    with pytest.raises(ValidationError, match="color_by"):
+        plot_network(net, serving_cell=serving, color_by="colour")
+    with pytest.raises(ValidationError, match="cell_load"):
+        plot_network(net, serving_cell=serving, color_by="load")
+    with pytest.raises(ValidationError, match="cell_load"):
+        plot_network(net, serving_cell=serving, color_by="load", cell_load=np.ones(3))
+    with pytest.raises(ValidationError, match="cell_load"):
+        plot_network(net, serving_cell=serving, cell_load=np.ones(net.n_cells))
+    with pytest.raises(ValidationError, match="serving_cell"):
+        plot_network(net, serving_cell=serving[:-1])
+    with pytest.raises(ValidationError, match="serving_cell"):
+        plot_network(net, serving_cell=np.full(net.n_users, net.n_cells))
+
+
+def test_rate_cdf_identical_curves_distinguishable():
+    rng = np.random.default_rng(3)
+    r = rng.lognormal(0, 1, 200)
+    ax = plot_rate_cdf({"max-RSRP": r, "RE 0 dB": rng.permutation(r) * (1 + 1e-12),
+                        "other": 2 * r})
+    first, dup, _ = ax.lines
+    styles = [line.get_linestyle() for line in ax.lines]
+    assert len(set(styles)) == 3
+    assert dup.get_linestyle() == "--" and dup.get_zorder() > first.get_zorder()
+    assert first.get_marker() != dup.get_marker() and first.get_markevery() != dup.get_markevery()
+    labels = [t.get_text() for t in ax.get_legend().get_texts()]
+    assert labels[1] == "RE 0 dB (= max-RSRP)"
+    assert "(=" not in labels[0] and "(=" not in labels[2]
+    np.testing.assert_allclose(dup.get_ydata(), first.get_ydata())
+
+
+def test_rate_cdf_different_curves_not_marked_identical():
+    r = np.arange(1.0, 51.0)
+    ax = plot_rate_cdf({"a": r, "b": r * (1 + 1e-6), "c": r[:-1]})
+    assert not any("(=" in t.get_text() for t in ax.get_legend().get_texts())
+
+
+def test_rate_cdf_legend_outside_axes():
+    rng = np.random.default_rng(4)
+    ax = plot_rate_cdf({f"method {k}": rng.lognormal(k, 1, 100) for k in range(5)})
+    _assert_legend_outside(ax)
+
+
+def test_gain_curve_and_convergence_legend_outside(solutions):
+    ax = plot_gain_curve(np.arange(3.0), {"a": np.ones(3), "b": np.arange(3.0)}, xlabel="x [-]")
+    _assert_legend_outside(ax)
+    _assert_legend_outside(plot_convergence(solutions))
+
+
+def test_network_boresight_ticks_in_metres_when_given():
+    from matplotlib.quiver import Quiver
+
+    net = topology.hex_grid(1)
+    ax = plot_network(net, sector_length_m=100.0)
+    (q,) = [c for c in ax.collections if isinstance(c, Quiver)]
+    np.testing.assert_allclose(np.hypot(q.U, q.V), 100.0)
+    (q,) = [c for c in plot_network(net).collections if isinstance(c, Quiver)]
+    assert q.scale_units == "inches"  # default: a fixed length on the page
