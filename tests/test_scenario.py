@@ -331,3 +331,47 @@ def test_huge_counts_are_refused_at_load_time(tmp_path, monkeypatch):
     monkeypatch.setenv("CELLOPT_MAX_MEMORY_GB", "4e-5")  # 42 kB: the grid fits, its picos do not
     with pytest.raises(ResourceLimitError, match=r"\[picos\] per_sector=1 × 21 macro cells"):
         load_scenario(write(tmp_path, SMALL))
+
+
+# The scenario schema is written by hand (it needs TOML types); these tests keep it in step
+# with the builders it feeds, in both directions.
+def _parameters(fn) -> set[str]:
+    import inspect
+
+    return set(inspect.signature(fn).parameters)
+
+
+#: Builder parameters a scenario file does not set: the network being built, the random
+#: stream (spawned from the drop's seed), arrays, callables and per-tier mappings (set from
+#: Python), and the worker count of the link computation.
+NOT_IN_FILES = {"network", "rng", "region", "buildings", "polygon", "model", "power_dbm", "workers",
+                "shadowing_std_db", "pathloss", "min_distance_m"}
+#: Scenario keys handled by the scenario itself, not passed to the builder.
+SCENARIO_ONLY = {"window", "area", "guard_m", "sectors", "region_buffer_m", "stand_in"}
+
+
+@pytest.mark.parametrize("section", ["hex_grid", "file", "picos", "femtocells", "users", "radio"])
+def test_schema_matches_the_builders_signatures(section):
+    import dataclasses
+
+    from cellopt import radio, topology
+    from cellopt.study.scenario import FILE_KEYS, HEX_GRID_KEYS, SECTION_KEYS
+
+    keys, builder = {
+        "hex_grid": (HEX_GRID_KEYS, _parameters(topology.hex_grid)),
+        "file": (FILE_KEYS, _parameters(topology.read_cells)),
+        "picos": (SECTION_KEYS["picos"], _parameters(topology.add_picos)),
+        "femtocells": (SECTION_KEYS["femtocells"], _parameters(topology.add_femtocells)),
+        "users": (SECTION_KEYS["users"], _parameters(topology.drop_users)),
+        "radio": (SECTION_KEYS["radio"], {f.name for f in dataclasses.fields(radio.RadioModel)}
+                  | _parameters(radio.link_table)),
+    }[section]
+    assert set(keys) - SCENARIO_ONLY <= builder, "scenario keys the builder does not take"
+    assert builder - NOT_IN_FILES <= set(keys), "builder parameters a scenario cannot set"
+
+
+def test_schema_covers_the_problem_options():
+    from cellopt import Problem
+    from cellopt.study.scenario import SECTION_KEYS
+
+    assert set(SECTION_KEYS["problem"]) <= _parameters(Problem.from_links) | {"alpha"}

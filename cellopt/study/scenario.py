@@ -120,12 +120,12 @@ DROP_SEED_BYTES = 100
 # ---------------------------------------------------------------------------- schema
 # Kinds of values: "int", "float" (an integer is accepted and converted), "str", "bool",
 # "floats" (array of numbers), "str|strs", "int|ints", "dist" (number or distribution).
-_HEX_KEYS = {
+HEX_GRID_KEYS = {
     "n_rings": "int", "isd_m": "float", "sectors": "int", "wraparound": "bool",
     "tx_power_dbm": "float", "antenna_gain_dbi": "float", "height_m": "float",
     "bandwidth_mhz": "float", "resource_mhz": "floats", "crs": "str",
 }
-_FILE_KEYS = {
+FILE_KEYS = {
     "path": "str", "format": "str", "crs": "str", "source_crs": "str", "radio": "str|strs",
     "mcc": "int|ints", "mnc": "int|ints", "bbox": "floats", "cluster_sites": "bool",
     "merge_distance_m": "float", "tier": "str", "tx_power_dbm": "float",
@@ -133,7 +133,7 @@ _FILE_KEYS = {
     "region_buffer_m": "float", "window": "floats", "area": "str", "guard_m": "float",
     "sectors": "int", "stand_in": "str",
 }
-_SECTIONS: dict[str, dict[str, str]] = {
+SECTION_KEYS: dict[str, dict[str, str]] = {
     "picos": {
         "per_sector": "int", "min_dist_macro_m": "float", "min_dist_pico_m": "float",
         "tx_power_dbm": "float", "antenna_gain_dbi": "float", "height_m": "float",
@@ -157,7 +157,7 @@ _SECTIONS: dict[str, dict[str, str]] = {
     "problem": {"alpha": "float", "backhaul_mbps": "float", "price_per_mbps": "float"},
     "seeds": {"base": "int", "drops": "int"},
 }
-_TOP_KEYS = ["name", "description", "network", *_SECTIONS, "methods"]
+_TOP_KEYS = ["name", "description", "network", *SECTION_KEYS, "methods"]
 _REQUIRED = ("network", "users")
 _LINK_KEYS = ("n_candidates", "window_db")
 _EXPECTED = {
@@ -660,7 +660,7 @@ class Scenario:
         if not isinstance(net_raw, dict):
             raise check.fail("[network]", f"must be a table, got {_toml_type(net_raw)}")
         builder = net_raw.get("builder")
-        builders = {"hex_grid": _HEX_KEYS, "file": _FILE_KEYS}
+        builders = {"hex_grid": HEX_GRID_KEYS, "file": FILE_KEYS}
         if builder not in builders:
             raise check.fail("[network] key 'builder'", f"expected one of {sorted(builders)}, "
                              f"got {builder!r}")
@@ -680,7 +680,7 @@ class Scenario:
         network["builder"] = builder
 
         sections = {s: (check.table(raw[s], f"[{s}]", keys) if s in raw else None)
-                    for s, keys in _SECTIONS.items()}
+                    for s, keys in SECTION_KEYS.items()}
         seeds = sections["seeds"] or {}
         for key, low, high in (("base", 0, 2**63 - 1), ("drops", 1, MAX_DROPS)):
             if key in seeds and not low <= seeds[key] <= high:
