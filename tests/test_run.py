@@ -1,0 +1,199 @@
+"""One drop of a scenario (`cellopt run`): the Drop, its tables, the GeoPackage, the report."""
+
+from __future__ import annotations
+
+import subprocess
+import sys
+from pathlib import Path
+
+import geopandas as gpd
+import numpy as np
+import pandas as pd
+import pytest
+
+import cellopt
+from cellopt import ValidationError, radio, topology
+from cellopt.study import Drop, load_scenario, run_scenario
+
+#: Picos, femtocells with a backhaul cap and a price, a guard band, and users in outage:
+#: every column of the outputs has something to show.
+SCENARIO = """
+name = "outputs"
+methods = ["max_rsrp", {name = "alm", label = "optimized"}]
+
+[network]
+builder = "hex_grid"
+n_rings = 1
+isd_m = 3000.0
+tx_power_dbm = 20.0        # weak macros far apart: some users have no usable link
+
+[picos]
+per_sector = 1
+
+[femtocells]
+density_per_km2 = 2.0
+backhaul_mbps = 2.0
+price_per_mbps = 0.05
+
+[users]
+n = 120
+clustered_fraction = 0.3
+
+[radio]
+n_candidates = 4
+
+[seeds]
+base = 5
+"""
+
+
+@pytest.fixture(scope="module")
+def run(tmp_path_factory):
+    folder = tmp_path_factory.mktemp("run")
+    path = folder / "outputs.toml"
+    path.write_text(SCENARIO, encoding="utf-8")
+    return run_scenario(load_scenario(path), folder / "out")
+
+
+def test_the_drop_maps_solutions_back_to_every_network_row(run):
+    drop, sol = run.drop, run.solutions["optimized"]
+    assert (~drop.solvable).sum() > 0, "the scenario should leave some users in outage"
+    rate = drop.per_user(sol.user_rate_mbps)
+    assert rate.shape == (drop.network.n_users,)
+    np.testing.assert_array_equal(rate[drop.solvable], sol.user_rate_mbps)
+    assert (rate[~drop.solvable] == 0).all()
+    serving = drop.per_user(sol.serving_cell, fill=-1)
+    assert serving.dtype.kind == "i" and (serving[~drop.solvable] == -1).all()
+    with pytest.raises(ValidationError, match="solvable users"):
+        drop.per_user(sol.user_rate_mbps[:-1])
+
+
+def test_frames_hold_every_user_and_cell_once_with_the_solution_numbers(run):
+    drop, sol = run.drop, run.solutions["optimized"]
+    users, cells = drop.frames(sol)
+    net = drop.network
+    assert list(users["user_id"]) == list(net.users["user_id"])
+    assert list(cells["cell_id"]) == list(net.cells["cell_id"])
+    np.testing.assert_array_equal(users["rate_mbps"].to_numpy()[drop.solvable], sol.user_rate_mbps)
+    np.testing.assert_array_equal(cells["traffic_mbps"], sol.cell_traffic_mbps)
+    np.testing.assert_allclose(cells["payment"], sol.cell_payment)
+    served = users["serving_cell_id"].notna().to_numpy()
+    assert (users.loc[~served, "serving_tier"] == "none").all()
+    assert users.loc[~served, "sinr_db"].isna().all()
+    # The serving cell is the solution's, by id; its tier is that cell's tier.
+    ids = net.cells["cell_id"].to_numpy()
+    np.testing.assert_array_equal(users.loc[served, "serving_cell_id"].to_numpy(),
+                                  ids[sol.serving_cell[sol.serving_cell >= 0]])
+    tier = dict(zip(cells["cell_id"], cells["tier"], strict=True))
+    assert [tier[c] for c in users.loc[served, "serving_cell_id"]] == \
+        list(users.loc[served, "serving_tier"])
+    # Airtime: each user's shares sum to its airtime; a cell's load is the airtime it gives.
+    assert (users["airtime_share"] >= 0).all() and (cells["load"] <= 1 + 1e-9).all()
+    np.testing.assert_allclose(users["airtime_share"].sum(), cells["load"].sum(), rtol=1e-9)
+    # Users counted by their serving cell; backhaul use = traffic / cap where capped.
+    assert cells["n_users"].sum() == served.sum()
+    capped = np.isfinite(cells["backhaul_mbps"]).to_numpy()
+    assert capped.any()
+    np.testing.assert_allclose(cells.loc[capped, "backhaul_use"],
+                               cells.loc[capped, "traffic_mbps"] / cells.loc[capped, "backhaul_mbps"])
+    assert (cells.loc[~capped, "backhaul_use"] == 0).all()
+
+
+def test_geopackage_reads_back_with_the_same_numbers(run, tmp_path):
+    path = run.files[0].parent / "results.gpkg"
+    users = gpd.read_file(path, layer="users")
+    cells = gpd.read_file(path, layer="cells")
+    net = run.drop.network
+    assert users.crs == net.crs and cells.crs == net.crs
+    for label, sol in run.solutions.items():  # every user and cell once per method
+        u = users[users["method"] == label]
+        c = cells[cells["method"] == label]
+        assert sorted(u["user_id"]) == sorted(net.users["user_id"])
+        assert sorted(c["cell_id"]) == sorted(net.cells["cell_id"])
+        np.testing.assert_allclose(u["rate_mbps"].to_numpy(), run.drop.per_user(sol.user_rate_mbps))
+        np.testing.assert_allclose(c["traffic_mbps"].to_numpy(), sol.cell_traffic_mbps)
+        np.testing.assert_allclose(u.geometry.x, net.users.geometry.x)
+    for column in ("serving_cell_id", "serving_tier", "airtime_share", "sinr_db", "in_study_area"):
+        assert column in users.columns
+    for column in ("load", "n_users", "traffic_mbps", "backhaul_use", "tx_power_dbm", "payment"):
+        assert column in cells.columns
+
+
+def test_csv_tables_match_the_geopackage(run):
+    out = run.files[0].parent
+    csv = pd.read_csv(out / "user_rates.csv")
+    assert list(csv.columns[:4]) == ["method", "user_id", "x_m", "y_m"]
+    assert len(csv) == len(run.solutions) * run.drop.network.n_users
+    np.testing.assert_allclose(csv["rate_mbps"], run.users["rate_mbps"])
+    cells = pd.read_csv(out / "cell_stats.csv")
+    assert len(cells) == len(run.solutions) * run.drop.network.n_cells
+    summary = pd.read_csv(out / "method_summary.csv", index_col="method")
+    assert list(summary.index) == ["max_rsrp", "optimized"]
+    assert summary.loc["optimized", "status"] == "optimal"
+
+
+def test_every_output_file_is_written(run):
+    names = {p.name for p in run.files}
+    assert names == {"method_summary.csv", "radio_summary.csv", "user_rates.csv", "cell_stats.csv",
+                     "results.gpkg", "network_map.png", "rate_cdf.png", "convergence.png",
+                     "report.html"}
+    assert all(p.stat().st_size > 0 for p in run.files)
+    assert not list(run.files[0].parent.glob(".*tmp*"))
+
+
+def test_drop_from_a_network_built_by_hand():
+    net = topology.drop_users(topology.hex_grid(n_rings=0), 40, rng=1)
+    links = radio.link_table(net, n_candidates=3, rng=2)
+    drop = Drop.from_network(net, links, alpha=2.0)
+    assert drop.problem.alpha == 2.0 and drop.seed is None
+    assert drop.problem.n_users == int(drop.solvable.sum())
+    users, cells = drop.frames(cellopt.solve(drop.problem, "dual"))
+    assert len(users) == 40 and len(cells) == net.n_cells
+
+
+def test_solution_to_frames_refuses_a_network_of_the_wrong_size(run):
+    """It used to join by position: 50 rows of the wrong users, without a word."""
+    drop, sol = run.drop, run.solutions["optimized"]
+    with pytest.raises(ValidationError, match=r"drop.frames\(solution\)"):
+        sol.to_frames(drop.network)  # all users, but the problem has the solvable ones only
+    solvable = drop.network.replace(users=drop.network.users[drop.solvable].reset_index(drop=True))
+    users, _ = sol.to_frames(solvable)
+    assert len(users) == drop.problem.n_users
+
+
+# ---------------------------------------------------------------------------- ergonomics
+def run_python(code: str, cwd: Path) -> str:
+    out = subprocess.run([sys.executable, "-c", code], cwd=cwd, capture_output=True, text=True,
+                         timeout=120)
+    assert out.returncode == 0, out.stderr
+    return out.stdout
+
+
+def test_import_cellopt_loads_no_heavy_dependency(tmp_path):
+    """`import cellopt` took 2.6 s: it imported cvxpy, geopandas and matplotlib up front."""
+    loaded = run_python("import sys, cellopt; print(' '.join(sorted(sys.modules)))", tmp_path).split()
+    for heavy in ("cvxpy", "geopandas", "matplotlib", "scipy", "pandas", "shapely", "pyproj"):
+        assert heavy not in loaded, f"import cellopt imports {heavy}"
+
+
+def test_study_functions_are_reachable_after_import_cellopt(tmp_path):
+    """`cellopt.capacity...` and `cellopt.scenario...` used to raise AttributeError."""
+    out = run_python("import cellopt; print(cellopt.capacity.__module__, cellopt.load_scenario('hetnet')"
+                     ".name, cellopt.study.sweep.run_sweep.__name__, cellopt.run_scenario.__name__)",
+                     tmp_path)
+    assert out.split() == ["cellopt.study.capacity", "hetnet", "run_sweep", "run_scenario"]
+    with pytest.raises(AttributeError, match="no attribute 'nope'"):
+        cellopt.nope  # noqa: B018
+
+
+def test_shipped_scenarios_run_by_name_from_any_folder(tmp_path):
+    """`cellopt run hetnet` failed, and only worked from the repository root."""
+    code = ("from cellopt.cli import main; import sys; sys.exit(main(['run', 'macro_3gpp', "
+            "'--method', 'max_rsrp', '--no-report', '--out', 'out']))")
+    out = run_python(code, tmp_path)
+    assert "scenario 'macro_3gpp'" in out and (tmp_path / "out" / "user_rates.csv").is_file()
+
+
+def test_an_unknown_scenario_name_lists_the_shipped_ones(tmp_path):
+    with pytest.raises(ValidationError, match=r"hetnet.*macro_3gpp.*sf_femto"):
+        load_scenario("hetnte")
