@@ -9,8 +9,10 @@ from __future__ import annotations
 import cvxpy as cp
 import numpy as np
 import pandas as pd
+import problems
 import pytest
 from gap_oracle import gap_of
+from problems import random_problem
 
 from cellopt import radio, topology
 from cellopt.problem import Problem, utility
@@ -22,28 +24,9 @@ BASELINES = ["max_rsrp", "max_sinr", "range_expansion", "load_aware"]
 
 
 # ---------------------------------------------------------------------- instances
-def random_problem(seed: int, n_users: int = 40, n_cells: int = 6, n_cand: int = 3,
-                   n_resources: int = 1, **kwargs) -> Problem:
-    """Each user sees `n_cand` distinct random cells; RSRP, SINR and rates are random."""
-    rng = np.random.default_rng(seed)
-    cells = np.argsort(rng.uniform(size=(n_users, n_cells)), axis=1)[:, :n_cand]
-    user = np.repeat(np.arange(n_users), n_cand * n_resources)
-    cell = np.repeat(cells.reshape(-1), n_resources)
-    resource = np.tile(np.arange(n_resources), n_users * n_cand)
-    rsrp = np.repeat(rng.uniform(-110, -70, n_users * n_cand), n_resources)
-    sinr = rsrp + 90 + rng.normal(0, 3, len(user))
-    rate = np.log2(1 + 10 ** (sinr / 10)) * rng.uniform(0.5, 1.5, len(user))
-    tier = kwargs.pop("cell_tier", rng.integers(0, 2, n_cells))
-    return Problem.from_links(user, cell, rate, n_users=n_users, n_cells=n_cells,
-                              resource=resource, n_resources=n_resources, rsrp_dbm=rsrp,
-                              sinr_db=sinr, cell_tier=tier, **kwargs)
-
-
-def one_cell(rate, alpha=1.0, **kwargs) -> Problem:
-    rate = np.asarray(rate, float)
-    n = len(rate)
-    return Problem.from_links(np.arange(n), np.zeros(n, np.int64), rate, n_users=n, n_cells=1,
-                              alpha=alpha, rsrp_dbm=np.zeros(n), **kwargs)
+def one_cell(rate, **kwargs) -> Problem:
+    """:func:`problems.one_cell` with RSRPs, so that the baselines run."""
+    return problems.one_cell(rate, rsrp_dbm=np.zeros(len(rate)), **kwargs)
 
 
 @pytest.fixture(scope="module")
@@ -147,7 +130,7 @@ def nash_violation(problem: Problem, serving: np.ndarray) -> float:
 
 # ---------------------------------------------------------------------- association rules
 def test_max_rsrp_picks_argmax_rsrp_cell():
-    p = random_problem(0, n_users=60, n_cells=8)
+    p = random_problem(0, "radio", n_users=60, n_cells=8)
     sol = solve(p, method="max_rsrp")
     np.testing.assert_array_equal(sol.serving_cell, argmax_cell(link_frame(p), "rsrp", p.n_users))
     assert "max RSRP" in sol.message
@@ -183,7 +166,7 @@ def test_range_expansion_default_bias_offloads_to_picos(hetnet):
 
 
 def test_max_sinr_picks_max_mean_linear_sinr(cvx_inner):
-    p = random_problem(1, n_users=50, n_cells=7, n_resources=2)
+    p = random_problem(1, "radio", n_users=50, n_cells=7, n_resources=2)
     f = link_frame(p)
     f["lin"] = 10 ** (f["sinr"] / 10)
     mean = f.groupby(["user", "cell"], as_index=False)["lin"].sum()
@@ -191,28 +174,28 @@ def test_max_sinr_picks_max_mean_linear_sinr(cvx_inner):
     assert (expected != argmax_cell(f, "rsrp", p.n_users)).any()
     sol = solve(p, method="max_sinr", inner_method=cvx_inner)
     np.testing.assert_array_equal(sol.serving_cell, expected)
-    p1 = random_problem(2, n_users=50, n_cells=7)
+    p1 = random_problem(2, "radio", n_users=50, n_cells=7)
     sol = solve(p1, method="max_sinr")
     np.testing.assert_array_equal(sol.serving_cell, argmax_cell(link_frame(p1), "sinr", p1.n_users))
     assert "max SINR" in sol.message
 
 
 def test_missing_rsrp_or_sinr_or_tier_raise_helpful_errors():
-    p = random_problem(3).replace(rsrp_dbm=None, sinr_db=None)
+    p = random_problem(3, "radio").replace(rsrp_dbm=None, sinr_db=None)
     for method in ("max_rsrp", "range_expansion"):
         with pytest.raises(ValueError, match=r"Problem\.from_network.*rsrp_dbm="):
             solve(p, method=method)
     with pytest.raises(ValueError, match="sinr_db="):
         solve(p, method="max_sinr")
     with pytest.raises(ValueError, match="cell_tier="):
-        solve(random_problem(3).replace(cell_tier=None), method="range_expansion")
+        solve(random_problem(3, "radio").replace(cell_tier=None), method="range_expansion")
     # zero bias needs no tiers; load_aware starts from max rate without RSRP
-    solve(random_problem(3).replace(cell_tier=None), method="range_expansion", bias_db=0.0)
+    solve(random_problem(3, "radio").replace(cell_tier=None), method="range_expansion", bias_db=0.0)
     assert "max full-band rate" in solve(p, method="load_aware").message
     with pytest.raises(ValueError, match="unknown option"):
-        solve(random_problem(3), method="max_rsrp", bias_db=3.0)
+        solve(random_problem(3, "radio"), method="max_rsrp", bias_db=3.0)
     with pytest.raises(ValueError, match="unknown tiers"):
-        solve(random_problem(3), method="range_expansion", bias_db={"micro": 3.0})
+        solve(random_problem(3, "radio"), method="range_expansion", bias_db={"micro": 3.0})
 
 
 # ---------------------------------------------------------------------- in-cell closed form
@@ -241,7 +224,7 @@ def test_demand_cap_water_filling():
 def test_closed_form_satisfies_kkt_and_matches_cvxpy(alpha):
     rng = np.random.default_rng(4)
     n_cells = 5
-    p = random_problem(5, n_users=30, n_cells=n_cells, alpha=alpha,
+    p = random_problem(5, "radio", n_users=30, n_cells=n_cells, alpha=alpha,
                        weight=rng.uniform(0.5, 2, 30), price_per_mbps=rng.uniform(0, 0.05, n_cells),
                        demand_mbps=np.where(rng.uniform(size=30) < 0.3, 0.2, np.inf))
     sol = solve(p, method="max_rsrp")
@@ -281,7 +264,7 @@ def test_alpha_zero_gives_all_airtime_to_best_user():
 
 
 def test_alpha_zero_multi_cell_matches_cvxpy():
-    p = random_problem(6, n_users=40, n_cells=6, alpha=0.0,
+    p = random_problem(6, "radio", n_users=40, n_cells=6, alpha=0.0,
                        demand_mbps=np.random.default_rng(6).uniform(0.5, 3, 40))
     sol = solve(p, method="max_rsrp")
     value, _ = cvx_restricted(p, argmax_cell(link_frame(p), "rsrp", p.n_users))
@@ -333,7 +316,7 @@ def cvx_inner(monkeypatch):
 
 
 def test_several_resources_use_the_inner_solver(cvx_inner):
-    p = random_problem(7, n_users=30, n_cells=5, n_resources=3,
+    p = random_problem(7, "radio", n_users=30, n_cells=5, n_resources=3,
                        price_per_mbps=np.r_[0.0, 0.01, 0.0, 0.02, 0.0])
     for method in ("max_rsrp", "max_sinr", "load_aware"):
         sol = solve(p, method=method, inner_method=cvx_inner)
@@ -350,7 +333,7 @@ def test_several_resources_use_the_inner_solver(cvx_inner):
 
 @pytest.mark.skipif("reference" not in METHODS, reason="reference solver not available")
 def test_several_resources_with_reference_inner_solver():
-    p = random_problem(8, n_users=20, n_cells=4, n_resources=2)
+    p = random_problem(8, "radio", n_users=20, n_cells=4, n_resources=2)
     sol = solve(p, method="max_rsrp", inner_method="reference")
     value, _ = cvx_restricted(p, sol.serving_cell)
     assert sol.objective == pytest.approx(value, rel=1e-5)
@@ -358,7 +341,7 @@ def test_several_resources_with_reference_inner_solver():
 
 # ---------------------------------------------------------------------- backhaul
 def test_backhaul_cap_exceeded_is_reported_and_repaired():
-    p = random_problem(9, n_users=40, n_cells=4, backhaul_mbps=np.r_[np.inf, 1.0, np.inf, 0.5])
+    p = random_problem(9, "radio", n_users=40, n_cells=4, backhaul_mbps=np.r_[np.inf, 1.0, np.inf, 0.5])
     free = solve(p.replace(backhaul_mbps=np.full(4, np.inf)), method="max_rsrp")
     sol = solve(p, method="max_rsrp")
     np.testing.assert_array_equal(sol.serving_cell, free.serving_cell)  # caps ignored
@@ -381,7 +364,7 @@ def test_backhaul_cap_exceeded_is_reported_and_repaired():
 # ---------------------------------------------------------------------- load aware
 @pytest.mark.parametrize("seed", [10, 11, 12])
 def test_load_aware_reaches_a_nash_equilibrium(seed):
-    p = random_problem(seed, n_users=200, n_cells=10, n_cand=4)
+    p = random_problem(seed, "radio", n_users=200, n_cells=10, n_cand=4)
     sol = solve(p, method="load_aware")
     assert sol.status == "solved"
     assert "Nash equilibrium" in sol.message and "equal weights" in sol.message
@@ -396,7 +379,7 @@ def test_load_aware_reaches_a_nash_equilibrium(seed):
 
 def test_load_aware_with_unequal_weights_and_caps():
     rng = np.random.default_rng(13)
-    p = random_problem(13, n_users=200, n_cells=10, n_cand=4, weight=rng.uniform(0.5, 2, 200))
+    p = random_problem(13, "radio", n_users=200, n_cells=10, n_cand=4, weight=rng.uniform(0.5, 2, 200))
     sol = solve(p, method="load_aware")
     assert "unequal weights" in sol.message
     if sol.status == "solved":
@@ -429,8 +412,8 @@ def test_load_aware_beats_max_rsrp_on_hetnet(hetnet):
 # ---------------------------------------------------------------------- Solution fields
 @pytest.mark.parametrize("method", BASELINES)
 def test_every_field_filled(method):
-    p = random_problem(14, n_users=50, n_cells=6, backhaul_mbps=np.r_[np.inf, 2.0, *[np.inf] * 4],
-                       price_per_mbps=0.01)
+    p = random_problem(14, "radio", n_users=50, n_cells=6,
+                       backhaul_mbps=np.r_[np.inf, 2.0, *[np.inf] * 4], price_per_mbps=0.01)
     calls = []
     sol = solve(p, method=method, callback=calls.append)
     assert sol.method == method and sol.status == "solved" and sol.success

@@ -10,46 +10,19 @@ import warnings
 
 import numpy as np
 import pytest
+from checks import assert_feasible
 from gap_oracle import gap_of, true_gap
+from problems import ALPHAS, one_cell, random_problem
 
 import cellopt
 from cellopt.solvers import METHODS, solve
-from cellopt.solvers.common import dual_bound, loads
+from cellopt.solvers.common import dual_bound
 
 HISTORY_COLUMNS = {"iteration", "stage", "tau", "objective", "upper_bound", "gap",
                    "smoothed_bound", "grad_norm", "time_s"}
-ALPHAS = (0.5, 1.0, 2.0)
 
 
-# ----------------------------------------------------------------------------- instances
-def random_problem(seed: int, *, alpha: float | None = None, caps: bool = True,
-                   prices: bool = True, demands: bool = True,
-                   n_users: int | None = None) -> cellopt.Problem:
-    """5–200 users, 1–10 cells, 1–3 resources; each user 1–min(4, n_cells) distinct
-    candidate cells, one link per resource, rates lognormal around 5 Mbit/s."""
-    rng = np.random.default_rng(seed)
-    n_users = int(rng.integers(5, 201)) if n_users is None else n_users
-    n_cells = int(rng.integers(1, 11))
-    n_res = int(rng.integers(1, 4))
-    alpha = ALPHAS[seed % 3] if alpha is None else alpha
-    n_cand = rng.integers(1, min(4, n_cells) + 1, size=n_users)
-    user = np.repeat(np.arange(n_users), n_cand)
-    cell = np.concatenate([rng.choice(n_cells, k, replace=False) for k in n_cand])
-    user, cell = np.repeat(user, n_res), np.repeat(cell, n_res)
-    resource = np.tile(np.arange(n_res), len(user) // n_res)
-    rate = 5.0 * rng.lognormal(0.0, 0.7, len(user))
-    backhaul = (np.where(rng.random(n_cells) < 0.5, rng.uniform(1.0, 30.0, n_cells), np.inf)
-                if caps else None)
-    price = (np.where(rng.random(n_cells) < 0.4, rng.uniform(0.001, 0.2, n_cells), 0.0)
-             if prices else None)
-    demand = (np.where(rng.random(n_users) < 0.3, rng.uniform(0.1, 3.0, n_users), np.inf)
-              if demands else None)
-    return cellopt.Problem.from_links(
-        user, cell, rate, n_users=n_users, n_cells=n_cells, resource=resource,
-        n_resources=n_res, alpha=alpha, demand_mbps=demand, backhaul_mbps=backhaul,
-        price_per_mbps=price)
-
-
+# ----------------------------------------------------------------------------- oracle
 def _cvxpy_optimum(p: cellopt.Problem) -> float:
     """Fallback oracle while the ``reference`` method is not registered."""
     import cvxpy as cp
@@ -76,7 +49,7 @@ def _cvxpy_optimum(p: cellopt.Problem) -> float:
         cons.append(r[limited] <= p.demand_mbps[limited])
     prob = cp.Problem(cp.Maximize(util - p.price_per_mbps @ (a_cell @ x)), cons)
     with warnings.catch_warnings():  # "may be inaccurate" at these tolerances is fine here
-        warnings.simplefilter("ignore", UserWarning)
+        warnings.filterwarnings("ignore", "Solution may be inaccurate", UserWarning)
         prob.solve(solver="CLARABEL", tol_gap_abs=1e-11, tol_gap_rel=1e-11, tol_feas=1e-11)
     return float(prob.value)
 
@@ -90,14 +63,6 @@ def oracle_optimum(p: cellopt.Problem) -> float:
     return _cvxpy_optimum(p)
 
 
-def assert_feasible(p: cellopt.Problem, x: np.ndarray) -> None:
-    rate, airtime, traffic = loads(p, x)
-    assert (x >= 0).all()
-    assert (airtime <= 1 + 1e-9).all(), airtime.max()
-    assert (traffic <= p.backhaul_mbps * (1 + 1e-9)).all()
-    assert (rate <= p.demand_mbps * (1 + 1e-9)).all()
-
-
 # ----------------------------------------------------------------------------- accuracy
 SEEDS = range(24)
 
@@ -107,7 +72,7 @@ def solved() -> dict[int, tuple[cellopt.Problem, cellopt.Solution, float]]:
     out = {}
     for seed in SEEDS:
         # A few instances without caps / prices / demands, the rest with all three.
-        p = random_problem(seed, caps=seed % 4 != 1, prices=seed % 4 != 2,
+        p = random_problem(seed, "drawn", caps=seed % 4 != 1, prices=seed % 4 != 2,
                            demands=seed % 4 != 3)
         out[seed] = (p, solve(p, method="dual", tol=1e-5), oracle_optimum(p))
     return out
@@ -166,8 +131,7 @@ def test_history_and_fields(solved):
 def test_one_cell_log_utility_equal_shares(n):
     """max Σ log(R_i x_i), Σ x_i ≤ 1: x_i = 1/n, and the airtime price is μ = n."""
     rates = np.linspace(1.0, 9.0, n)
-    p = cellopt.Problem.from_links(np.arange(n), np.zeros(n, np.int64), rates,
-                                   n_users=n, n_cells=1)
+    p = one_cell(rates)
     sol = solve(p, method="dual", tol=1e-9)
     assert sol.status == "optimal"
     np.testing.assert_allclose(sol.x, 1.0 / n, rtol=1e-6)
@@ -177,7 +141,7 @@ def test_one_cell_log_utility_equal_shares(n):
 
 def test_smoothed_bound_is_an_upper_bound():
     """g_τ ≥ g ≥ optimum at every iterate (the smoothing never claims a better bound)."""
-    p = random_problem(3)
+    p = random_problem(3, "drawn")
     sol = solve(p, method="dual", tol=1e-6)
     opt = oracle_optimum(p)
     assert (sol.history["smoothed_bound"] >= opt - 1e-9 * max(1.0, abs(opt))).all()
@@ -185,7 +149,7 @@ def test_smoothed_bound_is_an_upper_bound():
 
 # ----------------------------------------------------------------------------- statuses
 def test_callback_can_stop():
-    p = random_problem(5)
+    p = random_problem(5, "drawn")
     rows = []
 
     def cb(row):
@@ -201,7 +165,7 @@ def test_callback_can_stop():
 
 
 def test_max_iter_one_fills_every_field():
-    p = random_problem(6)
+    p = random_problem(6, "drawn")
     sol = solve(p, method="dual", tol=1e-8, max_iter=1)
     assert sol.status == "max_iter"
     assert sol.n_iter == 1
@@ -216,14 +180,14 @@ def test_max_iter_one_fills_every_field():
 
 
 def test_time_limit():
-    sol = solve(random_problem(7), method="dual", tol=1e-12, time_limit_s=0.0)
+    sol = solve(random_problem(7, "drawn"), method="dual", tol=1e-12, time_limit_s=0.0)
     assert sol.status == "time_limit"
     assert sol.upper_bound >= sol.objective
 
 
 # ----------------------------------------------------------------------------- edge cases
 def test_linear_utility():
-    p = random_problem(8, alpha=0.0)
+    p = random_problem(8, "drawn", alpha=0.0)
     sol = solve(p, method="dual", tol=1e-6)
     opt = oracle_optimum(p)
     assert sol.status == "optimal"
@@ -234,7 +198,7 @@ def test_linear_utility():
 def test_zero_capacity_cell_and_user_without_links():
     """A cell with backhaul 0 carries nothing (its ν prices it out); a user without links
     (allowed for α < 1) gets rate 0."""
-    base = random_problem(9, alpha=0.5)
+    base = random_problem(9, "drawn", alpha=0.5)
     cap = base.backhaul_mbps.copy()
     cap[0] = 0.0
     p = cellopt.Problem.from_links(
@@ -261,7 +225,7 @@ def test_users_only_on_zero_capacity_cells_with_log_utility_is_an_input_error():
 
 
 def test_warm_start_from_prices():
-    p = random_problem(10)
+    p = random_problem(10, "drawn")
     cold = solve(p, method="dual", tol=1e-6)
     warm = solve(p, method="dual", tol=1e-6,
                  prices0=(cold.prices["airtime"], cold.prices["backhaul"]))

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import re
 import tempfile
 from pathlib import Path
 
@@ -12,6 +11,7 @@ import pandas as pd
 import pyproj
 import pytest
 import shapely
+from checks import assert_same_cells, raises
 from hypothesis import given, settings
 from hypothesis import strategies as st
 from scipy.spatial import cKDTree
@@ -53,10 +53,6 @@ def write_ocid(path: Path, dx_m, dy_m, cell, **overrides) -> Path:
     frame = pd.DataFrame({k: np.broadcast_to(np.asarray(v), (n,)) for k, v in data.items()})
     frame[list(OPENCELLID_COLUMNS)].to_csv(path, index=False)
     return path
-
-
-def raises(match: str):
-    return pytest.raises(ValidationError, match=re.escape(match))
 
 
 # ---------------------------------------------------------------------- shared SF extract
@@ -258,7 +254,7 @@ def test_filters(mixed, filters, kept):
     ],
 )
 def test_filters_leaving_nothing(mixed, filters, match):
-    with raises(match):
+    with raises(ValidationError, match):
         read_cells(mixed, **filters)
 
 
@@ -320,31 +316,32 @@ def test_missing_path(tmp_path):
 
 def test_empty_files(tmp_path):
     (tmp_path / "zero.csv").write_bytes(b"")
-    with raises("zero.csv: the file is empty (0 bytes)"):
+    with raises(ValidationError, "zero.csv: the file is empty (0 bytes)"):
         read_cells(tmp_path / "zero.csv")
     (tmp_path / "header.csv").write_text("lon,lat,cell_id\n")
-    with raises("header.csv: the file has no data rows"):
+    with raises(ValidationError, "header.csv: the file has no data rows"):
         read_cells(tmp_path / "header.csv")
     (tmp_path / "ocid.csv").write_text(",".join(OPENCELLID_COLUMNS) + "\n")
-    with raises("ocid.csv: the file has no data rows"):
+    with raises(ValidationError, "ocid.csv: the file has no data rows"):
         read_cells(tmp_path / "ocid.csv")
 
 
 def test_missing_columns(tmp_path):
     path = write_csv(tmp_path / "cells.csv", lon=[1.0], height=[3.0])
-    with raises("lacks coordinate columns; it has only 'lon' of them; expected 'lon', 'lat'"):
+    with raises(ValidationError,
+                "lacks coordinate columns; it has only 'lon' of them; expected 'lon', 'lat'"):
         read_cells(path)
     path = write_csv(tmp_path / "cells.csv", east=[1.0], north=[3.0])
-    with raises("columns found: ['east', 'north']"):
+    with raises(ValidationError, "columns found: ['east', 'north']"):
         read_cells(path)
     path = write_csv(tmp_path / "cells.csv", x=[X0], y=[Y0])
-    with raises("columns 'x', 'y' need source_crs"):
+    with raises(ValidationError, "columns 'x', 'y' need source_crs"):
         read_cells(path)
     path = write_ocid(tmp_path / "ocid.csv", [0.0], [0.0], cell=[1])
     pd.read_csv(path).drop(columns="area").to_csv(path, index=False)
-    with raises("lacks the OpenCelliD columns ['area']"):
+    with raises(ValidationError, "lacks the OpenCelliD columns ['area']"):
         read_cells(path, format="opencellid")
-    with raises("has 13 OpenCelliD columns"):
+    with raises(ValidationError, "has 13 OpenCelliD columns"):
         read_cells(path)
 
 
@@ -387,15 +384,15 @@ def test_unknown_tier(tmp_path):
     lon, lat = lonlat([0.0, 100.0], [0.0, 0.0])
     path = write_csv(tmp_path / "cells.csv", lon=lon, lat=lat, cell_id=["m", "s"],
                      tier=["macro", "small"])
-    with raises("rows [1] (ids ['s']): unknown tier"):
+    with raises(ValidationError, "rows [1] (ids ['s']): unknown tier"):
         read_cells(path)
-    with raises("unknown tier"):
+    with raises(ValidationError, "unknown tier"):
         read_cells(write_csv(tmp_path / "ok.csv", lon=lon, lat=lat), tier="big")
 
 
 def test_bad_opencellid_codes(tmp_path):
     path = write_ocid(tmp_path / "ocid.csv", [0.0, 10.0], [0.0, 0.0], cell=["9", "x7"])
-    with raises("rows [1] (ids ['x7']): cell is missing or not a non-negative integer"):
+    with raises(ValidationError, "rows [1] (ids ['x7']): cell is missing or not a non-negative integer"):
         read_cells(path)
 
 
@@ -419,21 +416,21 @@ def test_bad_vector(tmp_path):
 
 
 def test_bad_options(tmp_path, mixed):
-    with raises("merge_distance_m is -1"):
+    with raises(ValidationError, "merge_distance_m is -1"):
         read_cells(mixed, merge_distance_m=-1)
-    with raises("format='shp' is unknown"):
+    with raises(ValidationError, "format='shp' is unknown"):
         read_cells(mixed, format="shp")
-    with raises("mcc='311' is not an integer"):
+    with raises(ValidationError, "mcc='311' is not an integer"):
         read_cells(mixed, mcc="311")
-    with raises("bbox=(1, 2, 0, 3) is not (x_min, y_min, x_max, y_max)"):
+    with raises(ValidationError, "bbox=(1, 2, 0, 3) is not (x_min, y_min, x_max, y_max)"):
         read_cells(mixed, bbox=(1, 2, 0, 3))
-    with raises("polygon has no CRS"):
+    with raises(ValidationError, "polygon has no CRS"):
         read_cells(mixed, polygon=gpd.GeoSeries([shapely.box(0, 0, 1, 1)]))
     lon, lat = lonlat([0.0], [0.0])
     path = write_csv(tmp_path / "cells.csv", lon=lon, lat=lat)
-    with raises("filter radio='LTE' needs a column 'radio'"):
+    with raises(ValidationError, "filter radio='LTE' needs a column 'radio'"):
         read_cells(path, radio="LTE")
-    with raises("are degrees but source_crs=EPSG:32610 is projected"):
+    with raises(ValidationError, "are degrees but source_crs=EPSG:32610 is projected"):
         read_cells(path, source_crs=UTM)
     assert issubclass(ValidationError, ValueError)
 
@@ -443,15 +440,6 @@ def _sf_raw() -> pd.DataFrame:
     if not SF_CSV.exists():
         pytest.skip(f"shared data not found at {SF_CSV}")
     return pd.read_csv(SF_CSV)
-
-
-def assert_same_cells(net: Network, ref: Network) -> None:
-    """Same cells, ids, sites and positions (projected and measured) in the same CRS."""
-    assert net.crs == ref.crs
-    cols = ["cell_id", "site_id", "radio", "mcc", "mnc", "area", "cell", "enb_id"]
-    pd.testing.assert_frame_equal(pd.DataFrame(net.cells[cols]), pd.DataFrame(ref.cells[cols]))
-    np.testing.assert_array_equal(xy_m(net), xy_m(ref))
-    np.testing.assert_array_equal(net.cells[["lon", "lat"]], ref.cells[["lon", "lat"]])
 
 
 def test_sf_any_column_order_and_case(tmp_path, sf):

@@ -15,6 +15,7 @@ import pytest
 import scipy.optimize
 import scipy.sparse as sp
 from gap_oracle import gap_of
+from problems import one_cell, random_problem
 
 from cellopt.problem import Problem
 from cellopt.solution import STATUSES
@@ -30,13 +31,6 @@ XTOL = 1e-5
 HISTORY = ["iteration", "objective", "upper_bound", "gap", "solve_time_s", "compile_time_s"]
 
 
-def one_cell(rates, **kwargs) -> Problem:
-    """Users 0..n-1, each with one link to cell 0 (resource 0)."""
-    n = len(rates)
-    return Problem.from_links(np.arange(n), np.zeros(n, np.int64), np.asarray(rates, float),
-                              n_users=n, n_cells=1, **kwargs)
-
-
 def ref(problem: Problem, **kwargs):
     return solve(problem, method="reference", tol=kwargs.pop("tol", TOL), **kwargs)
 
@@ -45,30 +39,6 @@ def assert_certified(sol, tol: float = 1e-6) -> None:
     assert sol.status == "optimal", sol.message
     assert sol.upper_bound >= sol.objective - 1e-9 * max(1.0, abs(sol.objective))
     assert sol.gap <= tol
-
-
-def random_problem(seed: int, n_users: int = 30, n_cells: int = 5, n_resources: int = 2,
-                   per_user: int = 4, alpha: float = 1.0, caps: bool = True,
-                   prices: bool = True) -> Problem:
-    """Each user has `per_user` distinct (cell, resource) links; a few caps, demands, prices."""
-    rng = np.random.default_rng(seed)
-    n_groups = n_cells * n_resources
-    groups = np.argpartition(rng.random((n_users, n_groups)), per_user, axis=1)[:, :per_user]
-    user = np.repeat(np.arange(n_users), per_user)
-    cell, resource = np.divmod(groups.ravel(), n_resources)
-    rate = rng.lognormal(np.log(5.0), 1.0, len(user))
-    backhaul = np.full(n_cells, np.inf)
-    demand = np.full(n_users, np.inf)
-    price = np.zeros(n_cells)
-    if caps:
-        backhaul[:2] = [6.0, 10.0]
-        limited = rng.random(n_users) < 0.3
-        demand[limited] = rng.uniform(0.05, 0.5, limited.sum())
-    if prices:
-        price[-1] = 0.05
-    return Problem.from_links(user, cell, rate, resource=resource, n_users=n_users,
-                              n_cells=n_cells, n_resources=n_resources, alpha=alpha,
-                              backhaul_mbps=backhaul, demand_mbps=demand, price_per_mbps=price)
 
 
 def test_registered():
@@ -253,7 +223,7 @@ def test_third_party_price(price, rate, x2, mu):
 
 # ---------------------------------------------------------------------- 7. Solution fields
 def test_solution_fields_and_feasibility():
-    p = random_problem(3)
+    p = random_problem(3, "grouped")
     # Make sure one (cell, resource) has no link, to check that its price is 0.
     p = p.restrict(p.group != p.n_groups - 1)
     calls = []
@@ -314,7 +284,7 @@ def test_solver_without_the_cones_is_a_value_error():
 
 
 def test_other_conic_solver_scs():
-    p = random_problem(4)
+    p = random_problem(4, "grouped")
     sol = ref(p, solver="scs", tol=1e-3)
     exact = ref(p)
     assert sol.status in STATUSES and "SCS" in sol.message
@@ -326,7 +296,7 @@ def test_other_conic_solver_scs():
 
 
 def test_max_iter_is_a_status():
-    p = random_problem(5)
+    p = random_problem(5, "grouped")
     sol = ref(p, max_iter=2)
     assert sol.status == "max_iter", sol.message
     assert sol.n_iter == 2
@@ -337,7 +307,7 @@ def test_max_iter_is_a_status():
 
 def test_time_limit_is_a_status():
     # 3,000 users: one Clarabel iteration takes far longer than the 1 ms budget it gets.
-    p = random_problem(6, n_users=3000, n_cells=60, n_resources=1, per_user=6)
+    p = random_problem(6, "grouped", n_users=3000, n_cells=60, n_resources=1, per_user=6)
     sol = ref(p, time_limit_s=1e-6)
     assert sol.status == "time_limit", sol.message
     assert sol.upper_bound >= sol.objective
@@ -363,7 +333,7 @@ def test_answer_does_not_depend_on_rate_units(alpha):
     # user with several links can shift traffic between them); λ = w U'(r) scales by
     # s^−α, so μ = λ R scales by s^(1−α) and ν by s^−α.
     s = 1000.0
-    p = random_problem(7, alpha=alpha)
+    p = random_problem(7, "grouped", alpha=alpha)
     q = p.replace(rate_mbps=p.rate_mbps * s, backhaul_mbps=p.backhaul_mbps * s,
                   demand_mbps=p.demand_mbps * s, price_per_mbps=p.price_per_mbps * s ** -alpha)
     a, b = ref(p), ref(q)
@@ -422,7 +392,7 @@ def slsqp_optimum(p: Problem) -> float:
 
 @pytest.mark.parametrize("seed", [0, 1])
 def test_random_instance_against_slsqp(seed):
-    p = random_problem(seed)
+    p = random_problem(seed, "grouped")
     sol = ref(p)
     assert_certified(sol, tol=1e-9)
     other = slsqp_optimum(p)
@@ -433,7 +403,7 @@ def test_random_instance_against_slsqp(seed):
 @pytest.mark.parametrize("alpha", [1.0, 0.0, 0.5, 2.0, 5.0, np.sqrt(2)])  # √2: power cones
 def test_random_instance_kkt(alpha):
     # Stationarity and complementary slackness of the returned primal-dual pair.
-    p = random_problem(11, alpha=alpha)
+    p = random_problem(11, "grouped", alpha=alpha)
     sol = ref(p)
     assert_certified(sol, tol=1e-9)
     x, rate = sol.x, sol.user_rate_mbps

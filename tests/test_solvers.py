@@ -3,8 +3,9 @@ of the certificate, of the front door :func:`cellopt.solve`, of single associati
 of problem validation.
 
 Everything is seeded (numpy generators, and hypothesis with ``derandomize=True``).
-Feasibility, objectives and gaps are recomputed here from ``x`` with plain numpy, not
-with the package's own helpers, so a solver cannot pass by misreporting.
+Feasibility, objectives and gaps are recomputed from ``x`` with plain numpy (here and in
+``checks.py`` / ``gap_oracle.py``), not with the package's own helpers, so a solver
+cannot pass by misreporting.
 
 The ``dual`` method is written concurrently with these tests: every test parametrized
 over it is skipped (with the reason) while ``"dual"`` is not in :data:`cellopt.METHODS`.
@@ -20,9 +21,11 @@ import geopandas as gpd
 import numpy as np
 import pandas as pd
 import pytest
-from gap_oracle import gap_of, true_gap
+from checks import assert_feasible
+from gap_oracle import gap_of, true_gap, utility_sum
 from hypothesis import given, settings
 from hypothesis import strategies as st
+from problems import ALPHAS, one_cell, random_problem
 
 import cellopt
 from cellopt import Problem, ValidationError, radio, topology
@@ -32,8 +35,6 @@ from cellopt.solvers.common import dual_bound
 OPTIMIZERS = ("alm", "dual", "ipm")
 BASELINES = ("max_rsrp", "max_sinr", "range_expansion", "load_aware")
 TOL = 1e-5          # gap asked of the optimizers on the random instances
-FEAS = 1e-9         # relative slack allowed on every constraint
-ALPHAS = (0.5, 1.0, 2.0)
 
 
 def require(method: str) -> None:
@@ -48,38 +49,6 @@ def rel(value: float) -> float:
 
 
 # ====================================================================== independent checks
-def utility_of(rate: np.ndarray, weight: np.ndarray, alpha: float) -> float:
-    """Σ w U_α(r), written out again (not cellopt.problem.utility)."""
-    with np.errstate(divide="ignore"):
-        if alpha == 1:
-            u = np.log(rate)
-        else:
-            # (r^(1−α) − 1) / (1−α): continuous at α = 1, −1/(1−α) at r = 0 for α < 1
-            u = (np.where(rate > 0, rate ** (1 - alpha), 0.0 if alpha < 1 else np.inf) - 1.0) \
-                / (1 - alpha)
-    return float(np.sum(weight * u))
-
-
-def check_feasible(p: Problem, x: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
-    """Assert x ≥ 0, airtime ≤ 1, traffic ≤ cap, rate ≤ demand; return rate, airtime, traffic."""
-    assert isinstance(x, np.ndarray) and x.shape == (p.n_links,)
-    assert np.isfinite(x).all(), "x has NaN or inf"
-    assert (x >= 0).all(), f"negative shares on links {np.flatnonzero(x < 0)[:10]}"
-    flow = p.rate_mbps * x
-    rate = np.bincount(p.user, flow, minlength=p.n_users)
-    airtime = np.bincount(p.cell * p.n_resources + p.resource, x,
-                          minlength=p.n_cells * p.n_resources).reshape(p.n_cells, p.n_resources)
-    traffic = np.bincount(p.cell, flow, minlength=p.n_cells)
-    assert airtime.max(initial=0.0) <= 1 + FEAS, f"airtime {airtime.max()} > 1"
-    capped = np.isfinite(p.backhaul_mbps)
-    over = traffic[capped] > p.backhaul_mbps[capped] * (1 + FEAS)
-    assert not over.any(), f"backhaul exceeded on cells {np.flatnonzero(capped)[over]}"
-    limited = np.isfinite(p.demand_mbps)
-    over = rate[limited] > p.demand_mbps[limited] * (1 + FEAS)
-    assert not over.any(), f"demand exceeded for users {np.flatnonzero(limited)[over]}"
-    return rate, airtime, traffic
-
-
 def check_solution(sol: cellopt.Solution, p: Problem, method: str, *, min_iter: int = 0,
                    bound_at_prices: bool = True) -> None:
     """Every field of the Solution set, with the right type and shape, and consistent.
@@ -123,7 +92,7 @@ def check_solution(sol: cellopt.Solution, p: Problem, method: str, *, min_iter: 
     assert isinstance(sol.history, pd.DataFrame) and len(sol.history) >= 1
     assert {"iteration", "objective"} <= set(sol.history.columns)
 
-    rate, airtime, traffic = check_feasible(p, sol.x)
+    rate, airtime, traffic = assert_feasible(p, sol.x)
     assert sol.x.dtype == float
     for name, want, shape in (("user_rate_mbps", rate, (p.n_users,)),
                               ("cell_airtime", airtime, (p.n_cells, p.n_resources)),
@@ -131,7 +100,7 @@ def check_solution(sol: cellopt.Solution, p: Problem, method: str, *, min_iter: 
         got = getattr(sol, name)
         assert isinstance(got, np.ndarray) and got.shape == shape, name
         np.testing.assert_allclose(got, want, rtol=1e-12, atol=1e-12, err_msg=name)
-    util = utility_of(rate, p.weight, p.alpha)
+    util = utility_sum(rate, p.weight, p.alpha)
     cost = float(np.dot(p.price_per_mbps, traffic))
     assert sol.utility == pytest.approx(util, rel=1e-9, abs=1e-9)
     assert sol.cost == pytest.approx(cost, rel=1e-9, abs=1e-12)
@@ -165,61 +134,8 @@ def check_solution(sol: cellopt.Solution, p: Problem, method: str, *, min_iter: 
 
 
 # ====================================================================== random instances
-def random_problem(
-    rng: np.random.Generator,
-    *,
-    n_users: int,
-    n_cells: int,
-    n_resources: int,
-    alpha: float = 1.0,
-    caps: bool = False,
-    prices: bool = False,
-    demands: bool = False,
-) -> Problem:
-    """A random instance: each user sees 1..min(6, n_cells) distinct cells on all resources.
-
-    Rates are lognormal around 5 Mbit/s (σ = 1). Caps, prices and demands are drawn
-    relative to the *uncapped* optimum (solved by ``reference``) so that they matter:
-    backhaul caps of 20–90 % of the uncapped traffic on about half of the cells (so some
-    bind), third-party prices of 0.1–1.5 × the median marginal utility on about a third
-    of the cells, demands of 0.3–1.5 × the uncapped rate for about 30 % of the users. RSRP,
-    SINR and tiers are random too, so that the baselines run.
-    """
-    n_cand = rng.integers(1, min(6, n_cells) + 1, n_users)
-    pair_user = np.repeat(np.arange(n_users), n_cand)
-    pair_cell = np.concatenate([rng.choice(n_cells, size=m, replace=False) for m in n_cand])
-    user = np.repeat(pair_user, n_resources)
-    cell = np.repeat(pair_cell, n_resources)
-    resource = np.tile(np.arange(n_resources), len(pair_user))
-    rate = rng.lognormal(np.log(5.0), 1.0, len(user))
-    common = dict(resource=resource, n_users=n_users, n_cells=n_cells, n_resources=n_resources,
-                  alpha=alpha)
-    backhaul = np.full(n_cells, np.inf)
-    demand = np.full(n_users, np.inf)
-    price = np.zeros(n_cells)
-    if caps or prices or demands:
-        free = cellopt.solve(Problem.from_links(user, cell, rate, **common), method="reference",
-                             tol=1e-8)
-        assert free.status == "optimal", free.message
-        traffic, r = free.cell_traffic_mbps, free.user_rate_mbps
-        if caps:
-            pick = (rng.random(n_cells) < 0.5) | (np.arange(n_cells) == rng.integers(n_cells))
-            pick &= traffic > 0
-            backhaul[pick] = traffic[pick] * rng.uniform(0.2, 0.9, pick.sum())
-        if prices:
-            pick = (rng.random(n_cells) < 0.3) | (np.arange(n_cells) == rng.integers(n_cells))
-            price[pick] = np.median(r ** -alpha) * rng.uniform(0.1, 1.5, pick.sum())
-        if demands:
-            pick = rng.random(n_users) < 0.3
-            base = np.where(r > 0, r, np.median(rate))  # r = 0 only happens for α < 1
-            demand[pick] = base[pick] * rng.uniform(0.3, 1.5, pick.sum())
-    rsrp = 10 * np.log10(rate) - 90 + rng.normal(0, 3, len(rate))
-    sinr = 10 * np.log10(np.expm1(rate / 5.0 * np.log(2)))
-    return Problem.from_links(user, cell, rate, **common, backhaul_mbps=backhaul,
-                              demand_mbps=demand, price_per_mbps=price, rsrp_dbm=rsrp,
-                              sinr_db=sinr, cell_tier=rng.integers(0, 3, n_cells))
-
-
+# problems.random_problem(rng, "calibrated", ...): caps, prices and demands set against
+# the uncapped reference optimum, so that they bind.
 def instance_spec(seed: int) -> dict:
     """Size and features of instance `seed`: mostly small, every 10th (7, 17, …) large.
 
@@ -251,7 +167,7 @@ SEED_PARAMS = [pytest.param(s, id=spec_id(s)) for s in SEEDS]
 @functools.cache
 def instance(seed: int) -> tuple[Problem, cellopt.Solution]:
     """Instance `seed` and its reference optimum (computed once per session)."""
-    p = random_problem(np.random.default_rng(seed), **instance_spec(seed))
+    p = random_problem(np.random.default_rng(seed), "calibrated", **instance_spec(seed))
     return p, cellopt.solve(p, method="reference", tol=1e-8)
 
 
@@ -461,8 +377,7 @@ def test_one_cell_log(method, weights):
     rates = np.array([1.0, 4.0, 10.0, 0.3, 7.0])
     n = len(rates)
     w = np.ones(n) if weights is None else np.asarray(weights)
-    p = Problem.from_links(np.arange(n), np.zeros(n, np.int64), rates, n_users=n, n_cells=1,
-                           weight=w)
+    p = one_cell(rates, weight=w)
     sol = cellopt.solve(p, method=method, tol=HAND_TOL)
     assert sol.status == "optimal", sol.message
     check_solution(sol, p, method)
@@ -580,7 +495,7 @@ def edge_instance(kind: str, seed: int) -> tuple[Problem, cellopt.Solution]:
     rng = np.random.default_rng(seed + 777)
     if kind == "sum_rate":
         spec["alpha"] = 0.0
-    p = random_problem(rng, **spec)
+    p = random_problem(rng, "calibrated", **spec)
     if kind == "zero_cap":
         # close the busiest cell whose users all have another cell (α ≥ 1 needs a link)
         n_open = np.bincount(p.user, minlength=p.n_users)

@@ -12,14 +12,14 @@ import pytest
 import shapely
 
 from cellopt import ValidationError, topology
-from cellopt.capacity import pooled_rates_mbps
-from cellopt.runner import load_rates, run_sweep
-from cellopt.scenario import load_scenario
+from cellopt.study.capacity import pooled_rates_mbps
+from cellopt.study.scenario import SHIPPED_DIR, load_scenario
+from cellopt.study.sweep import load_rates, run_sweep
 from cellopt.topology.files import OPENCELLID_COLUMNS
 
 SF_CSV = (Path(__file__).resolve().parents[1].parent / "shared" / "data"
           / "opencellid_sf_verizon_lte.csv")
-TOPOLOGIES = Path(__file__).resolve().parents[1] / "topologies"
+TOPOLOGIES = SHIPPED_DIR
 UTM = "EPSG:32610"
 X0, Y0 = 550_000.0, 4_180_000.0
 SPACING_M = 300.0
@@ -160,7 +160,7 @@ def test_window_scenario_statistics_leave_out_the_guard_band(extract, tmp_path):
     path = tmp_path / "city.toml"
     path.write_text(scenario_text(extract, extra))
     scen = load_scenario(path)
-    net, _, _ = scen.build(scen.seeds[0])  # drop 0, as the sweep builds it
+    net = scen.build(scen.seeds[0]).network  # drop 0, as the sweep builds it
     study = net.in_study_area()
     assert 0 < study.sum() < net.n_users  # users everywhere, the window's counted
     femto = net.cells[net.cells["tier"] == "femto"]
@@ -181,7 +181,7 @@ def test_area_file_scenario(extract, tmp_path):
         tmp_path / "downtown.geojson")
     path = tmp_path / "area.toml"
     path.write_text(scenario_text(extract, 'area = "downtown.geojson"\nguard_m = 300.0'))
-    net, _, _ = load_scenario(path).build()
+    net = load_scenario(path).build().network
     assert net.study_area.area == pytest.approx(square.area, rel=1e-6)
     both = scenario_text(extract, f'area = "downtown.geojson"\nwindow = {WINDOW}')
     path.write_text(both)
@@ -211,7 +211,8 @@ def test_sf_scenario_builds():
     scen = load_scenario(TOPOLOGIES / "sf_femto.toml")
     if scen.data_missing:
         pytest.skip(f"shared data not found at {SF_CSV}")
-    net, _, problem = scen.build()
+    drop = scen.build()
+    net, problem = drop.network, drop.problem
     macro = net.cells[net.cells["tier"] == "macro"]
     assert macro["site_id"].nunique() == 147 and len(macro) == 3 * 147
     assert net.study_area.area / 1e6 == pytest.approx(1.76, abs=0.01)
