@@ -99,6 +99,19 @@ def _plot(args: argparse.Namespace) -> int:
     return 0
 
 
+def _methods(args: argparse.Namespace) -> int:
+    from cellopt.solvers import method_table
+
+    table = method_table()
+    for name, row in table.iterrows():
+        caps = [c.replace("_", " ") for c in ("single_association", "patterns", "share_blocks")
+                if row[c]]
+        print(f"{name} ({row['kind']}): {row['summary']}")
+        print(f"    supports: {', '.join(caps) or '-'}; warm start: {row['warm_start'] or '-'}")
+        print(f"    options: {row['options'] or '-'}")
+    return 0
+
+
 def _scenarios(args: argparse.Namespace) -> int:
     from cellopt.study.scenario import SHIPPED_DIR, load_scenario, shipped_scenarios
 
@@ -150,6 +163,9 @@ def build_parser() -> argparse.ArgumentParser:
 
     shipped = sub.add_parser("scenarios", help="list the shipped scenarios")
     shipped.set_defaults(func=_scenarios)
+    methods = sub.add_parser("methods", help="list the solver methods, what each supports and its "
+                             "options")
+    methods.set_defaults(func=_methods)
     return parser
 
 

@@ -16,10 +16,10 @@ from pathlib import Path
 
 import matplotlib.pyplot as plt
 import numpy as np
-from cellopt.runner import run_sweep
-from cellopt.scenario import load_scenario
 
 from cellopt.plotting import plot_gain_curve
+from cellopt.study.scenario import load_scenario
+from cellopt.study.sweep import run_sweep
 
 ROOT = Path(__file__).resolve().parents[1]
 KEY = "femtocells.backhaul_mbps"

@@ -16,10 +16,10 @@ from pathlib import Path
 import matplotlib.pyplot as plt
 import numpy as np
 import pandas as pd
-from cellopt.runner import load_rates, run_sweep
-from cellopt.scenario import load_scenario
 
 from cellopt.plotting import plot_rate_cdf
+from cellopt.study.scenario import load_scenario
+from cellopt.study.sweep import load_rates, run_sweep
 
 ROOT = Path(__file__).resolve().parents[1]
 
