@@ -139,7 +139,8 @@ def build_parser() -> argparse.ArgumentParser:
     run.set_defaults(func=_run)
 
     exp = sub.add_parser("experiment", help="drops x a parameter grid, in parallel, resumable; "
-                         "writes one file per drop, an index, a summary and figures")
+                         "writes two files per drop, an index and figures, and prints the mean per "
+                         "method with gains over the first")
     exp.add_argument("scenario", help="a shipped scenario name (see `cellopt scenarios`) or a TOML "
                      "file")
     exp.add_argument("--drops", type=int, default=None, help="number of drops (scenario's seeds.drops)")
@@ -185,6 +186,8 @@ def main(argv: Sequence[str] | None = None) -> int:
     if getattr(args, "force", False) and not args.resume:
         parser.error("--force only applies with --resume")
     with warnings.catch_warnings():
+        # The command line shows each warning once, as one line, whatever filters its caller set.
+        warnings.simplefilter("default")
         warnings.showwarning = _show_warning
         try:
             return args.func(args)

@@ -27,6 +27,11 @@ __all__ = ["CELL_BYTES", "CELL_COLUMNS", "LIMITS", "OWNERS", "TIERS", "USER_COLU
 
 TIERS = ("macro", "pico", "femto")
 OWNERS = ("operator", "third_party")
+#: The colour of each tier in every map and report (Okabe–Ito palette, readable with
+#: colour-vision deficiencies): its cells, and the users it serves.
+TIER_COLORS = {"macro": "#0072b2", "pico": "#009e73", "femto": "#d55e00"}
+#: The colour of users without a serving cell (outage).
+UNSERVED_COLOR = "#9a9a9a"
 
 #: Required cell columns, their meaning and unit (besides ``geometry``, a Point in metres).
 CELL_COLUMNS: dict[str, str] = {

@@ -19,7 +19,7 @@ from matplotlib.transforms import ScaledTranslation, blended_transform_factory
 
 from cellopt.errors import ValidationError
 from cellopt.linktable import LinkTable
-from cellopt.network import Network
+from cellopt.network import TIER_COLORS, UNSERVED_COLOR, Network
 from cellopt.solution import Solution
 
 __all__ = ["TIER_COLORS", "UNSERVED_COLOR", "plot_convergence", "plot_gain_curve", "plot_network",
@@ -30,11 +30,7 @@ _TIER_STYLE = {  # marker, size [points²]
     "pico": ("s", 32),
     "femto": ("o", 18),
 }
-#: Fixed colour of each tier: its cells' markers and the users it serves (``color_by="tier"``).
-TIER_COLORS = {"macro": "tab:blue", "pico": "tab:green", "femto": "tab:purple"}
-#: Colour of users without a serving cell (outage).
-UNSERVED_COLOR = "0.62"
-_OWNER_COLOR = {"operator": "black", "third_party": "tab:orange"}
+_OWNER_COLOR = {"operator": "black", "third_party": "#cc79a7"}
 _COLOR_BY = ("tier", "load", "cell")
 _GUARD_ALPHA = 0.22  # users outside the study area
 _SECTOR_TICK_IN = 0.22  # default length of the boresight ticks on the page [in]
@@ -86,7 +82,7 @@ def plot_network(
         What the colours show.
 
         - ``"tier"`` (default): users in the fixed colour of their serving cell's tier
-          (:data:`TIER_COLORS`: macro blue, pico green, femto purple; grey
+          (:data:`TIER_COLORS`: macro blue, pico green, femto vermillion; grey
           :data:`UNSERVED_COLOR` for none), cells filled with a light tint of it.
         - ``"load"``: cells filled by `cell_load` on a sequential colormap (yellow: idle,
           dark red: fully loaded) with a colorbar labelled "cell load (airtime share)";

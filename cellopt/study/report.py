@@ -44,6 +44,7 @@ import numpy as np
 import pandas as pd
 from matplotlib.figure import Figure
 
+from cellopt import network
 from cellopt.errors import ValidationError
 
 __all__ = ["ASSOCIATION_LINES_MAX_USERS", "TIER_COLORS", "format_value", "write_report"]
@@ -51,14 +52,9 @@ __all__ = ["ASSOCIATION_LINES_MAX_USERS", "TIER_COLORS", "format_value", "write_
 #: Above this many users the association-line layer starts switched off (it can be switched on).
 ASSOCIATION_LINES_MAX_USERS = 5000
 
-#: Fill colour of each tier (Okabe–Ito palette, readable with colour-vision deficiencies);
-#: users take the colour of their serving tier, unserved users the "none" grey.
-TIER_COLORS: dict[str, str] = {
-    "macro": "#0072b2",
-    "pico": "#009e73",
-    "femto": "#d55e00",
-    "none": "#9a9a9a",
-}
+#: Fill colour of each tier, as in the plots; users take the colour of their serving tier,
+#: unserved users the "none" grey.
+TIER_COLORS: dict[str, str] = {**network.TIER_COLORS, "none": network.UNSERVED_COLOR}
 _OTHER_COLOR = "#6f4e7c"  # cells of an unknown tier
 _NO_LOAD_COLOR = "#c8c8c8"  # cells without a finite load
 _LOAD_CMAP = "YlOrRd"

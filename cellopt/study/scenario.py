@@ -102,13 +102,17 @@ from cellopt.topology.users import drop_users_nbytes
 
 __all__ = [
     "MAX_DROPS",
+    "SHIPPED_DIR",
     "Distribution",
+    "Drop",
     "DropSeeds",
     "MethodSpec",
     "Scenario",
     "drop_seed",
     "drop_seeds",
+    "find_scenario",
     "load_scenario",
+    "shipped_scenarios",
 ]
 
 #: Most drops a scenario may ask for: far beyond any sweep that can finish.
@@ -829,6 +833,7 @@ def _read_polygon(path: str) -> gpd.GeoSeries:
         raise ValidationError(f"area={path!r} cannot be read ({err}); fix: a polygon file "
                               "(GeoJSON, GeoPackage, Shapefile) with a CRS") from err
     return frame.geometry
+
 
 def drop_seed(base: int, drop: int) -> int:
     """The build seed of drop `drop`: the state of the `drop`-th child of ``SeedSequence(base)``.

@@ -143,7 +143,8 @@ def _load_npz(path: Path) -> dict[str, np.ndarray]:
     if not path.is_file():
         raise Damaged(f"its per-user rates {path.name} are missing")
     try:
-        with np.load(path, allow_pickle=False) as z:
+        # np.load leaks its file when a damaged .npz makes it raise: open it here instead
+        with open(path, "rb") as f, np.load(f, allow_pickle=False) as z:
             arrays = {k: z[k] for k in ("method", "rate_mbps", "served")}
             arrays["study"] = z["study"] if "study" in z.files else np.ones(len(arrays["served"]), bool)
     except _NPZ_ERRORS as err:
@@ -287,7 +288,7 @@ def run_sweep(
     Parameters
     ----------
     scenario : Scenario
-        From :func:`~cellopt.scenario.load_scenario`; its file's text is copied to the folder.
+        From :func:`~cellopt.study.scenario.load_scenario`; its file's text is copied to the folder.
     out_dir : path
         Results folder (created). See the module docstring for its layout.
     drops : int, optional

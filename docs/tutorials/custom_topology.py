@@ -96,7 +96,7 @@ with pd.option_context("display.width", 120):
 # %% 6. Map
 # Cells (triangles, with their boresights), the service area, and users coloured by the
 # cell that serves them.
-ax = plot_network(net, serving_cell=sol.serving_cell, association_lines=True)
+ax = plot_network(net, serving_cell=sol.serving_cell, association_lines=True, color_by="cell")
 ax.set_title("Lyon: six three-sector sites, ALM association")
 ax.figure.savefig(out / "custom_topology_map.png", dpi=120, bbox_inches="tight")
 plt.close(ax.figure)

@@ -96,10 +96,11 @@ print(cells[["cell_id", "tier", "airtime", "traffic_mbps", "airtime_price"]].hea
 print(cells.groupby("tier")[["traffic_mbps"]].sum())
 
 # %% 7. Figures
-# The map colours every user by its serving cell under the optimised association; the CDF
-# compares the user rates of all four methods (dots: 5th percentile and median).
+# The map colours every user by the tier of its serving cell (macro or pico) under the
+# optimised association; the CDF compares the user rates of all four methods (dots: 5th
+# percentile and median).
 ax = plot_network(net, serving_cell=best.serving_cell)
-ax.set_title("HetNet: users coloured by their ALM serving cell")
+ax.set_title("HetNet: users coloured by the tier of their ALM serving cell")
 ax.figure.savefig(out / "network_map.png", dpi=120, bbox_inches="tight")
 plt.close(ax.figure)
 

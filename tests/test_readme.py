@@ -1,0 +1,187 @@
+"""The README's examples work as written: its Python blocks run, its commands parse.
+
+- Every ```python block of README.md runs, in order, in one namespace (they build on each
+  other), in an empty folder, and gives what its comments promise.
+- The two ```bash set-up blocks create virtual environments, so they are not run: each
+  must read ``python3 -m venv .venv && .venv/bin/pip install [-e] TARGET && .venv/bin/COMMAND``
+  with TARGET the checkout (``.`` or ``'.[extra]'``), and COMMAND must parse
+  (``cellopt ...`` with the CLI's own parser, or ``python -m pytest``).
+- Every inline command in backticks starting with ``cellopt `` parses, after its
+  optional parts in brackets are removed.
+- The ```python blocks of docs/*.md run the same way, one namespace per page (all of
+  them take a second or less).
+"""
+
+from __future__ import annotations
+
+import argparse
+import re
+import shlex
+import time
+import tomllib
+from pathlib import Path
+
+import matplotlib
+import numpy as np
+import pytest
+
+import cellopt
+from cellopt import cli
+from cellopt.solution import STATUSES
+from cellopt.study.scenario import find_scenario
+
+matplotlib.use("Agg")
+
+ROOT = Path(__file__).resolve().parents[1]
+README = ROOT / "README.md"
+DOC_PAGES = sorted((ROOT / "docs").glob("*.md"))
+
+#: A fenced block: its language and its text.
+FENCE = re.compile(r"^```(\w*)\n(.*?)^```", re.S | re.M)
+#: Inline code starting with "cellopt " (it may run over a line break).
+INLINE_COMMAND = re.compile(r"`(cellopt [^`]+)`")
+#: A set-up block: create a venv, install into it, run one command from it.
+SETUP = re.compile(r"^python3 -m venv \.venv && \.venv/bin/pip install ((?:-e )?\S+) && \.venv/bin/(.+)$")
+
+#: solve_power stops at 60 s by default, longer than this whole test module may take: the
+#: README's call runs with this limit instead (what it returns has the same fields).
+POWER_LIMIT_S = 8.0
+
+
+def blocks(path: Path, language: str) -> list[str]:
+    """The fenced blocks of `path` in `language`, in order."""
+    return [code for lang, code in FENCE.findall(path.read_text(encoding="utf-8")) if lang == language]
+
+
+def without_optional_parts(command: str) -> str:
+    """`command` without its bracketed optional parts (nested too), on one line.
+
+    ``cellopt experiment hetnet --workers 2 [--resume [--force]] [--scheduler ADDRESS]``
+    becomes ``cellopt experiment hetnet --workers 2``.
+    """
+    previous = None
+    while previous != command:
+        previous, command = command, re.sub(r"\[[^\[\]]*\]", "", command)
+    return " ".join(command.split())
+
+
+def parse_cellopt(argv: list[str], where: str):
+    """The CLI's parse of `argv` (without the program name); a test failure if it does not parse."""
+    try:
+        args = cli.build_parser().parse_args(argv)
+    except SystemExit:
+        pytest.fail(f"{where}: `cellopt {shlex.join(argv)}` does not parse (see the usage above)")
+    if getattr(args, "scenario", None) and not args.scenario.isupper():  # not a placeholder
+        find_scenario(args.scenario)  # a shipped name or an existing file
+    if getattr(args, "grid", None):
+        cli._parse_grid(args.grid)
+    return args
+
+
+def run_block(code: str, namespace: dict, where: str) -> float:
+    """Execute one block in `namespace`; return its wall time [s]."""
+    t0 = time.perf_counter()
+    exec(compile(code, where, "exec"), namespace)
+    return time.perf_counter() - t0
+
+
+# ---------------------------------------------------------------------------- python
+def test_readme_python_blocks_run_in_order_and_keep_their_promises(tmp_path, monkeypatch):
+    monkeypatch.chdir(tmp_path)
+    real_solve_power = cellopt.solve_power
+
+    def solve_power(*args, **kwargs):
+        kwargs.setdefault("time_limit_s", POWER_LIMIT_S)
+        kwargs.setdefault("progress", False)
+        return real_solve_power(*args, **kwargs)
+
+    monkeypatch.setattr(cellopt, "solve_power", solve_power)
+    code = blocks(README, "python")
+    assert len(code) == 3, "the checks below follow the README's three Python blocks"
+    ns: dict = {}
+
+    # 1. Network, links, problem, a certified solve, tables.
+    run_block(code[0], ns, "README.md, Python block 1")
+    net, links, sol = ns["net"], ns["links"], ns["sol"]
+    promised = re.search(r"links\.to_frame\(\)\.head\(\)\s*#\s*(.+)", code[0]).group(1)
+    assert list(links.to_frame().columns) == [c.strip() for c in promised.split(",")]
+    assert (net.n_cells, net.n_users) == (57 + 228, 2000)  # 19 sites x 3 sectors + 4 picos each
+    assert sol.status == "optimal" and sol.gap <= 1e-4  # "certified: gap <= tol"
+    assert sol.objective <= sol.upper_bound
+    users, cells = ns["users"], ns["cells"]
+    assert type(users).__name__ == type(cells).__name__ == "GeoDataFrame"
+    assert (len(users), len(cells)) == (net.n_users, net.n_cells)
+    np.testing.assert_allclose(users["rate_mbps"], sol.user_rate_mbps)
+
+    # 2. Power patterns (with a shorter time limit, see POWER_LIMIT_S).
+    run_block(code[1], ns, "README.md, Python block 2")
+    best = ns["best"]
+    assert best.status in STATUSES
+    assert best.bound_kind == "relaxed"  # "relaxed" at scale: 285 cells
+    info = best.bound_info
+    assert 1 <= info["estimate_factor"] <= info["bound_factor"] < np.inf
+    assert best.objective <= best.upper_bound
+    assert best.pattern_share.sum() == pytest.approx(1)
+    assert len(best.patterns) == len(best.pattern_share)
+    assert best.cell_power_dbm.shape == (net.n_cells,) and best.energy_w >= 0
+
+    # 3. A shipped scenario by name, from an empty folder; a drop; frames of every row.
+    run_block(code[2], ns, "README.md, Python block 3")
+    drop, sol = ns["drop"], ns["sol"]
+    assert ns["scenario"].name == "macro_3gpp"
+    users, cells = ns["users"], ns["cells"]
+    assert (len(users), len(cells)) == (drop.network.n_users, drop.network.n_cells)
+    np.testing.assert_allclose(users["rate_mbps"], drop.per_user(sol.user_rate_mbps))
+
+
+@pytest.mark.parametrize("page", [p for p in DOC_PAGES if blocks(p, "python")], ids=lambda p: p.name)
+def test_python_blocks_of_the_docs_run(tmp_path, monkeypatch, page):
+    monkeypatch.chdir(tmp_path)
+    ns: dict = {}
+    for i, code in enumerate(blocks(page, "python"), 1):
+        wall = run_block(code, ns, f"{page.name}, Python block {i}")
+        assert wall < 10, f"{page.name}, Python block {i} took {wall:.1f} s: too slow to run here"
+
+
+# ---------------------------------------------------------------------------- commands
+def test_setup_blocks_create_a_venv_install_and_run_a_command():
+    setup = [b.strip() for b in blocks(README, "bash")]
+    assert len(setup) == 2
+    extras = tomllib.loads((ROOT / "pyproject.toml").read_text(encoding="utf-8"))["project"][
+        "optional-dependencies"]
+    for line in setup:
+        match = SETUP.match(line)
+        assert match, ("a set-up block must read `python3 -m venv .venv && .venv/bin/pip install "
+                       f"TARGET && .venv/bin/COMMAND`, not {line!r}")
+        target = shlex.split(match.group(1))[-1]  # after an optional -e (editable install)
+        extra = re.fullmatch(r"\.(?:\[(\w+)\])?", target)
+        assert extra, f"install the checkout ('.' or '.[extra]'), not {target!r}"
+        assert extra.group(1) is None or extra.group(1) in extras
+        argv = shlex.split(match.group(2))
+        if argv[0] == "cellopt":
+            parse_cellopt(argv[1:], "README.md set-up block")
+        else:
+            assert argv == ["python", "-m", "pytest"], f"unexpected command {match.group(2)!r}"
+            assert "pytest" in " ".join(extras[extra.group(1)]), "pytest comes with that extra"
+
+
+def inline_commands(path: Path) -> list[str]:
+    return [without_optional_parts(c) for c in INLINE_COMMAND.findall(path.read_text(encoding="utf-8"))]
+
+
+def test_optional_parts_are_removed():
+    assert without_optional_parts("cellopt experiment hetnet --workers 2 [--resume [--force]]\n"
+                                  "[--scheduler ADDRESS]") == "cellopt experiment hetnet --workers 2"
+
+
+def test_inline_cellopt_commands_of_the_readme_parse():
+    commands = inline_commands(README)
+    assert any(c.startswith("cellopt experiment ") for c in commands)
+    parser = cli.build_parser()
+    subcommands = next(a for a in parser._actions if isinstance(a, argparse._SubParsersAction)).choices
+    for command in commands:
+        argv = shlex.split(command)[1:]
+        if len(argv) == 1:  # a subcommand named in the prose: "`cellopt run` from Python"
+            assert argv[0] in subcommands, f"README.md names `{command}`, which does not exist"
+        else:
+            parse_cellopt(argv, "README.md")
