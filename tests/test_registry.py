@@ -10,6 +10,7 @@ import sys
 import numpy as np
 import pandas as pd
 import pytest
+from problems import random_problem
 
 import cellopt
 from cellopt import Problem, ValidationError
@@ -33,20 +34,9 @@ COMMON = {"tol", "max_iter", "time_limit_s", "callback"}
 
 
 # ====================================================================== problems
-def random_problem(seed: int, n_users: int = 12, n_cells: int = 4, n_cand: int = 2,
-                   n_resources: int = 1) -> Problem:
-    """Each user sees `n_cand` distinct random cells; RSRP, SINR, tiers so baselines run."""
-    rng = np.random.default_rng(seed)
-    cells = np.argsort(rng.uniform(size=(n_users, n_cells)), axis=1)[:, :n_cand]
-    user = np.repeat(np.arange(n_users), n_cand * n_resources)
-    cell = np.repeat(cells.reshape(-1), n_resources)
-    resource = np.tile(np.arange(n_resources), n_users * n_cand)
-    rsrp = np.repeat(rng.uniform(-110, -70, n_users * n_cand), n_resources)
-    sinr = rsrp + 90 + rng.normal(0, 3, len(user))
-    rate = np.log2(1 + 10 ** (sinr / 10)) * rng.uniform(0.5, 1.5, len(user))
-    return Problem.from_links(user, cell, rate, n_users=n_users, n_cells=n_cells,
-                              resource=resource, n_resources=n_resources, rsrp_dbm=rsrp,
-                              sinr_db=sinr, cell_tier=rng.integers(0, 2, n_cells))
+def small_problem(seed: int, **options) -> Problem:
+    """12 users, each seeing 2 of 4 cells, with RSRP, SINR and tiers so the baselines run."""
+    return random_problem(seed, "radio", **{"n_users": 12, "n_cells": 4, "n_cand": 2, **options})
 
 
 def pattern_problem(seed: int, blocks: bool = False) -> Problem:
@@ -142,7 +132,7 @@ def test_warm_start_options_exist_in_the_signature():
 def test_declared_warm_starts_are_taken(method):
     # Restarting from the optimum, every declared warm start is accepted and stays optimal.
     info = method_info(method)
-    p = pattern_problem(3) if info.patterns else random_problem(3)
+    p = pattern_problem(3) if info.patterns else small_problem(3)
     cold = solve(p, method, tol=1e-6)
     assert cold.status == "optimal", cold.message
     start = {"x0": cold.x, "prices0": (cold.prices["airtime"], cold.prices["backhaul"]),
@@ -161,7 +151,7 @@ def test_the_convex_methods_are_the_optimizers_and_the_reference():
 # ====================================================================== declared = behaviour
 @pytest.mark.parametrize("method", ALL)
 def test_single_association_as_declared(method):
-    p = random_problem(1)
+    p = small_problem(1)
     if method_info(method).single_association:
         sol = solve(p, method, single_association=True)
         assert sol.status in ("optimal", "solved"), sol.message
@@ -205,7 +195,7 @@ def test_share_blocks_as_declared(method):
 
 
 def test_inner_method_is_checked_against_the_registry():
-    p = random_problem(2, n_resources=2)
+    p = small_problem(2, n_resources=2)
     with pytest.raises(ValidationError, match="is a baseline") as err:
         solve(p, "max_rsrp", inner_method="load_aware")
     assert str(methods_with("convex")) in str(err.value)
@@ -237,7 +227,7 @@ def test_method_table_has_one_row_per_method():
 @pytest.mark.parametrize("method", ALL)
 def test_unknown_option_fails_the_same_way_for_every_method(method):
     with pytest.raises(ValidationError) as err:
-        solve(random_problem(0), method, bogus=1)
+        solve(small_problem(0), method, bogus=1)
     text = str(err.value)
     assert err.value.problems == [text]  # one problem, one line
     assert f"unknown option(s) ['bogus'] for method {method!r}; fix:" in text
@@ -259,7 +249,7 @@ def test_unknown_option_fails_the_same_way_for_every_method(method):
 ])
 def test_option_of_the_wrong_type(method, options, words):
     with pytest.raises(ValidationError) as err:
-        solve(random_problem(0), method, **options)
+        solve(small_problem(0), method, **options)
     for word in words:
         assert word in str(err.value), (word, str(err.value))
 
@@ -274,13 +264,13 @@ def test_option_of_the_wrong_type(method, options, words):
     ("range_expansion", dict(bias_db=3)),
 ])
 def test_option_of_the_right_type_passes(method, options):
-    sol = solve(random_problem(0), method, **options)
+    sol = solve(small_problem(0), method, **options)
     assert sol.status in ("optimal", "solved"), sol.message
 
 
 def test_argument_problems_are_reported_together():
     with pytest.raises(ValidationError) as err:
-        solve(random_problem(0), "alm", tol=0.0, sigma0="big", bogus=1, inner_steps=1.5)
+        solve(small_problem(0), "alm", tol=0.0, sigma0="big", bogus=1, inner_steps=1.5)
     problems = err.value.problems
     assert len(problems) == 4
     assert [p.split("=")[0].split(" ")[0] for p in problems] == [
@@ -335,11 +325,11 @@ def test_a_function_set_into_methods_directly_declares_nothing(monkeypatch):
             info.warm_start) == ("optimizer", False, False, False, ())
     assert list(info.options) == ["knob"] and info.options["knob"].annotation == "float"
     assert "_fake" in method_table().index
-    assert solve(random_problem(0), "_fake", knob=2).status == "optimal"
+    assert solve(small_problem(0), "_fake", knob=2).status == "optimal"
     with pytest.raises(ValidationError, match="knob='x'"):
-        solve(random_problem(0), "_fake", knob="x")
+        solve(small_problem(0), "_fake", knob="x")
     with pytest.raises(ValidationError, match="single_association applies to"):
-        solve(random_problem(0), "_fake", single_association=True)
+        solve(small_problem(0), "_fake", single_association=True)
 
 
 def test_register_refuses_bad_declarations():
