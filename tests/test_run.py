@@ -197,3 +197,54 @@ def test_shipped_scenarios_run_by_name_from_any_folder(tmp_path):
 def test_an_unknown_scenario_name_lists_the_shipped_ones(tmp_path):
     with pytest.raises(ValidationError, match=r"hetnet.*macro_3gpp.*sf_femto"):
         load_scenario("hetnte")
+
+
+def test_cellopt_help_loads_no_heavy_dependency(tmp_path):
+    """`cellopt --help` took 4 s: the CLI imported the whole library to print its usage."""
+    code = ("import sys\nfrom cellopt.cli import main\ntry:\n    main(['--help'])\nexcept SystemExit:\n"
+            "    pass\nprint(' '.join(sorted(sys.modules)), file=sys.stderr)")
+    out = subprocess.run([sys.executable, "-c", code], cwd=tmp_path, capture_output=True, text=True,
+                         timeout=60)
+    assert "usage: cellopt" in out.stdout
+    for heavy in ("cvxpy", "geopandas", "matplotlib", "numpy"):
+        assert heavy not in out.stderr.split(), f"cellopt --help imports {heavy}"
+
+
+def test_sweeps_and_capacity_sweeps_write_one_meta_schema(tmp_path):
+    """Two engines used to write meta.json in two schemas."""
+    import json
+
+    from small_scenario import small_scenario
+
+    from cellopt.study import capacity_sweep, run_sweep
+
+    path = tmp_path / "small.toml"
+    path.write_text(small_scenario(1), encoding="utf-8")
+    scenario = load_scenario(path)
+    run_sweep(scenario, tmp_path / "sweep", progress=False)
+    capacity_sweep(scenario, tmp_path / "capacity", methods=["max_rsrp"], replicates=1, drops=1,
+                   progress=False, rel_tol=0.5, target_p5_mbps=0.1)
+    sweep, cap = (json.loads((tmp_path / f / "meta.json").read_text()) for f in ("sweep", "capacity"))
+    common = {"kind", "cellopt_version", "scenario", "scenario_sha256", "settings", "started",
+              "resumed", "drop_seeds", "grid_points"}
+    assert common <= set(sweep) and common <= set(cap)
+    assert (sweep["kind"], cap["kind"]) == ("sweep", "capacity")
+    assert sweep["scenario_sha256"] == cap["scenario_sha256"]
+    assert sweep["settings"]["seed_base"] == cap["settings"]["seed_base"] == 3
+    # A folder of one kind is not resumed as the other.
+    with pytest.raises(cellopt.StoreError, match="another kind"):
+        run_sweep(scenario, tmp_path / "capacity", resume=True, progress=False)
+
+
+def test_the_docs_and_code_stand_alone():
+    """Docstrings and docs cited design notes and issue numbers a reader does not have."""
+    import re
+
+    root = Path(__file__).resolve().parents[1]
+    files = [*root.glob("cellopt/**/*.py"), *root.glob("docs/**/*.md"), *root.glob("docs/**/*.py"),
+             *root.glob("experiments/*.py"), *root.glob("benchmarks/*.py"), root / "README.md"]
+    pattern = re.compile(r"DESIGN|\b[Ii]ssues? \d|[Cc]omes next|\bTODO\b|\bFIXME\b")
+    hits = [f"{f.relative_to(root)}:{n}" for f in files
+            for n, line in enumerate(f.read_text(encoding="utf-8").splitlines(), 1)
+            if pattern.search(line)]
+    assert not hits, hits
