@@ -3,8 +3,9 @@
 Layout of a results folder ``out_dir``::
 
     scenario.toml                 the scenario file's exact text
-    meta.json                     cellopt version, the text's SHA-256, seeds, grid points,
-                                  drops, start time(s)
+    meta.json                     kind "sweep", cellopt version, the text's SHA-256,
+                                  settings (seed base, grid), drops, drop seeds, grid
+                                  points, methods, start time(s) (:mod:`cellopt.study.store`)
     drops/<grid-id>_drop<k>.npz   per-user rates of every method (written first)
     drops/<grid-id>_drop<k>.csv   per-method summary rows (written last: the task's marker)
     index.csv                     all summary rows; rebuilt from drops/*.csv by :func:`collect`
