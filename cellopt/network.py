@@ -152,6 +152,7 @@ LIMITS: dict[str, Limit] = {
     "wifi_density_per_km2": _DENSITY,
     "clustered_fraction": _FRACTION,
     "indoor_fraction": _FRACTION,
+    "colocated_fraction": _FRACTION,
     "adoption": _FRACTION,
     "weight": Limit("", 0.0, math.inf, None, "give a finite weight > 0 (1 for all equal)",
                     low_open=True),

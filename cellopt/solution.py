@@ -107,7 +107,14 @@ class Solution:
         What `upper_bound` bounds: ``"problem"`` — the optimum of the problem as given
         (its links, powers or pattern set); ``"exact"`` — the joint power problem over
         every pattern (enumerated); ``"relaxed"`` — the joint power problem, through an
-        optimistic relaxation (valid but loose); None — no bound.
+        optimistic relaxation (valid but loose); ``"fixed_loads"`` — the problem with
+        the interference fixed at the loads of ``load_coupling["load"]``
+        (:func:`~cellopt.load_coupling.solve_load_coupled`); None — no bound.
+    load_coupling : dict or None
+        Set by load-coupled solves: ``load`` (n_cells,), the loads the link rates were
+        computed at; ``load_used`` (n_cells,), the airtime this solution uses;
+        ``rate_mbps`` and ``sinr_db`` (L,), the link rates and SINRs at ``load``;
+        ``rounds``; ``load_change`` (rounds,), the largest change of a load per round.
     """
 
     status: str
@@ -138,6 +145,7 @@ class Solution:
     offload_share: float | None = None
     bound_info: dict[str, Any] | None = None
     estimate: float | None = None
+    load_coupling: dict[str, Any] | None = None
 
     @property
     def success(self) -> bool:

@@ -97,7 +97,7 @@ def test_readme_python_blocks_run_in_order_and_keep_their_promises(tmp_path, mon
 
     monkeypatch.setattr(cellopt, "solve_power", solve_power)
     code = blocks(README, "python")
-    assert len(code) == 3, "the checks below follow the README's three Python blocks"
+    assert len(code) == 4, "the checks below follow the README's four Python blocks"
     ns: dict = {}
 
     # 1. Network, links, problem, a certified solve, tables.
@@ -132,6 +132,15 @@ def test_readme_python_blocks_run_in_order_and_keep_their_promises(tmp_path, mon
     users, cells = ns["users"], ns["cells"]
     assert (len(users), len(cells)) == (drop.network.n_users, drop.network.n_cells)
     np.testing.assert_allclose(users["rate_mbps"], drop.per_user(sol.user_rate_mbps))
+
+    # 4. Finite demand with load-coupled interference on the random layout.
+    run_block(code[3], ns, "README.md, Python block 4")
+    drop, sol = ns["drop"], ns["sol"]
+    assert drop.coupling is not None and sol.load_coupling is not None
+    assert sol.status in ("optimal", "solved"), sol.message  # the rounds converged
+    assert (drop.network.users["demand_mbps"] == 2.0).all()
+    assert (sol.user_rate_mbps <= 2.0 * (1 + 1e-9)).all()
+    assert sol.cell_airtime[:, 0] == pytest.approx(sol.load_coupling["load"], abs=1e-8)
 
 
 @pytest.mark.parametrize("page", [p for p in DOC_PAGES if blocks(p, "python")], ids=lambda p: p.name)

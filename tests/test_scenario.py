@@ -345,20 +345,24 @@ def _parameters(fn) -> set[str]:
 #: stream (spawned from the drop's seed), arrays, callables and per-tier mappings (set from
 #: Python), and the worker count of the link computation.
 NOT_IN_FILES = {"network", "rng", "region", "buildings", "polygon", "model", "power_dbm", "workers",
-                "shadowing_std_db", "pathloss", "min_distance_m"}
+                "pathloss", "min_distance_m",
+                "building_radius_m"}  # drop_users takes it from [radio]: one building size
 #: Scenario keys handled by the scenario itself, not passed to the builder.
-SCENARIO_ONLY = {"window", "area", "guard_m", "sectors", "region_buffer_m", "stand_in"}
+SCENARIO_ONLY = {"window", "area", "guard_m", "sectors", "region_buffer_m", "stand_in",
+                 "pathloss_exponent", "pathloss_reference_db"}  # become RadioModel.pathloss
 
 
-@pytest.mark.parametrize("section", ["hex_grid", "file", "picos", "femtocells", "users", "radio"])
+@pytest.mark.parametrize("section", ["hex_grid", "poisson", "file", "picos", "femtocells", "users",
+                                     "radio"])
 def test_schema_matches_the_builders_signatures(section):
     import dataclasses
 
     from cellopt import radio, topology
-    from cellopt.study.scenario import FILE_KEYS, HEX_GRID_KEYS, SECTION_KEYS
+    from cellopt.study.scenario import FILE_KEYS, HEX_GRID_KEYS, POISSON_KEYS, SECTION_KEYS
 
     keys, builder = {
         "hex_grid": (HEX_GRID_KEYS, _parameters(topology.hex_grid)),
+        "poisson": (POISSON_KEYS, _parameters(topology.poisson_layout)),
         "file": (FILE_KEYS, _parameters(topology.read_cells)),
         "picos": (SECTION_KEYS["picos"], _parameters(topology.add_picos)),
         "femtocells": (SECTION_KEYS["femtocells"], _parameters(topology.add_femtocells)),
@@ -374,4 +378,5 @@ def test_schema_covers_the_problem_options():
     from cellopt import Problem
     from cellopt.study.scenario import SECTION_KEYS
 
-    assert set(SECTION_KEYS["problem"]) <= _parameters(Problem.from_links) | {"alpha"}
+    scenario_only = {"alpha", "interference", "n_interferers"}  # the last two: Drop.solve
+    assert set(SECTION_KEYS["problem"]) <= _parameters(Problem.from_links) | scenario_only

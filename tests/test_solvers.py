@@ -63,7 +63,7 @@ def check_solution(sol: cellopt.Solution, p: Problem, method: str, *, min_iter: 
         "n_iter", "wall_s", "history", "x", "user_rate_mbps", "cell_airtime",
         "cell_traffic_mbps", "prices", "serving_cell", "exceeded_backhaul",
         "energy_cost", "pattern_share", "patterns", "cell_power_dbm", "energy_w", "bound_kind",
-        "cell_payment", "offload_share", "bound_info", "estimate",
+        "cell_payment", "offload_share", "bound_info", "estimate", "load_coupling",
     }
     assert {f.name for f in dataclasses.fields(cellopt.Solution)} == checked, \
         "Solution has fields this test does not check; extend check_solution"
@@ -89,6 +89,7 @@ def check_solution(sol: cellopt.Solution, p: Problem, method: str, *, min_iter: 
     assert sol.cell_power_dbm is None and sol.energy_w is None
     assert sol.bound_kind == (None if sol.upper_bound is None else "problem")
     assert sol.bound_info is None and sol.estimate is None  # power optimization only
+    assert sol.load_coupling is None  # load-coupled solves only
     assert isinstance(sol.history, pd.DataFrame) and len(sol.history) >= 1
     assert {"iteration", "objective"} <= set(sol.history.columns)
 

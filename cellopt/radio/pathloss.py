@@ -2,11 +2,20 @@
 
 from __future__ import annotations
 
+import dataclasses
+import math
+from typing import Any
+
 import numpy as np
 
-from cellopt.network import check_real
+from cellopt.errors import ValidationError
+from cellopt.network import check_real, is_real
 
-__all__ = ["free_space", "tr36814_macro", "tr36814_pico"]
+__all__ = ["FRIIS_1M_2GHZ_DB", "SingleSlope", "free_space", "tr36814_macro", "tr36814_pico"]
+
+#: Free-space loss at 1 m and 2 GHz [dB], from the formula of :func:`free_space`:
+#: ``20 log10(1 m) + 20 log10(2000 MHz) − 27.55`` ≈ 38.47 dB.
+FRIIS_1M_2GHZ_DB: float = 20.0 * math.log10(1.0) + 20.0 * math.log10(2000.0) - 27.55
 
 
 def tr36814_macro(distance_m: np.ndarray) -> np.ndarray:
@@ -60,3 +69,88 @@ def free_space(distance_m: np.ndarray, frequency_mhz: float = 2000.0) -> np.ndar
     f = check_real(frequency_mhz, "frequency_mhz")
     d = np.asarray(distance_m, dtype=float)
     return 20.0 * np.log10(d) + 20.0 * np.log10(f) - 27.55
+
+
+@dataclasses.dataclass(frozen=True)
+class SingleSlope:
+    """Single-slope (log-distance) path loss ``L0 + 10 n log10(d / d0)`` [dB].
+
+    The model of stochastic-geometry studies of random networks. An instance is a
+    callable of the distance, as :attr:`cellopt.radio.RadioModel.pathloss` expects, and,
+    unlike a closure, it pickles (scenarios can be sent to worker processes).
+
+    Parameters
+    ----------
+    exponent : float
+        Path-loss exponent n, in (0, 10] (2 free space; 3.5 macro and 4 small cells in
+        urban studies).
+    reference_loss_db : float
+        Loss L0 at the reference distance [dB], in [0, 200]; default
+        :data:`FRIIS_1M_2GHZ_DB`, free space at 1 m and 2 GHz.
+    reference_distance_m : float
+        Reference distance d0 [m], in (0, 1e5]; default 1 m.
+
+    Raises
+    ------
+    ValidationError
+        A field that is not a real number, not finite, or outside its range; the
+        message names the field and the fix.
+
+    Examples
+    --------
+    >>> loss = SingleSlope(3.5)
+    >>> round(float(loss(100.0)) - FRIIS_1M_2GHZ_DB, 9)
+    70.0
+    """
+
+    exponent: float
+    reference_loss_db: float = FRIIS_1M_2GHZ_DB
+    reference_distance_m: float = 1.0
+
+    def __post_init__(self) -> None:
+        problems: list[str] = []
+        for name, low, high, low_open, fix in (
+                ("exponent", 0.0, 10.0, True, "give a path-loss exponent in (0, 10], e.g. 3.5"),
+                ("reference_loss_db", 0.0, 200.0, False,
+                 "give the loss at the reference distance in [0, 200] dB, e.g. "
+                 f"{FRIIS_1M_2GHZ_DB:.2f} dB (free space at 1 m and 2 GHz)"),
+                ("reference_distance_m", 0.0, 1e5, True,
+                 "give the reference distance in metres in (0, 1e5], e.g. 1.0")):
+            value = getattr(self, name)
+            problem = _out_of_range(value, f"SingleSlope.{name}", low, high, low_open)
+            if problem:
+                problems.append(f"{problem}; fix: {fix}")
+            else:
+                object.__setattr__(self, name, float(value))
+        if problems:
+            raise ValidationError(problems)
+
+    def __call__(self, distance_m: np.ndarray) -> np.ndarray:
+        """Path loss [dB] at `distance_m`.
+
+        Parameters
+        ----------
+        distance_m : ndarray
+            Distance [m], any shape, > 0 (the radio model raises short distances to the
+            tier's ``min_distance_m`` first).
+
+        Returns
+        -------
+        ndarray
+            ``reference_loss_db + 10 exponent log10(distance_m / reference_distance_m)``
+            [dB], same shape as `distance_m`.
+        """
+        d = np.asarray(distance_m, dtype=float)
+        return self.reference_loss_db + 10.0 * self.exponent * np.log10(d / self.reference_distance_m)
+
+
+def _out_of_range(value: Any, name: str, low: float, high: float, low_open: bool) -> str | None:
+    """Why `value` is not a finite real in its range (``(low, high]`` or ``[low, high]``), or None."""
+    if not is_real(value):
+        return f"{name}={value!r} is a {type(value).__name__}, not a number"
+    v = float(value)
+    if not math.isfinite(v):
+        return f"{name}={v} is not finite"
+    if v < low or (low_open and v == low) or v > high:
+        return f"{name}={v:g} is outside {'(' if low_open else '['}{low:g}, {high:g}]"
+    return None

@@ -1,8 +1,15 @@
-"""Capacity: the largest user density a network serves at a target cell-edge rate.
+"""Capacity: the largest user density a network serves, by one of two metrics.
 
-Capacity is the largest density of users [users/km²] at which the 5th-percentile user
-rate, pooled over several drops, is at least a target (1 Mbit/s by default). The
-5th-percentile rate falls as users are added, so the capacity is found by bracketing
+Capacity is the largest density of users [users/km²] at which the network still meets a
+target, pooled over several drops:
+
+- ``metric="p5_rate"`` (default): the 5th-percentile user rate is at least
+  ``target_p5_mbps`` (1 Mbit/s by default) — for full-buffer traffic;
+- ``metric="demand"``: at least ``target_served_share`` (95 % by default) of the users
+  receive their demand (a rate ≥ (1 − :data:`SERVED_RTOL`) × ``demand_mbps``) — for
+  finite demands; users with an infinite demand never count as served.
+
+Both fall as users are added, so the capacity is found by bracketing
 (doubling or halving from a first guess) and then bisecting the density in log space.
 Every density uses the same drop seeds (common random numbers), which keeps the
 estimate of the rate-vs-density curve smooth. Users in outage (no usable link) count
@@ -34,7 +41,7 @@ import pandas as pd
 
 from cellopt.errors import StoreError, ValidationError, check_memory
 from cellopt.network import check_count
-from cellopt.solvers import METHODS, solve
+from cellopt.solvers import METHODS
 from cellopt.study.scenario import Scenario, drop_seeds
 from cellopt.study.store import (
     TASK_BYTES,
@@ -49,7 +56,15 @@ from cellopt.study.store import (
 )
 from cellopt.study.tasks import run_tasks
 
-__all__ = ["CapacityResult", "capacity", "capacity_sweep", "pooled_rates_mbps"]
+__all__ = ["METRICS", "SERVED_RTOL", "CapacityResult", "capacity", "capacity_sweep",
+           "pooled_rates_mbps"]
+
+#: Capacity metrics: what a density must meet.
+METRICS = ("p5_rate", "demand")
+#: A user receives its demand when its rate is at least (1 − SERVED_RTOL) × demand: the
+#: solvers stop within a relative 1e-4 of the optimum, so a demand met to the 4th digit
+#: is met.
+SERVED_RTOL = 1e-3
 
 
 @dataclass
@@ -59,17 +74,21 @@ class CapacityResult:
     Attributes
     ----------
     capacity_per_km2 : float
-        Largest density evaluated whose pooled 5th-percentile rate meets the target
-        (0 if even the lowest density tried misses it).
+        Largest density evaluated that meets the target (0 if even the lowest density
+        tried misses it).
     upper_per_km2 : float
         Smallest density evaluated that misses the target (inf if none did): the
         capacity lies in [capacity_per_km2, upper_per_km2].
     target_p5_mbps : float
     evaluations : pandas.DataFrame
         One row per density tried: ``density_per_km2, rate_p5_mbps, rate_p50_mbps,
-        n_users, meets_target, wall_s``.
+        served_share, n_users, meets_target, wall_s``.
     status : str
         "solved" when the bracket is within `rel_tol`, "max_evals" otherwise.
+    metric : str
+        One of :data:`METRICS`.
+    target_served_share : float
+        The share of users that must receive their demand (``metric="demand"``).
     """
 
     capacity_per_km2: float
@@ -77,6 +96,8 @@ class CapacityResult:
     target_p5_mbps: float
     evaluations: pd.DataFrame
     status: str
+    metric: str = "p5_rate"
+    target_served_share: float = 0.95
 
 
 def pooled_rates_mbps(scenario: Scenario, density_per_km2: float, seeds: Sequence[int],
@@ -94,24 +115,43 @@ def pooled_rates_mbps(scenario: Scenario, density_per_km2: float, seeds: Sequenc
     n_users : int
         Study-area users over all drops.
     """
+    rates, _ = _pooled(scenario, density_per_km2, seeds, method, **options)
+    return rates, len(rates)
+
+
+def _pooled(scenario: Scenario, density_per_km2: float, seeds: Sequence[int], method: str,
+            **options: Any) -> tuple[np.ndarray, np.ndarray]:
+    """Rates and demands [Mbit/s] of the study-area users of every drop, pooled."""
     users = {k: v for k, v in scenario.raw["users"].items() if k != "n"}  # density replaces n
     raw = {**scenario.raw, "users": {**users, "density_per_km2": float(density_per_km2)}}
     scen = Scenario.from_dict(raw, scenario.path)
-    rates = []
+    rates, demands = [], []
     for seed in seeds:  # a few drops: a loop over runs, not over data
         built = scen.build(seed)
         rate = np.zeros(built.network.n_users)  # users in outage keep rate 0
         if built.problem.n_users:
-            rate = built.per_user(solve(built.problem, method=method, **options).user_rate_mbps)
+            rate = built.per_user(built.solve(method, **options).user_rate_mbps)
         rates.append(rate[built.in_study_area])
-    rates = np.concatenate(rates)
-    return rates, len(rates)
+        demands.append(built.network.users["demand_mbps"].to_numpy(float)[built.in_study_area])
+    return np.concatenate(rates), np.concatenate(demands)
+
+
+def served_share(rate_mbps: np.ndarray, demand_mbps: np.ndarray) -> float:
+    """The share of users whose rate is at least (1 − :data:`SERVED_RTOL`) × their demand.
+
+    Users with an infinite demand never count as served; no user gives NaN.
+    """
+    if not len(rate_mbps):
+        return math.nan
+    return float(np.mean(rate_mbps >= (1.0 - SERVED_RTOL) * demand_mbps))
 
 
 def capacity(
     scenario: Scenario,
     *,
+    metric: str = "p5_rate",
     target_p5_mbps: float = 1.0,
+    target_served_share: float = 0.95,
     drops: int = 3,
     seeds: Sequence[int] | None = None,
     method: str = "alm",
@@ -124,14 +164,20 @@ def capacity(
     evaluations: pd.DataFrame | None = None,
     **options: Any,
 ) -> CapacityResult:
-    """Largest user density meeting a 5th-percentile rate target, by bisection.
+    """Largest user density meeting a target, by bisection (see the module docstring).
 
     Parameters
     ----------
     scenario : Scenario
         Its ``[users]`` density is replaced by the densities tried.
+    metric : str
+        ``"p5_rate"`` (the 5th-percentile rate meets `target_p5_mbps`) or ``"demand"``
+        (a share `target_served_share` of the users receive their demand; needs
+        finite ``[users] demand_mbps``).
     target_p5_mbps : float
         Target 5th-percentile rate [Mbit/s] over all users of all drops.
+    target_served_share : float
+        Share of users, in (0, 1], that must receive their demand (0.95).
     drops : int
         Drops per density (ignored if `seeds` is given).
     seeds : sequence of int, optional
@@ -163,10 +209,10 @@ def capacity(
     Raises
     ------
     ValidationError
-        For a target, densities or tolerance out of range.
+        For an unknown metric, a target, densities or tolerance out of range, or the
+        demand metric on a scenario whose users want infinite rates.
     """
-    if not target_p5_mbps > 0:
-        raise ValidationError(f"target_p5_mbps={target_p5_mbps}; fix: a rate > 0 in Mbit/s")
+    check_metric(scenario, metric, target_p5_mbps, target_served_share)
     if not (0 < min_density_per_km2 <= first_guess_per_km2 <= max_density_per_km2):
         raise ValidationError("densities must satisfy 0 < min_density_per_km2 ≤ first_guess_per_km2 "
                          f"≤ max_density_per_km2 (got {min_density_per_km2}, "
@@ -178,19 +224,27 @@ def capacity(
     rows: list[dict[str, Any]] = []
     known = [] if evaluations is None else evaluations.to_dict("records")
 
+    def meets_target(row: Mapping[str, Any]) -> bool:
+        if row["n_users"] == 0:  # no user: nobody unserved
+            return True
+        if metric == "demand":
+            return bool(row["served_share"] >= target_served_share)
+        return bool(row["rate_p5_mbps"] >= target_p5_mbps)
+
     def meets(density: float) -> bool:
         earlier = [r for r in known if math.isclose(r["density_per_km2"], density, rel_tol=1e-9)]
         if earlier:  # the search is deterministic: an interrupted run asked for this density too
-            row = {**earlier[0], "meets_target": bool(earlier[0]["n_users"] == 0
-                                                      or earlier[0]["rate_p5_mbps"] >= target_p5_mbps)}
+            row = {**earlier[0], "meets_target": meets_target(earlier[0])}
             rows.append(row)
             return row["meets_target"]
         t0 = time.perf_counter()
-        rates, n = pooled_rates_mbps(scenario, density, seeds, method, **options)
+        rates, demands = _pooled(scenario, density, seeds, method, **options)
+        n = len(rates)
         p5, p50 = np.percentile(rates, [5, 50]) if n else (np.nan, np.nan)
         row = dict(density_per_km2=density, rate_p5_mbps=float(p5), rate_p50_mbps=float(p50),
-                   n_users=n, wall_s=time.perf_counter() - t0)
-        row["meets_target"] = bool(n == 0 or p5 >= target_p5_mbps)  # no user: nobody unserved
+                   served_share=served_share(rates, demands), n_users=n,
+                   wall_s=time.perf_counter() - t0)
+        row["meets_target"] = meets_target(row)
         rows.append(row)
         if callback is not None:
             callback(dict(row))
@@ -220,13 +274,31 @@ def capacity(
     done = (lo > 0 and hi / lo <= 1.0 + rel_tol) or (lo == 0 and hi <= min_density_per_km2) \
         or (hi == math.inf and lo >= max_density_per_km2)
     return CapacityResult(capacity_per_km2=lo, upper_per_km2=hi, target_p5_mbps=target_p5_mbps,
-                          evaluations=pd.DataFrame(rows), status="solved" if done else "max_evals")
+                          evaluations=pd.DataFrame(rows), status="solved" if done else "max_evals",
+                          metric=metric, target_served_share=target_served_share)
+
+
+def check_metric(scenario: Scenario, metric: str, target_p5_mbps: float,
+                 target_served_share: float) -> None:
+    """Raise a ValidationError for an unknown metric or a target out of range."""
+    if metric not in METRICS:
+        raise ValidationError(f"metric={metric!r}; fix: use one of {list(METRICS)}")
+    if not target_p5_mbps > 0:
+        raise ValidationError(f"target_p5_mbps={target_p5_mbps}; fix: a rate > 0 in Mbit/s")
+    if not 0 < target_served_share <= 1:
+        raise ValidationError(f"target_served_share={target_served_share}; fix: a share in (0, 1]")
+    demand = scenario.users.get("demand_mbps", math.inf)
+    if metric == "demand" and isinstance(demand, float) and demand == math.inf:
+        raise ValidationError(f"{scenario.path}: metric='demand' but [users] demand_mbps is inf (full "
+                              "buffer: nobody's demand is ever met); fix: give a finite demand_mbps "
+                              "or use metric='p5_rate'")
 
 
 # ---------------------------------------------------------------------------- sweeps
 #: Columns of the capacity sweep's result rows (after the grid keys).
 SWEEP_COLUMNS = ["grid_id", "method", "replicate", "capacity_per_km2", "upper_per_km2",
-                 "target_p5_mbps", "status", "n_evaluations", "wall_s"]
+                 "metric", "target_p5_mbps", "target_served_share", "status", "n_evaluations",
+                 "wall_s"]
 
 
 def capacity_sweep(
@@ -237,7 +309,9 @@ def capacity_sweep(
     methods: Sequence[str] = ("max_rsrp", "alm"),
     replicates: int = 3,
     drops: int = 2,
+    metric: str = "p5_rate",
     target_p5_mbps: float = 1.0,
+    target_served_share: float = 0.95,
     workers: int = 1,
     scheduler: Any = None,
     resume: bool = False,
@@ -272,7 +346,8 @@ def capacity_sweep(
         Registered method names.
     replicates, drops : int
         Independent replicates, and drops pooled per density in each.
-    target_p5_mbps : float
+    metric, target_p5_mbps, target_served_share
+        As for :func:`capacity`.
     workers, scheduler, progress
         As for :func:`~cellopt.study.tasks.run_tasks`.
     resume : bool
@@ -304,6 +379,9 @@ def capacity_sweep(
     replicates, drops, workers = (check_count(value, name, fix="give an integer ≥ 1", minimum=1)
                                   for name, value in (("replicates", replicates),
                                                       ("drops", drops), ("workers", workers)))
+    check_metric(scenario, metric, target_p5_mbps, target_served_share)
+    target = {"metric": metric, "target_p5_mbps": float(target_p5_mbps),
+              "target_served_share": float(target_served_share)}
     unknown = [m for m in methods if m not in METHODS]
     if unknown:
         raise ValidationError(f"unknown methods {unknown}; valid: {sorted(METHODS)}")
@@ -318,7 +396,7 @@ def capacity_sweep(
     n_results = len(list((out / "results").glob("g*.csv"))) if (out / "results").is_dir() else 0
     settings = {"seed_base": scenario.seed_base, "grid": {k: list(v) for k, v in (grid or {}).items()},
                 "methods": list(methods), "replicates": replicates, "drops": drops,
-                "target_p5_mbps": target_p5_mbps, "options": options}
+                **target, "options": options}
     folder.open(scenario.path, settings, n_results=n_results, resume=resume, force=force,
                 subfolders=["evaluations", "results"])
     meta = folder.write_meta(drop_seeds=seeds, grid_points=dict(zip(gids, points, strict=True)))
@@ -334,12 +412,12 @@ def capacity_sweep(
                 result = out / "results" / f"{name}.csv"
                 if result.exists():
                     try:
-                        _read_capacity_result(result, columns, gid, point, method, k, target_p5_mbps)
+                        _read_capacity_result(result, columns, gid, point, method, k, target)
                         continue
                     except Damaged as err:
                         warnings.warn(f"{result} is damaged: {err}; computing it again", stacklevel=2)
                 tasks.append((sc.raw, str(sc.path), point, gid, method, k,
-                              seeds[k * drops:(k + 1) * drops], target_p5_mbps, options,
+                              seeds[k * drops:(k + 1) * drops], target, options,
                               str(out), name))
     run_tasks(_capacity_task, tasks, workers=workers, scheduler=scheduler, progress=progress,
               unit="capacity")
@@ -347,7 +425,7 @@ def capacity_sweep(
     for name, gid, point, method, k in every:  # in grid, method, replicate order
         path = out / "results" / f"{name}.csv"
         try:
-            frames.append(_read_capacity_result(path, columns, gid, point, method, k, target_p5_mbps))
+            frames.append(_read_capacity_result(path, columns, gid, point, method, k, target))
         except (Damaged, FileNotFoundError) as err:
             raise StoreError(f"{path} is damaged or missing ({err}); fix: run the sweep again with "
                              "resume=True, which computes it again") from None
@@ -357,7 +435,7 @@ def capacity_sweep(
 
 
 def _read_capacity_result(path: Path, columns: Sequence[str], gid: str, point: Mapping[str, Any],
-                          method: str, replicate: int, target_p5_mbps: float) -> pd.DataFrame:
+                          method: str, replicate: int, target: Mapping[str, Any]) -> pd.DataFrame:
     """One task's result row, checked to be whole and to be that task's; raise Damaged if not."""
     frame = read_whole_csv(path)
     if list(frame.columns) != list(columns):
@@ -370,14 +448,14 @@ def _read_capacity_result(path: Path, columns: Sequence[str], gid: str, point: M
     if str(row["grid_id"]) != gid or str(row["method"]) != method or row["replicate"] != replicate \
             or not all(same_value(row[k], v) for k, v in point.items()):
         raise Damaged(f"it is not the result of {gid}, {method}, replicate {replicate}")
-    if not same_value(row["target_p5_mbps"], float(target_p5_mbps)) \
+    if not all(same_value(row[k], v) for k, v in target.items()) \
             or row["status"] not in ("solved", "max_evals"):
         raise Damaged("its target or status is not one this sweep writes")
     return frame
 
 
-_LOG_COLUMNS = ["density_per_km2", "rate_p5_mbps", "rate_p50_mbps", "n_users", "wall_s",
-                "meets_target"]
+_LOG_COLUMNS = ["density_per_km2", "rate_p5_mbps", "rate_p50_mbps", "served_share", "n_users",
+                "wall_s", "meets_target"]
 
 
 def _read_log(log: Path) -> pd.DataFrame | None:
@@ -395,13 +473,13 @@ def _read_log(log: Path) -> pd.DataFrame | None:
             warnings.warn(f"{log} has the columns {list(frame.columns)}, not {_LOG_COLUMNS}; starting "
                           "that capacity search over", stacklevel=2)
         return None
-    for c in _LOG_COLUMNS[:5]:
+    for c in _LOG_COLUMNS[:6]:
         frame[c] = pd.to_numeric(frame[c], errors="coerce")
-    return frame.dropna(subset=_LOG_COLUMNS[:4])
+    return frame.dropna(subset=["density_per_km2", "n_users"])
 
 
 def _capacity_task(raw: dict[str, Any], path: str, point: dict[str, Any], gid: str, method: str,
-                   replicate: int, seeds: list[int], target_p5_mbps: float,
+                   replicate: int, seeds: list[int], target: dict[str, Any],
                    options: dict[str, Any], out: str, name: str) -> None:
     """One capacity search of a sweep (module level: it runs in spawned workers)."""
     scenario = Scenario.from_dict(raw, path)
@@ -425,11 +503,11 @@ def _capacity_task(raw: dict[str, Any], path: str, point: dict[str, Any], gid: s
             os.fsync(f.fileno())
 
     t0 = time.perf_counter()
-    res = capacity(scenario, target_p5_mbps=target_p5_mbps, seeds=seeds, method=method,
-                   callback=write, evaluations=earlier, **options)
+    res = capacity(scenario, **target, seeds=seeds, method=method, callback=write,
+                   evaluations=earlier, **options)
     row = {"grid_id": gid, **point, "method": method, "replicate": replicate,
            "capacity_per_km2": res.capacity_per_km2, "upper_per_km2": res.upper_per_km2,
-           "target_p5_mbps": target_p5_mbps, "status": res.status,
+           **target, "status": res.status,
            "n_evaluations": len(res.evaluations), "wall_s": time.perf_counter() - t0}
     atomic_write(Path(out) / "results" / f"{name}.csv",
                   lambda f: pd.DataFrame([row]).to_csv(f, index=False))

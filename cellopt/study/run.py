@@ -109,9 +109,7 @@ def run_scenario(scenario: Scenario, out: str | Path, *, seed: int | None = None
     t0 = time.perf_counter()
     drop = scenario.build(seed)
     build_s = time.perf_counter() - t0
-    from cellopt.solvers import solve
-
-    solutions = {m.label: solve(drop.problem, method=m.name, **m.options) for m in methods}
+    solutions = {m.label: drop.solve(m.name, **m.options) for m in methods}
     frames = {label: drop.frames(sol) for label, sol in solutions.items()}
     users = _stack({label: u for label, (u, _) in frames.items()})
     cells = _stack({label: c for label, (_, c) in frames.items()})

@@ -9,9 +9,13 @@ absent keys take the defaults of the function they are passed to)::
                                     # top-level keys come before the first [section]
 
     [network]                       # required
-    builder = "hex_grid"            # required: "hex_grid" or "file"
+    builder = "hex_grid"            # required: "hex_grid", "poisson" or "file"
     # hex_grid: n_rings, isd_m, sectors, wraparound, tx_power_dbm, antenna_gain_dbi,
     #           height_m, bandwidth_mhz, resource_mhz (array), crs
+    # poisson:  side_m, wraparound, bandwidth_mhz, crs, and one table per tier
+    #           [network.tiers.macro] (and .pico, .femto): density_per_km2 (required,
+    #           > 0), tx_power_dbm, antenna_gain_dbi, height_m, sectors (1 or 3), owner
+    #           (topology.poisson_layout: independent Poisson tiers in a square torus)
     # file:     path (required; relative to the TOML's folder), format, crs, source_crs,
     #           radio, mcc, mnc, bbox (4 numbers), cluster_sites, merge_distance_m, tier,
     #           tx_power_dbm, antenna_gain_dbi, height_m, bandwidth_mhz,
@@ -39,15 +43,26 @@ absent keys take the defaults of the function they are passed to)::
 
     [users]                         # required: topology.drop_users
     n | density_per_km2 (exactly one; 0 gives an empty drop), clustered_fraction (> 0
-    needs picos), cluster_radius_m, indoor_fraction, weight, demand_mbps
+    needs cells of cluster_tier), cluster_radius_m, cluster_tier (default "pico"),
+    indoor_fraction, colocated_fraction (share of indoor users inside the building of a
+    cell of colocated_tier, default "femto"; the building radius is [radio]
+    building_radius_m), weight, demand_mbps (a number > 0, inf = full buffer, or a
+    distribution drawn per user, as backhaul_mbps)
 
     [radio]                         # optional: RadioModel scalars and link_table options
     noise_figure_db, wall_loss_db, theta_3db_deg, max_attenuation_db,
     spectral_efficiency (string), indoor_tiers (string or strings), building_radius_m,
-    n_candidates, window_db
+    n_candidates, window_db,
+    shadowing_std_db (a number, or a table per tier: {macro = 8, pico = 10}),
+    pathloss_exponent (per tier, as shadowing_std_db: those tiers get the single-slope
+    loss pathloss_reference_db + 10 n log10(d / 1 m); the others keep TR 36.814),
+    pathloss_reference_db (per tier; default 38.47 dB, free space at 1 m and 2 GHz)
 
     [problem]                       # optional: Problem.from_network
     alpha, backhaul_mbps, price_per_mbps   # the last two override third-party cells only
+    interference = "full"           # or "load_coupled": cells interfere in proportion
+                                    # to their load (cellopt.load_coupling)
+    n_interferers                   # load_coupled: cells per user followed exactly (32)
 
     [seeds]                         # optional
     base (default 1, ≥ 0), drops (default 1, 1 to 1,000,000): drop k is built with the
@@ -64,10 +79,10 @@ resources): a :class:`cellopt.ResourceLimitError` names the key, the estimate an
 limit (``CELLOPT_MAX_MEMORY_GB``). Values that are legal but unusual (a unit slip, such
 as ``isd_m = 0.5``) warn when the drop is built.
 
-Randomness: :meth:`Scenario.build` spawns four independent streams from
-``numpy.random.SeedSequence(seed)`` — picos, femtocells, users, shadowing, in this
-order — so adding femtocells does not move the users, and nothing touches numpy's
-global state.
+Randomness: :meth:`Scenario.build` spawns five independent streams from
+``numpy.random.SeedSequence(seed)`` — picos, femtocells, users, shadowing and the
+Poisson layout, in this order — so adding femtocells does not move the users, and
+nothing touches numpy's global state.
 """
 
 from __future__ import annotations
@@ -89,15 +104,18 @@ import shapely
 from cellopt import radio, topology
 from cellopt.errors import ValidationError, check_memory
 from cellopt.linktable import LinkTable
+from cellopt.load_coupling import LoadCoupling, solve_load_coupled
 from cellopt.network import LIMITS, OWNERS, TIERS, Network, check_count, check_real
 from cellopt.problem import Problem
 from cellopt.radio.links import link_table_nbytes
+from cellopt.radio.pathloss import FRIIS_1M_2GHZ_DB, SingleSlope
 from cellopt.radio.spectral import SPECTRAL_EFFICIENCY
 from cellopt.solution import Solution
-from cellopt.solvers import METHODS
+from cellopt.solvers import METHODS, solve
 from cellopt.solvers.registry import check_arguments
 from cellopt.topology.femto import WIFI_DENSITY_PER_KM2, add_femtocells_nbytes
 from cellopt.topology.hexgrid import add_picos_nbytes, hex_grid_nbytes
+from cellopt.topology.poisson import poisson_layout_nbytes
 from cellopt.topology.users import drop_users_nbytes
 
 __all__ = [
@@ -137,6 +155,17 @@ FILE_KEYS = {
     "region_buffer_m": "float", "window": "floats", "area": "str", "guard_m": "float",
     "sectors": "int", "stand_in": "str",
 }
+POISSON_KEYS = {
+    "side_m": "float", "wraparound": "bool", "bandwidth_mhz": "float", "crs": "str",
+    "tiers": "tiers",
+}
+#: Keys of each tier table of a Poisson layout (``[network.tiers.<tier>]``).
+POISSON_TIER_KEYS = {
+    "density_per_km2": "float", "tx_power_dbm": "float", "antenna_gain_dbi": "float",
+    "height_m": "float", "sectors": "int", "owner": "str",
+}
+#: Interference models of the ``[problem]`` section.
+INTERFERENCE = ("full", "load_coupled")
 SECTION_KEYS: dict[str, dict[str, str]] = {
     "picos": {
         "per_sector": "int", "min_dist_macro_m": "float", "min_dist_pico_m": "float",
@@ -150,25 +179,32 @@ SECTION_KEYS: dict[str, dict[str, str]] = {
     },
     "users": {
         "n": "int", "density_per_km2": "float", "clustered_fraction": "float",
-        "cluster_radius_m": "float", "indoor_fraction": "float", "weight": "float",
-        "demand_mbps": "float",
+        "cluster_radius_m": "float", "cluster_tier": "str", "indoor_fraction": "float",
+        "colocated_fraction": "float", "colocated_tier": "str", "weight": "float",
+        "demand_mbps": "dist",
     },
     "radio": {
         "noise_figure_db": "float", "wall_loss_db": "float", "theta_3db_deg": "float",
         "max_attenuation_db": "float", "spectral_efficiency": "str", "n_candidates": "int",
         "window_db": "float", "indoor_tiers": "str|strs", "building_radius_m": "float",
+        "shadowing_std_db": "per_tier", "pathloss_exponent": "per_tier",
+        "pathloss_reference_db": "per_tier",
     },
-    "problem": {"alpha": "float", "backhaul_mbps": "float", "price_per_mbps": "float"},
+    "problem": {"alpha": "float", "backhaul_mbps": "float", "price_per_mbps": "float",
+                "interference": "str", "n_interferers": "int"},
     "seeds": {"base": "int", "drops": "int"},
 }
 _TOP_KEYS = ["name", "description", "network", *SECTION_KEYS, "methods"]
 _REQUIRED = ("network", "users")
 _LINK_KEYS = ("n_candidates", "window_db")
+_PATHLOSS_KEYS = ("pathloss_exponent", "pathloss_reference_db")
 _EXPECTED = {
     "int": "integer", "float": "number", "str": "string", "bool": "boolean",
     "floats": "array of numbers", "str|strs": "string or array of strings",
     "int|ints": "integer or array of integers",
     "dist": "number or distribution table {distribution = 'uniform' | 'lognormal', ...}",
+    "tiers": "table of tier tables, e.g. [network.tiers.macro]",
+    "per_tier": "number, or table of numbers per tier, e.g. {macro = 3.5, pico = 4.0}",
 }
 _DIST_KEYS = {"uniform": ("low", "high"), "lognormal": ("median", "sigma")}
 
@@ -180,6 +216,7 @@ _COUNTS = {
     "max_rounds": (1, "give a whole number of rounds ≥ 1"),
     "n": (0, "give a whole number of users ≥ 0"),
     "n_candidates": (1, "give a whole number ≥ 1"),
+    "n_interferers": (1, "give a whole number of cells ≥ n_candidates"),
     "mcc": (0, "give mobile country codes ≥ 0"),
     "mnc": (0, "give mobile network codes ≥ 0"),
 }
@@ -207,10 +244,38 @@ def _check_range(section: str, key: str, value: Any, values: Mapping[str, Any]) 
     elif key == "spectral_efficiency" and value not in SPECTRAL_EFFICIENCY:
         raise ValidationError(f"spectral_efficiency={value!r}; fix: use one of "
                               f"{sorted(SPECTRAL_EFFICIENCY)}")
-    elif key in ("indoor_tiers", "tier"):
+    elif key in ("indoor_tiers", "tier", "cluster_tier", "colocated_tier"):
         unknown = [t for t in ([value] if isinstance(value, str) else value) if t not in TIERS]
         if unknown:
             raise ValidationError(f"{key} has unknown tiers {unknown}; fix: use tiers from {list(TIERS)}")
+    elif key == "demand_mbps" and not (value.kind == "lognormal" or dict(value.params)["low"] > 0
+                                       if isinstance(value, Distribution) else value > 0):
+        raise ValidationError(f"demand_mbps={value}; fix: give demands > 0 in Mbit/s (a uniform "
+                              "distribution needs low > 0), or inf for full buffer")
+    elif key == "interference" and value not in INTERFERENCE:
+        raise ValidationError(f"interference={value!r}; fix: use one of {list(INTERFERENCE)}")
+    elif key == "tiers":
+        for tier, table in value.items():
+            for k, v in table.items():
+                try:
+                    _check_range(section, k, v, table)
+                except ValidationError as err:
+                    raise ValidationError(f"tiers.{tier}: {err.problems[0]}") from None
+            if table.get("sectors", 1) not in (1, 3):
+                raise ValidationError(f"tiers.{tier}: sectors={table['sectors']}; fix: use 1 "
+                                      "(omni) or 3 (sectorised)")
+            if not table.get("density_per_km2", 0.0) > 0:
+                raise ValidationError(f"tiers.{tier}: density_per_km2="
+                                      f"{table.get('density_per_km2')}; fix: give a density > 0 "
+                                      "per km² (leave the tier out for none)")
+    elif key in ("shadowing_std_db", "pathloss_exponent", "pathloss_reference_db"):
+        limit = {"shadowing_std_db": (0.0, 30.0, "a standard deviation in [0, 30] dB"),
+                 "pathloss_exponent": (0.0, 10.0, "an exponent in (0, 10], e.g. 3.5"),
+                 "pathloss_reference_db": (0.0, 200.0, "a loss in [0, 200] dB at 1 m")}[key]
+        for tier, v in (value.items() if isinstance(value, dict) else [("every tier", value)]):
+            if not (math.isfinite(v) and limit[0] <= v <= limit[1]) or (
+                    key == "pathloss_exponent" and v == 0):
+                raise ValidationError(f"{key} of {tier} is {v}; fix: give {limit[2]}")
     elif key == "owner" and value not in OWNERS:
         raise ValidationError(f"owner={value!r}; fix: use one of {list(OWNERS)}")
     elif key in ("crs", "source_crs"):
@@ -291,6 +356,9 @@ class _Checker:
                                                and all(isinstance(x, str) for x in v)),
             "int|ints": _is_int(v) or (isinstance(v, list) and all(_is_int(x) for x in v)),
             "dist": _is_number(v) or isinstance(v, dict),
+            "tiers": isinstance(v, dict) and all(isinstance(t, dict) for t in v.values()),
+            "per_tier": _is_number(v) or (isinstance(v, dict)
+                                          and all(_is_number(x) for x in v.values())),
         }[kind]
         if not ok:
             hint = ""
@@ -304,7 +372,15 @@ class _Checker:
             return [float(x) for x in v]
         if kind == "dist":
             return float(v) if _is_number(v) else self.distribution(v, where)
-        return v
+        if kind in ("tiers", "per_tier") and isinstance(v, dict):
+            unknown = [t for t in v if t not in TIERS]
+            if unknown:
+                raise self.fail(where, f"has unknown tiers {unknown}; valid: {list(TIERS)}")
+            if kind == "tiers":
+                return {t: self.table(table, f"{where} tier {t!r}", POISSON_TIER_KEYS)
+                        for t, table in v.items()}
+            return {t: float(x) for t, x in v.items()}
+        return float(v) if kind == "per_tier" else v
 
     def ranges(self, section: str, values: Mapping[str, Any]) -> None:
         """Check every value of a section against its range, naming the section and key."""
@@ -324,11 +400,22 @@ class _Checker:
             raise self.fail("[femtocells]", "give exactly one of the keys 'density_per_km2' and "
                             "'adoption'; fix: e.g. density_per_km2 = 40 or adoption = 0.05")
         hex_grid = network["builder"] == "hex_grid"
-        if (hex_grid and users.get("clustered_fraction", 0.0) > 0
-                and (picos is None or picos.get("per_sector", 4) == 0)):
-            raise self.fail("[users]", "clustered_fraction > 0 clusters users around picos, but "
-                            "the hex grid gets none; fix: add a [picos] section or set "
-                            "clustered_fraction = 0")
+        if network["builder"] == "poisson" and not network.get("tiers"):
+            raise self.fail("[network]", "a poisson layout needs at least one tier; fix: add e.g. "
+                            "[network.tiers.macro] with density_per_km2 = 5")
+        for share, tier_key, default, what in (
+                ("clustered_fraction", "cluster_tier", "pico", "clusters users around"),
+                ("colocated_fraction", "colocated_tier", "femto", "places indoor users inside the "
+                 "buildings of")):
+            tier = users.get(tier_key, default)
+            if users.get(share, 0.0) > 0 and _has_tier(tier, network, picos, femtos) is False:
+                raise self.fail("[users]", f"{share} > 0 {what} {tier} cells, but the network gets "
+                                f"none; fix: add {tier} cells (or set {tier_key}) or set "
+                                f"{share} = 0")
+        interference = (sections["problem"] or {}).get("interference", "full")
+        if interference == "load_coupled" and len(network.get("resource_mhz", [0.0])) > 1:
+            raise self.fail("[problem]", "interference = 'load_coupled' needs one band; fix: "
+                            "remove [network] resource_mhz or use interference = 'full'")
         bandwidth = network.get("bandwidth_mhz", 10.0)
         widths = network.get("resource_mhz", [bandwidth])
         if hex_grid and not np.isclose(sum(widths), bandwidth, rtol=1e-9, atol=0):
@@ -349,6 +436,14 @@ class _Checker:
         radio_opts = sections["radio"] or {}
         area_km2 = n_cells = None
         n_images, n_resources = 1, 1
+        if network["builder"] == "poisson":
+            area_km2 = network.get("side_m", 2000.0) ** 2 / 1e6
+            n_cells = sum(t["density_per_km2"] * t.get("sectors", 1) for t in
+                          network.get("tiers", {}).values()) * area_km2
+            self.check_memory(poisson_layout_nbytes(n_cells),
+                              f"[network] tiers: about {n_cells:.3g} cells over {area_km2:.3g} km²",
+                              "use lower densities or a smaller side_m")
+            n_images = 9 if network.get("wraparound", True) else 1
         if network["builder"] == "hex_grid":
             n_rings, sectors = network.get("n_rings", 2), network.get("sectors", 3)
             n_sites = 3 * n_rings**2 + 3 * n_rings + 1
@@ -433,9 +528,9 @@ class _Checker:
                     raise self.fail(at, f"key 'label' expected string, got {_toml_type(label)}")
                 options = {k: v for k, v in item.items() if k not in ("name", "label")}
                 for k, v in options.items():
-                    if isinstance(v, dict):
-                        raise self.fail(at, f"key {k!r} expected number, string, boolean or "
-                                        f"array, got table")
+                    if isinstance(v, dict) and not all(_is_number(x) for x in v.values()):
+                        raise self.fail(at, f"key {k!r} expected number, string, boolean, "
+                                        f"array or table of numbers (e.g. per tier), got {v!r}")
             else:
                 raise self.fail(at, f"expected string or table, got {_toml_type(item)}")
             if name not in METHODS:
@@ -482,6 +577,10 @@ class Drop:
         Users counted in statistics (``network.in_study_area()``; False in a guard band).
     seed : int or None
         The build seed (None for a drop built by hand).
+    coupling : LoadCoupling or None
+        With ``[problem] interference = "load_coupled"``: the link rates as functions of
+        the cells' loads (:class:`~cellopt.load_coupling.LoadCoupling`); :meth:`solve`
+        then iterates the loads. None: every cell interferes at full power.
     """
 
     network: Network
@@ -490,6 +589,18 @@ class Drop:
     solvable: np.ndarray
     in_study_area: np.ndarray
     seed: int | None = None
+    coupling: LoadCoupling | None = None
+
+    def solve(self, method: str = "alm", **options: Any) -> Solution:
+        """Solve :attr:`problem` with `method`, load-coupled if the drop has a coupling.
+
+        Without :attr:`coupling` (full-buffer interference, the default) this is exactly
+        ``cellopt.solve(drop.problem, method, **options)``; with one it is
+        :func:`~cellopt.load_coupling.solve_load_coupled`.
+        """
+        if self.coupling is None:
+            return solve(self.problem, method=method, **options)
+        return solve_load_coupled(self.problem, self.coupling, method, **options)
 
     @classmethod
     def from_network(cls, network: Network, links: LinkTable, *, seed: int | None = None,
@@ -561,6 +672,9 @@ class Drop:
             raise ValidationError(f"the solution has {len(solution.x)} links and "
                                   f"{len(solution.user_rate_mbps)} users, this drop's problem "
                                   f"{p.n_links} and {p.n_users}; fix: pass a solution of drop.problem")
+        if solution.load_coupling is not None:  # the rates and SINRs at the solution's loads
+            p = p.replace(rate_mbps=solution.load_coupling["rate_mbps"],
+                          sinr_db=solution.load_coupling["sinr_db"])
         band_share = self.links.resource_mhz / self.links.resource_mhz.sum()  # (n_resources,)
         carried = solution.x * p.rate_mbps
         # the link carrying most of each user's rate: sort by user, then by carried rate
@@ -664,7 +778,7 @@ class Scenario:
         if not isinstance(net_raw, dict):
             raise check.fail("[network]", f"must be a table, got {_toml_type(net_raw)}")
         builder = net_raw.get("builder")
-        builders = {"hex_grid": HEX_GRID_KEYS, "file": FILE_KEYS}
+        builders = {"hex_grid": HEX_GRID_KEYS, "file": FILE_KEYS, "poisson": POISSON_KEYS}
         if builder not in builders:
             raise check.fail("[network] key 'builder'", f"expected one of {sorted(builders)}, "
                              f"got {builder!r}")
@@ -726,10 +840,19 @@ class Scenario:
 
     def radio_model(self) -> radio.RadioModel:
         """The :class:`~cellopt.radio.RadioModel` of the ``[radio]`` section."""
-        fields = {k: v for k, v in self.radio.items() if k not in _LINK_KEYS}
+        fields = {k: v for k, v in self.radio.items() if k not in _LINK_KEYS + _PATHLOSS_KEYS}
         if "indoor_tiers" in fields:
             tiers = fields["indoor_tiers"]
             fields["indoor_tiers"] = (tiers,) if isinstance(tiers, str) else tuple(tiers)
+        default = radio.RadioModel()
+        if "shadowing_std_db" in fields:
+            fields["shadowing_std_db"] = {**default.shadowing_std_db,
+                                          **_per_tier(fields["shadowing_std_db"])}
+        if "pathloss_exponent" in self.radio:  # single-slope models for the tiers given
+            exponent = _per_tier(self.radio["pathloss_exponent"])
+            reference = _per_tier(self.radio.get("pathloss_reference_db", FRIIS_1M_2GHZ_DB))
+            fields["pathloss"] = {**default.pathloss, **{
+                t: SingleSlope(n, reference.get(t, FRIIS_1M_2GHZ_DB)) for t, n in exponent.items()}}
         return radio.RadioModel(**fields)
 
     def build(self, seed: int | None = None) -> Drop:
@@ -750,8 +873,9 @@ class Scenario:
         seed = self.seed_base if seed is None else seed
         if not _is_int(seed) or seed < 0:
             raise ValidationError(f"{self.path}: seed={seed!r}; fix: give an integer ≥ 0")
-        pico_ss, femto_ss, user_ss, shadow_ss = np.random.SeedSequence(seed).spawn(4)
-        net = self._stage("network", self._network)
+        # children are the same whatever the count, so a fifth stream moves no other one
+        pico_ss, femto_ss, user_ss, shadow_ss, layout_ss = np.random.SeedSequence(seed).spawn(5)
+        net = self._stage("network", lambda: self._network(np.random.default_rng(layout_ss)))
         if net.n_cells == 0:
             raise ValidationError(f"{self.path}: [network] the network has no cells; fix: a "
                                   "builder, file or filter that yields at least one cell")
@@ -761,13 +885,25 @@ class Scenario:
         if self.femtocells is not None:
             net = self._stage("femtocells", lambda: topology.add_femtocells(
                 net, **self.femtocells, rng=np.random.default_rng(femto_ss)))
+        users = dict(self.users)
+        if users.get("colocated_fraction", 0.0) > 0 and "building_radius_m" in self.radio:
+            users["building_radius_m"] = self.radio["building_radius_m"]  # one building size
         net = self._stage("users", lambda: topology.drop_users(
-            net, **self.users, rng=np.random.default_rng(user_ss)))
+            net, **users, rng=np.random.default_rng(user_ss)))
+        model = self.radio_model()
+        link_options = {k: v for k, v in self.radio.items() if k in _LINK_KEYS}
         links = self._stage("radio", lambda: radio.link_table(
-            net, **{k: v for k, v in self.radio.items() if k in _LINK_KEYS},
-            model=self.radio_model(), rng=np.random.default_rng(shadow_ss)))
-        return self._stage("problem", lambda: Drop.from_network(
+            net, **link_options, model=model, rng=np.random.default_rng(shadow_ss)))
+        drop = self._stage("problem", lambda: Drop.from_network(
             net, links, seed=int(seed), **self._problem_options(net)))
+        if self.problem.get("interference", "full") == "full" or drop.problem.n_users == 0:
+            return drop
+        coupling = self._stage("problem", lambda: LoadCoupling.from_network(
+            net, drop.problem, user_rows=np.flatnonzero(drop.solvable),
+            n_candidates=link_options.get("n_candidates", 8),
+            n_interferers=self.problem.get("n_interferers", 32), model=model,
+            rng=np.random.default_rng(shadow_ss)))
+        return dataclasses.replace(drop, coupling=coupling)
 
     # ------------------------------------------------------------------ helpers
     def _stage(self, section: str, fn: Callable[[], Any]) -> Any:
@@ -777,8 +913,10 @@ class Scenario:
         except ValidationError as err:  # the same class: a ResourceLimitError stays one
             raise type(err)([f"{self.path}: [{section}] {p}" for p in err.problems]) from err
 
-    def _network(self) -> Network:
+    def _network(self, rng: np.random.Generator) -> Network:
         opts = {k: v for k, v in self.network.items() if k != "builder"}
+        if self.network["builder"] == "poisson":
+            return topology.poisson_layout(**opts, rng=rng)
         if self.network["builder"] == "hex_grid":
             if "resource_mhz" in opts:
                 opts["resource_mhz"] = np.asarray(opts["resource_mhz"])
@@ -815,7 +953,7 @@ class Scenario:
 
     def _problem_options(self, net: Network) -> dict[str, Any]:
         """``alpha`` and the [problem] overrides of third-party cells' backhaul and price."""
-        overrides: dict[str, Any] = {"alpha": self.problem.get("alpha", 1.0)}
+        overrides: dict[str, Any] = {"alpha": self.problem.get("alpha", 1.0)}  # the rest: build
         third = (net.cells["owner"] == "third_party").to_numpy()
         for key in ("backhaul_mbps", "price_per_mbps"):
             if key in self.problem:
@@ -823,6 +961,26 @@ class Scenario:
                 values[third] = self.problem[key]
                 overrides[key] = values
         return overrides
+
+
+def _per_tier(value: float | Mapping[str, float]) -> dict[str, float]:
+    """A per-tier scenario value as a mapping: a lone number holds for every tier."""
+    return dict(value) if isinstance(value, Mapping) else dict.fromkeys(TIERS, float(value))
+
+
+def _has_tier(tier: str, network: Mapping[str, Any], picos: Mapping[str, Any] | None,
+              femtos: Mapping[str, Any] | None) -> bool | None:
+    """Whether a scenario's network gets cells of `tier`: True, False, or None (known only
+    once a cell file is read)."""
+    if tier == "femto" and femtos is not None:
+        return True
+    if tier == "pico" and picos is not None and picos.get("per_sector", 4) > 0:
+        return True
+    if network["builder"] == "hex_grid":
+        return tier == "macro"
+    if network["builder"] == "poisson":
+        return tier in network.get("tiers", {})
+    return None
 
 
 def _read_polygon(path: str) -> gpd.GeoSeries:

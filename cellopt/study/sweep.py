@@ -82,15 +82,13 @@ def _run_task(raw: dict[str, Any], path: str, point: dict[str, Any], gid: str, d
               seed: int, drops_dir: str) -> str:
     """Build and solve one drop with every method; write its rates and summary. Module-level
     with plain arguments, so it runs in a spawned worker. Returns the summary file's path."""
-    from cellopt.solvers import solve
-
     scenario = Scenario.from_dict(raw, path)
     built = scenario.build(seed)
     served, study = built.solvable, built.in_study_area  # statistics leave out a guard band
     rows, rates = [], np.zeros((len(scenario.methods), built.network.n_users))
     for i, spec in enumerate(scenario.methods):
         t0 = time.perf_counter()
-        sol = solve(built.problem, method=spec.name, **spec.options)
+        sol = built.solve(spec.name, **spec.options)
         wall = time.perf_counter() - t0
         rates[i] = built.per_user(sol.user_rate_mbps)  # users in outage count with rate 0
         rows.append({

@@ -4,8 +4,9 @@ from cellopt.topology.areas import study_window
 from cellopt.topology.femto import WIFI_DENSITY_PER_KM2, add_femtocells
 from cellopt.topology.files import read_cells
 from cellopt.topology.hexgrid import add_picos, hex_grid
+from cellopt.topology.poisson import poisson_layout
 from cellopt.topology.sites import sectorize
 from cellopt.topology.users import drop_users
 
-__all__ = ["WIFI_DENSITY_PER_KM2", "add_femtocells", "add_picos", "drop_users", "hex_grid", "read_cells",
-           "sectorize", "study_window"]
+__all__ = ["WIFI_DENSITY_PER_KM2", "add_femtocells", "add_picos", "drop_users", "hex_grid", "poisson_layout",
+           "read_cells", "sectorize", "study_window"]

@@ -23,7 +23,7 @@ PICO_DRAW_BYTES = 500
 #: Projected CRS of synthetic layouts: UTM zone 31N, a metric CRS centred near (0 °E, 0 °N)
 #: so that synthetic coordinates are plain metres around a false origin.
 SYNTHETIC_CRS = "EPSG:32631"
-_ORIGIN_M = np.array([500_000.0, 1_000_000.0])
+SYNTHETIC_ORIGIN_M = np.array([500_000.0, 1_000_000.0])
 
 # Neighbour sites lie at bearings 0°, 60°, ... (north first); sector boresights at 30°,
 # 150°, 270° then point between two neighbours, at a corner of the site's hexagon.
@@ -156,14 +156,14 @@ def hex_grid(
     antenna_gain_dbi = check_real(antenna_gain_dbi, "antenna_gain_dbi")
     height_m = check_real(height_m, "height_m")
     bandwidth_mhz = check_real(bandwidth_mhz, "bandwidth_mhz")
-    _check_crs(crs)
+    check_synthetic_crs(crs)
     check_memory(hex_grid_nbytes(n_rings, sectors),
                  f"hex_grid: n_rings={n_rings:,} ({3 * n_rings**2 + 3 * n_rings + 1:,} sites)",
                  "use fewer rings (n_rings)")
     sites = _site_positions(n_rings, isd_m)
     n_sites = len(sites)
     azimuths = np.array([30.0, 150.0, 270.0]) if sectors == 3 else np.array([np.nan])
-    xy = np.repeat(sites, sectors, axis=0) + _ORIGIN_M
+    xy = np.repeat(sites, sectors, axis=0) + SYNTHETIC_ORIGIN_M
     cells = cells_frame(
         xy[:, 0], xy[:, 1], crs=crs, tier="macro",
         site_id=np.repeat(np.arange(n_sites), sectors),
@@ -171,7 +171,7 @@ def hex_grid(
         tx_power_dbm=tx_power_dbm, antenna_gain_dbi=antenna_gain_dbi, height_m=height_m,
     )
     # The hexagons form a coverage (edge-to-edge, no overlaps): its union is exact.
-    region = shapely.coverage_union_all(_hexagons(sites + _ORIGIN_M, isd_m))
+    region = shapely.coverage_union_all(_hexagons(sites + SYNTHETIC_ORIGIN_M, isd_m))
     shifts = None
     if wraparound and n_rings > 0:
         # The cluster of 3n²+3n+1 sites tiles the plane under translations by the
@@ -184,7 +184,8 @@ def hex_grid(
     ).validate()
 
 
-def _check_crs(crs: object) -> None:
+def check_synthetic_crs(crs: object) -> None:
+    """Raise a ValidationError unless pyproj knows `crs`."""
     try:
         pyproj.CRS(crs)
     except (pyproj.exceptions.CRSError, TypeError, ValueError) as err:
