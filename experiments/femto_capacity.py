@@ -39,19 +39,11 @@ from cellopt.plotting import plot_gain_curve
 from cellopt.study.capacity import capacity_sweep
 from cellopt.study.scenario import Scenario, drop_seeds, load_scenario
 from cellopt.study.store import cached_frame
-from cellopt.study.summary import rate_summary
+from cellopt.study.summary import mean_ci, rate_summary
 from cellopt.topology import WIFI_DENSITY_PER_KM2
 
 ROOT = Path(__file__).resolve().parents[1]
 KEY = "femtocells.adoption"
-Z95 = 1.96
-
-
-def mean_ci(values: np.ndarray, axis: int = 0) -> tuple[np.ndarray, np.ndarray]:
-    """Mean and the half-width of its normal 95 % interval over `axis`."""
-    n = values.shape[axis]
-    sd = values.std(axis=axis, ddof=1) if n > 1 else np.zeros_like(values.mean(axis=axis))
-    return values.mean(axis=axis), Z95 * sd / np.sqrt(n)
 
 
 def capacity_table(table: pd.DataFrame, methods: list[str]) -> tuple[pd.DataFrame, dict, dict]:

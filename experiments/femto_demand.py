@@ -41,17 +41,10 @@ import pandas as pd
 from cellopt.plotting import plot_gain_curve
 from cellopt.study.capacity import capacity_sweep
 from cellopt.study.scenario import Scenario, load_scenario
+from cellopt.study.summary import mean_ci
 
 ROOT = Path(__file__).resolve().parents[1]
 KEY = "femtocells.adoption"
-Z95 = 1.96
-
-
-def mean_ci(values: np.ndarray) -> tuple[float, float]:
-    """Mean and the half-width of its normal 95 % interval over the first axis."""
-    n = len(values)
-    sd = values.std(ddof=1) if n > 1 else 0.0
-    return float(values.mean()), float(Z95 * sd / np.sqrt(n))
 
 
 def traffic_scenario(scenario: Scenario, demand_mbps: float, colocated: float,
@@ -122,11 +115,11 @@ def main() -> None:
             gain = wide.to_numpy() / ref[method][:, None]
             curves[f"{method}, {100 * share:g} % co-located"] = np.column_stack(
                 [np.ones(len(gain)), gain])
-            for j, adoption in enumerate(wide.columns):
-                c, c_ci = mean_ci(wide.to_numpy()[:, j])
-                g, g_ci = mean_ci(gain[:, j])
-                rows.append(dict(colocated=share, adoption=adoption, method=method,
-                                 capacity_per_km2=c, capacity_ci=c_ci, gain=g, gain_ci=g_ci))
+            c, c_ci = mean_ci(wide.to_numpy())
+            g, g_ci = mean_ci(gain)
+            rows.extend(dict(colocated=share, adoption=a, method=method, capacity_per_km2=c[j],
+                             capacity_ci=c_ci[j], gain=g[j], gain_ci=g_ci[j])
+                        for j, a in enumerate(wide.columns))
     for method in methods:
         c, c_ci = mean_ci(ref[method])
         rows.append(dict(colocated=0.0, adoption=0.0, method=method, capacity_per_km2=c,
@@ -144,6 +137,7 @@ def main() -> None:
                     ylabel="capacity gain over no femtocells")
     ax.set_xscale("symlog", linthresh=0.5)
     ax.set_xticks(x, [f"{v:g}" for v in x])
+    ax.set_xlim(x[0], x[-1])
     ax.set_title(f"{base.name}: {args.demand:g} Mbit/s per user, {100 * args.served:g} % served, "
                  f"load-coupled; mean of {args.replicates} replicates, 95 % band", fontsize="small")
     fig.savefig(figures / "femto_demand.png", dpi=90, bbox_inches="tight")

@@ -28,10 +28,10 @@ import pandas as pd
 
 from cellopt.plotting import plot_rate_cdf
 from cellopt.study.scenario import load_scenario
+from cellopt.study.summary import mean_ci
 from cellopt.study.sweep import load_rates, run_sweep
 
 ROOT = Path(__file__).resolve().parents[1]
-Z95 = 1.96
 #: Range-expansion biases searched, per tier [dB].
 BIASES_DB = (0.0, 3.0, 6.0, 9.0, 12.0)
 BASE = "max_rsrp"
@@ -67,27 +67,6 @@ def method_specs() -> list[str | dict]:
                   "label": re_label(p, f)} for p in BIASES_DB for f in BIASES_DB]
     return [BASE, *expansion, {"name": "alm", "label": ALM},
             {"name": "alm", "single_association": True, "label": ALM_SINGLE}]
-
-
-def mean_ci(values: np.ndarray, axis: int = 0) -> tuple[np.ndarray, np.ndarray]:
-    """Mean and the half-width of its normal 95 % interval over `axis`.
-
-    Parameters
-    ----------
-    values : ndarray
-        Samples (e.g. one per drop) along `axis`.
-    axis : int
-        Axis of the samples.
-
-    Returns
-    -------
-    mean, half_width : ndarray
-        Half-width ``1.96 · sd / √n`` (sample sd; 0 for a single sample).
-    """
-    values = np.asarray(values, float)
-    n = values.shape[axis]
-    sd = values.std(axis=axis, ddof=1) if n > 1 else np.zeros_like(values.mean(axis=axis))
-    return values.mean(axis=axis), Z95 * sd / np.sqrt(n)
 
 
 def gain_table(index: pd.DataFrame) -> pd.DataFrame:

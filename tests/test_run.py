@@ -248,3 +248,12 @@ def test_the_docs_and_code_stand_alone():
             for n, line in enumerate(f.read_text(encoding="utf-8").splitlines(), 1)
             if pattern.search(line)]
     assert not hits, hits
+
+
+def test_mean_ci_by_hand():
+    from cellopt.study.summary import mean_ci
+
+    mean, half = mean_ci(np.array([[1.0, 10.0], [2.0, 10.0], [3.0, 10.0]]))
+    assert mean.tolist() == [2.0, 10.0]
+    assert half == pytest.approx([1.96 / np.sqrt(3), 0.0])  # sample sd 1 and 0
+    assert mean_ci(np.array([5.0]))[1] == 0.0  # one sample: no interval

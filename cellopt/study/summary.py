@@ -16,7 +16,31 @@ if TYPE_CHECKING:
     from cellopt.solution import Solution
     from cellopt.study.scenario import Drop
 
-__all__ = ["link_summary", "method_summary", "rate_summary", "sweep_table"]
+__all__ = ["link_summary", "mean_ci", "method_summary", "rate_summary", "sweep_table"]
+
+#: The normal quantile of a two-sided 95 % interval.
+Z95 = 1.96
+
+
+def mean_ci(values: np.ndarray, axis: int = 0) -> tuple[np.ndarray, np.ndarray]:
+    """Mean and the half-width of its normal 95 % interval over `axis` (Monte-Carlo error).
+
+    Parameters
+    ----------
+    values : ndarray
+        Samples (e.g. one per drop or replicate) along `axis`.
+    axis : int
+        Axis of the samples.
+
+    Returns
+    -------
+    mean, half_width : ndarray
+        Half-width ``1.96 · sd / √n`` (sample sd; 0 for a single sample).
+    """
+    values = np.asarray(values, float)
+    n = values.shape[axis]
+    sd = values.std(axis=axis, ddof=1) if n > 1 else np.zeros_like(values.mean(axis=axis))
+    return values.mean(axis=axis), Z95 * sd / np.sqrt(n)
 
 
 def rate_summary(rate_mbps: np.ndarray) -> dict[str, float]:
