@@ -319,11 +319,12 @@ def solve_load_coupled(
     -------
     Solution
         ``x``, rates and loads of the last round at its own loads, with
-        ``load_coupling`` set. The bound, gap and status are those of the last round's
-        solve, with ``bound_kind = "fixed_loads"``: they certify the problem with the
-        interference fixed at, and each cell's airtime capped by, the loads it was
-        solved at (the load-coupled problem is not convex; no bound over every load
-        pattern is claimed). ``"max_iter"`` when `max_rounds` stopped the rounds first.
+        ``load_coupling`` set. The bound, gap, prices and status are those of the last
+        round's solve, with ``bound_kind = "fixed_loads"``: they certify the problem with
+        the interference fixed at, and each cell's airtime capped by, the loads it was
+        solved at (``load_coupling["solved_at"]``; the load-coupled problem is not
+        convex, and no bound over every load pattern is claimed). ``"max_iter"`` when
+        `max_rounds` stopped the rounds first.
     """
     from cellopt.solvers import solve  # the solvers package imports modules this one needs
     from cellopt.solvers.common import build_solution, certified_gap
@@ -340,7 +341,7 @@ def solve_load_coupled(
     for _ in range(max_rounds):  # outer rounds, each one whole solve
         # A cell capped at ρ_j is a cell whose links run at ρ_j × their rate: x' = x / ρ_j ≤ 1.
         # Caps are floored at MIN_LOAD so that no rate underflows (a nearly silent cell).
-        cap = np.maximum(cap, MIN_LOAD)
+        cap = solved_at = np.maximum(cap, MIN_LOAD)
         capped = coupling.rates_mbps(cap) * cap[problem.cell]
         sol = solve(problem.replace(rate_mbps=capped), method=method, **options)
         n_iter += sol.n_iter
@@ -380,6 +381,6 @@ def solve_load_coupled(
                          n_iter=n_iter, wall_s=time.perf_counter() - t0, history=sol.history,
                          upper_bound=sol.upper_bound)
     info = {"load": fp.load, "rate_mbps": fp.rate_mbps, "sinr_db": sinr_db, "rounds": rounds,
-            "load_change": np.array(changes)}
+            "load_change": np.array(changes), "solved_at": solved_at}
     return dataclasses.replace(out, gap=sol.gap, prices=sol.prices, load_coupling=info,
                                bound_kind=None if sol.upper_bound is None else "fixed_loads")

@@ -108,13 +108,15 @@ class Solution:
         (its links, powers or pattern set); ``"exact"`` — the joint power problem over
         every pattern (enumerated); ``"relaxed"`` — the joint power problem, through an
         optimistic relaxation (valid but loose); ``"fixed_loads"`` — the problem with
-        the interference fixed at the loads of ``load_coupling["load"]``
-        (:func:`~cellopt.load_coupling.solve_load_coupled`); None — no bound.
+        the interference fixed at, and each cell's airtime capped by, the loads of
+        ``load_coupling["solved_at"]`` (:func:`~cellopt.load_coupling.solve_load_coupled`);
+        None — no bound.
     load_coupling : dict or None
-        Set by load-coupled solves: ``load`` (n_cells,), the loads the link rates were
-        computed at; ``load_used`` (n_cells,), the airtime this solution uses;
-        ``rate_mbps`` and ``sinr_db`` (L,), the link rates and SINRs at ``load``;
-        ``rounds``; ``load_change`` (rounds,), the largest change of a load per round.
+        Set by load-coupled solves: ``load`` (n_cells,), each cell's load, equal to its
+        airtime in this solution, at which ``rate_mbps`` and ``sinr_db`` (L,), the link
+        rates and SINRs, are computed; ``solved_at`` (n_cells,), the loads of the last
+        round's solve; ``rounds``; ``load_change`` (rounds,), the largest fall of a load
+        in each round.
     """
 
     status: str

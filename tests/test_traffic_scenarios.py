@@ -193,3 +193,19 @@ def test_tier_schema_matches_the_builder():
     from cellopt.topology.poisson import TIER_KEYS
 
     assert set(POISSON_TIER_KEYS) == set(TIER_KEYS)
+
+
+def test_cellopt_run_writes_a_load_coupled_drop(tmp_path):
+    import pandas as pd
+
+    from cellopt.study.run import run_scenario
+
+    scn = load_scenario(write(tmp_path, RANDOM))
+    run_scenario(scn, tmp_path / "out", report=False)
+    summary = pd.read_csv(tmp_path / "out" / "method_summary.csv")
+    assert summary["method"].tolist() == ["max_rsrp", "alm"]
+    assert set(summary["status"]) <= {"optimal", "solved"}
+    cells = pd.read_csv(tmp_path / "out" / "cell_stats.csv")
+    assert (cells["load"] < 1).any()  # cells with little traffic go quiet
+    users = pd.read_csv(tmp_path / "out" / "user_rates.csv")
+    assert (users["rate_mbps"] <= users["demand_mbps"] * (1 + 1e-9)).all()
