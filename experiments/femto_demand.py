@@ -78,7 +78,7 @@ def main() -> None:
     parser.add_argument("--optimizer", default="ipm")
     parser.add_argument("--replicates", type=int, default=3)
     parser.add_argument("--drops", type=int, default=2, help="drops pooled per density")
-    parser.add_argument("--rel-tol", type=float, default=0.1)
+    parser.add_argument("--rel-tol", type=float, default=0.05)
     parser.add_argument("--first-guess", type=float, default=200.0, help="users per km²")
     parser.add_argument("--load-tol", type=float, default=0.01)
     parser.add_argument("--max-rounds", type=int, default=10)
