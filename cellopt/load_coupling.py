@@ -32,6 +32,7 @@ anything when every cell transmits is not offered when its neighbours go quiet.
 from __future__ import annotations
 
 import dataclasses
+import functools
 import time
 from typing import Any
 
@@ -177,6 +178,15 @@ class LoadCoupling:
     def n_cells(self) -> int:
         return self.gains.n_cells
 
+    @functools.cached_property
+    def rx_mw(self) -> np.ndarray:
+        """Received power at full power from each user's kept cells [mW], shape (U, n_interferers).
+
+        Computed once: every iteration of :meth:`fixed_point` only rescales it by the loads.
+        """
+        g = self.gains
+        return g.gain_mw_per_mw * (10.0 ** (g.max_power_dbm / 10.0))[g.cell]
+
     def sinr(self, load: np.ndarray) -> np.ndarray:
         """Linear SINR of every link when cell *k* transmits on the share ``load[k]``.
 
@@ -191,9 +201,8 @@ class LoadCoupling:
         """
         load = self._check_load(load)
         g = self.gains
-        rx = g.gain_mw_per_mw * (10.0 ** (g.max_power_dbm / 10.0))[g.cell]  # (U, n_interferers)
         # every kept cell at its load, the rest at full load (never optimistic)
-        total = np.einsum("um,um->u", rx, load[g.cell]) + g.background_mw
+        total = np.einsum("um,um->u", self.rx_mw, load[g.cell]) + g.background_mw
         interference = np.maximum(total[self.user] - self.signal_mw * load[self.cell], 0.0)
         return self.signal_mw / (g.noise_mw + interference)
 
