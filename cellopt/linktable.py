@@ -36,6 +36,14 @@ class LinkTable:
         Sizes of the network's tables.
     resource_mhz : ndarray, shape (K,)
         Widths of the resources [MHz].
+    radius_m : float or None
+        Interference radius the table was built with (None: every cell interferes
+        exactly).
+    far_field_db : ndarray of float32, shape (L,), or None
+        With a radius: how much the far-field term (the mean interference of the cells
+        beyond the radius) lowered each link's SINR [dB]. The SINR without it,
+        ``sinr_db + far_field_db``, counts only the cells within the radius and is an
+        upper bound on the SINR with every cell counted exactly.
     """
 
     user: np.ndarray
@@ -47,8 +55,15 @@ class LinkTable:
     n_users: int
     n_cells: int
     resource_mhz: np.ndarray
+    radius_m: float | None = None
+    far_field_db: np.ndarray | None = None
 
     COLUMNS = ("user", "cell", "resource", "rsrp_dbm", "sinr_db", "rate_mbps")
+
+    @property
+    def columns(self) -> tuple[str, ...]:
+        """The per-link columns present: :attr:`COLUMNS`, and ``far_field_db`` with a radius."""
+        return self.COLUMNS if self.far_field_db is None else (*self.COLUMNS, "far_field_db")
 
     @property
     def n_resources(self) -> int:
@@ -60,7 +75,7 @@ class LinkTable:
     @property
     def nbytes(self) -> int:
         """Memory held by the link arrays [bytes]."""
-        return sum(getattr(self, c).nbytes for c in self.COLUMNS)
+        return sum(getattr(self, c).nbytes for c in self.columns)
 
     def validate(self, user_ids: Sequence | None = None, cell_ids: Sequence | None = None) -> LinkTable:
         """Check shapes, indices, order and values; return self.
@@ -79,7 +94,7 @@ class LinkTable:
         ValidationError
             Naming the users and cells of the offending links.
         """
-        lengths = {c: np.shape(getattr(self, c)) for c in self.COLUMNS}
+        lengths = {c: np.shape(getattr(self, c)) for c in self.columns}
         if len(set(lengths.values())) != 1 or np.ndim(self.user) != 1:
             raise ValidationError(f"link table columns have shapes {lengths}; fix: give one "
                                   "entry per link in every column")
@@ -110,8 +125,8 @@ class LinkTable:
         return self
 
     def to_frame(self) -> pd.DataFrame:
-        """The links as a DataFrame with the columns of :attr:`COLUMNS`."""
-        return pd.DataFrame({c: getattr(self, c) for c in self.COLUMNS})
+        """The links as a DataFrame with the columns of :attr:`columns`."""
+        return pd.DataFrame({c: getattr(self, c) for c in self.columns})
 
     def best_by(self, column: str = "rsrp_dbm") -> np.ndarray:
         """For each user, the cell of its link with the largest `column` (−1: no link).
@@ -140,7 +155,7 @@ class LinkTable:
                                   f"boolean mask of shape ({self.n_users},)")
         new_index = np.cumsum(keep) - 1
         rows = keep[self.user]
-        fields = {c: getattr(self, c)[rows] for c in self.COLUMNS}
+        fields = {c: getattr(self, c)[rows] for c in self.columns}
         fields["user"] = new_index[fields["user"]]
         return dataclasses.replace(self, **fields, n_users=int(keep.sum()))
 

@@ -4,16 +4,21 @@ from __future__ import annotations
 
 import math
 import os
+import sys
 from concurrent.futures import ThreadPoolExecutor
 
 import numpy as np
+from scipy.spatial import cKDTree
+from tqdm import tqdm
 
 from cellopt.errors import ValidationError, check_memory, describe_rows
 from cellopt.linktable import LinkTable
 from cellopt.network import LIMITS, Network, check_count, check_real
+from cellopt.radio.far_field import FarField, cell_extent_m, interference_radius_m
 from cellopt.radio.model import RSRP_SUBCARRIER_HZ, Coupling, RadioModel, thermal_noise_dbm
 
-__all__ = ["coupling_db", "link_table", "link_table_nbytes", "resource_power_dbm", "shadowing_seed"]
+__all__ = ["NearbyCells", "coupling_db", "link_table", "link_table_nbytes", "resource_power_dbm",
+           "shadowing_seed"]
 
 #: Elements (users × cells) of one block; a few arrays of this size are alive per worker.
 BLOCK_ELEMENTS = 1 << 20
@@ -25,6 +30,13 @@ LINK_BYTES = 160
 PAIR_BYTES = 160
 #: Memory per user of the coupling's per-user arrays [bytes] (position, indoor flag).
 USER_ARRAY_BYTES = 64
+#: Users per chunk with an interference radius: a chunk's users are counted, ordered by
+#: how many cells are near them and cut into blocks of about BLOCK_ELEMENTS pairs.
+CHUNK_USERS = 1 << 15
+#: With a radius, every user sees at least this many cells exactly (or n_candidates, if
+#: more): with 8–10 dB shadowing a user's strongest cell is among its 32 nearest but
+#: often not among its 8 nearest (a rural user with no cell within the radius).
+MIN_NEARBY_CELLS = 32
 
 
 def shadowing_seed(rng: np.random.Generator | int | None) -> int:
@@ -55,6 +67,8 @@ def link_table_nbytes(
     n_candidates: int = 8,
     n_images: int = 1,
     workers: int | None = None,
+    *,
+    nearby: bool = False,
 ) -> float:
     """Estimated peak memory of :func:`link_table` [bytes], before anything is allocated.
 
@@ -73,6 +87,9 @@ def link_table_nbytes(
         Wraparound images (1 without wraparound).
     workers : int, optional
         Threads; default the number of CPUs.
+    nearby : bool
+        With an interference radius: blocks of :data:`BLOCK_ELEMENTS` pairs whatever the
+        number of cells, and chunks of :data:`CHUNK_USERS` users' links.
 
     Returns
     -------
@@ -86,6 +103,10 @@ def link_table_nbytes(
     n_blocks = math.ceil(n_users / block_users) if n_users else 0
     alive = min(workers or os.cpu_count() or 1, n_blocks)
     per_block = block_users * (n_cells * PAIR_BYTES + n_keep * n_resources * LINK_BYTES)
+    if nearby:
+        alive = min(workers or os.cpu_count() or 1, max(1, math.ceil(n_users / CHUNK_USERS)))
+        per_block = BLOCK_ELEMENTS * PAIR_BYTES + min(n_users, CHUNK_USERS) * n_keep * n_resources \
+            * LINK_BYTES
     return links * LINK_BYTES + float(alive) * per_block + float(n_users) * USER_ARRAY_BYTES
 
 
@@ -164,14 +185,22 @@ def link_table(
     power_dbm: np.ndarray | None = None,
     rng: np.random.Generator | int | None = None,
     workers: int | None = None,
+    interference_radius_m: float | str | None = None,
+    far_field: bool = True,
+    progress: bool = False,
 ) -> LinkTable:
     """Candidate links of every user with RSRP, SINR and peak rate per resource.
 
     Each user keeps its `n_candidates` strongest cells by RSRP, and of those only the ones
-    within `window_db` of its best if a window is given. Interference on each resource
-    sums over every cell of the network, candidate or not. Users are processed in blocks
-    of about :data:`BLOCK_ELEMENTS` user–cell pairs, on `workers` threads, so memory
-    grows with the number of links, never with users × cells.
+    within `window_db` of its best if a window is given. Without an interference radius,
+    interference on each resource sums over every cell of the network, candidate or not:
+    time grows with users × cells. With a radius, a spatial index (:class:`scipy.spatial.cKDTree`)
+    finds the cells within the radius of each user; candidates are chosen among them,
+    their interference is summed exactly, and the cells beyond are added as a mean field
+    (:mod:`cellopt.radio.far_field`): time and memory grow with users × cells within the
+    radius. Users are processed in blocks of about :data:`BLOCK_ELEMENTS` user–cell
+    pairs, on `workers` threads, so memory grows with the number of links, never with
+    users × cells.
 
     Parameters
     ----------
@@ -188,11 +217,25 @@ def link_table(
         Shadowing seed (same seed → same shadowing, whatever the block size or workers).
     workers : int, optional
         Threads (numpy releases the GIL); default the number of CPUs.
+    interference_radius_m : float or "auto", optional
+        Interference radius [m]: each user's cells within it, or its
+        :data:`MIN_NEARBY_CELLS` (at least `n_candidates`) nearest cells if fewer are
+        within it, are found through the index and counted exactly. ``"auto"`` chooses
+        it from the path-loss model (:func:`cellopt.radio.far_field.interference_radius_m`).
+        None (default): every cell interferes exactly, as computed without an index. With
+        wraparound the radius must be below half the wraparound period.
+    far_field : bool
+        With a radius: add the mean interference of the cells beyond it (default). False
+        leaves it out, which overstates every SINR.
+    progress : bool
+        Show a progress bar of the users done (on stderr).
 
     Returns
     -------
     LinkTable
-        ``n_users × min(n_candidates, n_cells) × K`` links at most. A network without
+        ``n_users × min(n_candidates, n_cells) × K`` links at most; with a radius, users
+        with fewer cells than `n_candidates` within it have fewer links, and
+        ``far_field_db`` says how much the far field lowered each SINR. A network without
         users gives an empty table (every column of length 0). Users without a link of
         positive rate are outage users: their links (if any) are kept with rate 0, and
         :meth:`LinkTable.users_with_rate` leaves them out.
@@ -223,31 +266,36 @@ def link_table(
     elif not isinstance(model, RadioModel):
         raise ValidationError(f"model is a {type(model).__name__}; fix: give a RadioModel")
     n_images = 1 if network.wrap_shifts_m is None else len(network.wrap_shifts_m)
+    radius_m = _check_radius(network, model, interference_radius_m)
     check_memory(
         link_table_nbytes(network.n_users, network.n_cells, network.n_resources, n_candidates,
-                          n_images, workers),
+                          n_images, workers, nearby=radius_m is not None),
         f"a link table of {network.n_users:,} users × {min(n_candidates, network.n_cells)} "
         f"candidate cells × {network.n_resources} resource(s)",
         "use fewer users, fewer candidates (n_candidates) or fewer resources")
     coupling = Coupling(network, model, shadowing_seed(rng))
     power_mw = 10.0 ** (resource_power_dbm(network, power_dbm) / 10.0)  # (C, K)
+    nearby = None if radius_m is None else NearbyCells(
+        coupling, power_mw, radius_m, max(n_candidates, MIN_NEARBY_CELLS), far_field,
+        0.5 * cell_extent_m(network))
     noise_mw = 10.0 ** (thermal_noise_dbm(network.resource_mhz, model.noise_figure_db) / 10.0)
     rsrp_offset_db = network.cells["tx_power_dbm"].to_numpy(float) - 10.0 * np.log10(
         network.bandwidth_mhz * 1e6 / RSRP_SUBCARRIER_HZ
     )
-    n_keep = min(n_candidates, network.n_cells)
     efficiency = model.efficiency()
-    block = max(1, BLOCK_ELEMENTS // (network.n_cells * n_images))
-    starts = range(0, network.n_users, block)
+    n_res = network.n_resources
 
-    def one_block(start: int) -> tuple[np.ndarray, ...]:
-        users = np.arange(start, min(start + block, network.n_users))
-        gain = coupling.gain_db(users)  # (U, C)
-        rsrp = gain + rsrp_offset_db
-        if n_keep < network.n_cells:
+    def block_links(users: np.ndarray, gain: np.ndarray, cell: np.ndarray | None,
+                    far_mw: np.ndarray | None) -> tuple[np.ndarray, ...]:
+        """Links of a block: `gain` (U, M) [dB] to every cell (`cell` None) or to the
+        cells `cell` (U, M), padded with −inf gains; `far_mw` (U, K) the far field."""
+        rsrp = gain + (rsrp_offset_db if cell is None else rsrp_offset_db[cell])
+        m = gain.shape[1]
+        n_keep = min(n_candidates, m)
+        if n_keep < m:
             cand = np.argpartition(-rsrp, n_keep - 1, axis=1)[:, :n_keep]
         else:
-            cand = np.broadcast_to(np.arange(network.n_cells), rsrp.shape)
+            cand = np.broadcast_to(np.arange(m), rsrp.shape)
         rows = np.arange(len(users))[:, None]
         cand = np.take_along_axis(cand, np.argsort(-rsrp[rows, cand], axis=1, kind="stable"),
                                   axis=1)
@@ -255,32 +303,73 @@ def link_table(
         linear = 10.0 ** (gain / 10.0)
         # (U, K) received power from every cell; einsum sums each row in a fixed order, so
         # the result does not depend on the block size (a BLAS matmul's order does).
-        total = np.einsum("uc,ck->uk", linear, power_mw)
-        signal = linear[rows, cand][:, :, None] * power_mw[cand]  # (U, n, K)
+        if cell is None:
+            total = np.einsum("uc,ck->uk", linear, power_mw)
+            cand_cell = cand
+        else:
+            total = np.einsum("um,umk->uk", linear, power_mw[cell])
+            cand_cell = cell[rows, cand]
+        signal = linear[rows, cand][:, :, None] * power_mw[cand_cell]  # (U, n, K)
         interference = np.maximum(total[:, None, :] - signal, 0.0)
-        with np.errstate(divide="ignore"):
-            sinr = 10.0 * np.log10(signal / (noise_mw + interference))
+        near = noise_mw + interference
+        with np.errstate(divide="ignore", invalid="ignore"):
+            if far_mw is None:
+                sinr = 10.0 * np.log10(signal / near)
+            else:
+                sinr = 10.0 * np.log10(signal / (near + far_mw[:, None, :]))
+                shift = (10.0 * np.log10(1.0 + far_mw[:, None, :] / near)).astype(np.float32)
         keep = np.ones(sinr.shape, bool)
+        if cell is not None:  # padding: fewer cells than candidates within the radius
+            keep &= (cand_rsrp > -np.inf)[:, :, None]
         if window_db is not None:
             keep &= (cand_rsrp >= cand_rsrp[:, :1] - window_db)[:, :, None]
-        k = network.n_resources
         u = np.broadcast_to(users[:, None, None], sinr.shape)[keep]
-        c = np.broadcast_to(cand[:, :, None], sinr.shape)[keep]
-        r = np.broadcast_to(np.arange(k), sinr.shape)[keep]
+        c = np.broadcast_to(cand_cell[:, :, None], sinr.shape)[keep]
+        r = np.broadcast_to(np.arange(n_res), sinr.shape)[keep]
         p = np.broadcast_to(cand_rsrp[:, :, None], sinr.shape)[keep]
-        return u, c, r, p, sinr[keep]
+        out = [u, c, r, p, sinr[keep]]
+        if nearby is not None:
+            out.append(shift[keep] if far_mw is not None else np.zeros(len(u), np.float32))
+        return tuple(out)
+
+    if nearby is None:
+        block = max(1, BLOCK_ELEMENTS // (network.n_cells * n_images))
+
+        def one_block(start: int) -> tuple[np.ndarray, ...]:
+            users = np.arange(start, min(start + block, network.n_users))
+            return block_links(users, coupling.gain_db(users), None, None)
+    else:
+        block = CHUNK_USERS
+
+        def one_block(start: int) -> tuple[np.ndarray, ...]:
+            users = np.arange(start, min(start + block, network.n_users))
+            parts = [block_links(*nearby.block(sub)) for sub in nearby.blocks(users)]
+            merged = [np.concatenate(a) for a in zip(*parts, strict=True)]
+            order = np.argsort(merged[0], kind="stable")  # back to user order, ranks kept
+            return tuple(a[order] for a in merged)
+
+    starts = range(0, network.n_users, block)
+    bar = tqdm(total=network.n_users, unit="user", desc="link table", disable=not progress,
+               file=sys.stderr)
+
+    def run(start: int) -> list[np.ndarray]:
+        out = list(one_block(start))
+        bar.update(min(block, network.n_users - start))
+        return out
 
     workers = workers or os.cpu_count() or 1
-    if workers > 1 and len(starts) > 1:
-        with ThreadPoolExecutor(max_workers=workers) as pool:
-            parts = list(pool.map(one_block, starts))
-    else:
-        parts = [one_block(s) for s in starts]
+    with bar:
+        if workers > 1 and len(starts) > 1:
+            with ThreadPoolExecutor(max_workers=workers) as pool:
+                parts = list(pool.map(run, starts))
+        else:
+            parts = [run(s) for s in starts]
+    n_cols = 5 if nearby is None else 6
     if parts:
-        user, cell, resource, rsrp, sinr = (np.concatenate(a) for a in zip(*parts, strict=True))
+        columns = [_concatenate_dropping(parts, i) for i in range(n_cols)]
     else:
-        user = cell = resource = np.empty(0, np.int64)
-        rsrp = sinr = np.empty(0)
+        columns = [np.empty(0, np.int64)] * 3 + [np.empty(0)] * 2 + [np.empty(0, np.float32)]
+    user, cell, resource, rsrp, sinr = columns[:5]
     bps_hz = np.asarray(efficiency(10.0 ** (sinr / 10.0)), float)
     if bps_hz.shape != sinr.shape:
         raise ValidationError(f"the spectral efficiency returned shape {bps_hz.shape} for SINRs of "
@@ -290,6 +379,141 @@ def link_table(
         user=user.astype(np.int64), cell=cell.astype(np.int64), resource=resource.astype(np.int64),
         rsrp_dbm=rsrp, sinr_db=sinr, rate_mbps=rate,
         n_users=network.n_users, n_cells=network.n_cells, resource_mhz=network.resource_mhz.copy(),
+        radius_m=radius_m, far_field_db=None if nearby is None else columns[5],
     )
     # Last guard: no NaN may leave the radio model, whatever the inputs were.
     return table.validate(network.users["user_id"].to_numpy(), network.cells["cell_id"].to_numpy())
+
+
+class NearbyCells:
+    """The cells near each user, from a k-d tree over the cells' positions.
+
+    A user's nearby cells are those within the radius, or its `min_cells` nearest cells
+    if fewer are within it (a rural user far from every mast): its own radius is then
+    the distance to the farthest of them. With wraparound the tree holds every image of
+    every cell; a radius below half the wraparound period finds at most one image of
+    each cell, the nearest, as the full computation counts.
+
+    Parameters
+    ----------
+    coupling : Coupling
+    power_mw : ndarray, shape (C, K)
+        Transmit power of every cell on every resource [mW] (for the far field).
+    radius_m : float
+    min_cells : int
+        Nearby cells of every user, at least.
+    far_field : bool
+        Add the mean interference of the cells beyond each user's radius.
+    outer_m : float
+        How far the far field reaches [m].
+    """
+
+    def __init__(self, coupling: Coupling, power_mw: np.ndarray, radius_m: float, min_cells: int,
+                 far_field: bool, outer_m: float):
+        self.coupling = coupling
+        self.radius_m = radius_m
+        self.n_cells = len(coupling.cell_xy)
+        self.min_cells = min(min_cells, self.n_cells)
+        self.shifts = np.zeros((1, 2)) if coupling.shifts is None else coupling.shifts
+        images = coupling.cell_xy[None, :, :] + self.shifts[:, None, :]
+        self.tree = cKDTree(images.reshape(-1, 2))
+        self.far = FarField(coupling, power_mw, outer_m) if far_field else None
+
+    def blocks(self, users: np.ndarray) -> list[tuple[np.ndarray, int, bool]]:
+        """Split `users` into blocks of about :data:`BLOCK_ELEMENTS` user–cell pairs.
+
+        Users are ordered by their number of cells within the radius, so that each
+        block pads its users to a similar count: a list of (users, cells per user,
+        whether the block's users are those with fewer than `min_cells` within it).
+        """
+        count = self.tree.query_ball_point(self.coupling.user_xy[users], self.radius_m,
+                                           return_length=True)
+        order = np.argsort(count, kind="stable")
+        count = np.maximum(count[order], self.min_cells)
+        sparse = np.searchsorted(count, self.min_cells, side="right")  # users padded to min
+        out = []
+        for lo, hi, few in ((0, sparse, True), (sparse, len(order), False)):
+            i = lo
+            while i < hi:  # a loop over blocks, each of many users
+                j = min(hi, i + max(1, BLOCK_ELEMENTS // count[i]))
+                while j - i > 1 and (j - i) * count[j - 1] > BLOCK_ELEMENTS:
+                    j = i + max(1, BLOCK_ELEMENTS // count[j - 1])
+                out.append((users[order[i:j]], int(count[j - 1]), few))
+                i = j
+        return out
+
+    def block(self, sub: tuple[np.ndarray, int, bool]
+              ) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray | None]:
+        """Gains [dB] of a block's users to their nearby cells, padded with −inf.
+
+        Returns
+        -------
+        users : ndarray, shape (U,)
+        gain_db : ndarray, shape (U, M)
+        cell : ndarray of int, shape (U, M)
+            Cell rows (0 where padded).
+        far_mw : ndarray, shape (U, K), or None
+            Far-field interference of each user [mW].
+        """
+        users, m, few = sub
+        xy = self.coupling.user_xy[users]
+        # Users with at least min_cells within the radius take every cell within it (m is
+        # the block's largest count); the others take their min_cells nearest cells.
+        dist, idx = self.tree.query(xy, k=m, distance_upper_bound=np.inf if few else self.radius_m)
+        idx = np.asarray(idx).reshape(len(users), m)
+        dist = np.asarray(dist).reshape(len(users), m)
+        valid = idx < self.tree.n
+        radius = np.full(len(users), self.radius_m)
+        if few:
+            radius = np.maximum(radius, dist.max(axis=1, initial=0.0, where=valid))
+        image, cell = np.divmod(np.where(valid, idx, 0), self.n_cells)
+        # Cells in row order, as the full computation has them: equal RSRPs rank alike.
+        # The sort is stable, so of two images of one cell (the nearest cells of a sparse
+        # user on a small torus) the nearer comes first, and the other is dropped.
+        order = np.argsort(np.where(valid, cell, self.n_cells), axis=1, kind="stable")
+        valid, image, cell = (np.take_along_axis(a, order, axis=1) for a in (valid, image, cell))
+        valid[:, 1:] &= cell[:, 1:] != cell[:, :-1]
+        u = np.broadcast_to(users[:, None], idx.shape)[valid]
+        c = cell[valid]
+        shift = self.shifts[image[valid]]
+        # (user − cell) − shift: the full computation's order of operations, bit for bit
+        dx = (self.coupling.user_xy[u, 0] - self.coupling.cell_xy[c, 0]) - shift[:, 0]
+        dy = (self.coupling.user_xy[u, 1] - self.coupling.cell_xy[c, 1]) - shift[:, 1]
+        gain = np.full(idx.shape, -np.inf)
+        gain[valid] = self.coupling.pair_gain_db(u, c, dx, dy)
+        far = None
+        if self.far is not None:
+            far = self.far.interference_mw(self.coupling.indoor[users], radius, cell, valid)
+        return users, gain, cell, far
+
+
+def _check_radius(network: Network, model: RadioModel, radius_m: float | str | None) -> float | None:
+    """The interference radius [m] to use, or None for the full computation."""
+    if radius_m is None:
+        return None
+    if isinstance(radius_m, str):
+        if radius_m != "auto":
+            raise ValidationError(f"interference_radius_m={radius_m!r}; fix: give a radius in "
+                                  "metres, 'auto' or None")
+        radius_m = interference_radius_m(network, model)
+    elif isinstance(radius_m, (bool, np.bool_)) or not isinstance(radius_m, (int, float, np.number)) \
+            or not (math.isfinite(radius_m) and radius_m > 0):
+        raise ValidationError(f"interference_radius_m={radius_m!r}; fix: give a radius > 0 in "
+                              "metres, 'auto' or None (every cell interferes exactly)")
+    shifts = network.wrap_shifts_m
+    if shifts is not None and len(shifts) > 1:
+        half_period = 0.5 * float(np.min(np.hypot(shifts[1:, 0], shifts[1:, 1])))
+        if radius_m >= half_period:
+            raise ValidationError(
+                f"interference_radius_m={radius_m:g} m is not below half the wraparound period "
+                f"({half_period:.0f} m): two images of a cell could both be within it; fix: give "
+                "a smaller radius, or interference_radius_m=None (exact, and cheap at this size)")
+    return float(radius_m)
+
+
+def _concatenate_dropping(parts: list[list[np.ndarray]], column: int) -> np.ndarray:
+    """Concatenate one column of the blocks, releasing the blocks' arrays as it goes."""
+    arrays = [part[column] for part in parts]
+    for part in parts:
+        part[column] = None
+    return np.concatenate(arrays)

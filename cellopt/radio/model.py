@@ -261,6 +261,47 @@ class Coupling:
             gain -= self.wall_loss * self.walls(users, distance)
         return gain
 
+    def pair_gain_db(self, users: np.ndarray, cells: np.ndarray, dx_m: np.ndarray,
+                     dy_m: np.ndarray) -> np.ndarray:
+        """Coupling gain [dB] of given user–cell pairs, elementwise (:meth:`gain_db`'s terms).
+
+        Parameters
+        ----------
+        users, cells : ndarray of int, shape (P,)
+            Row positions of the pairs' users and cells.
+        dx_m, dy_m : ndarray, shape (P,)
+            East and north offsets from the cell (or its wraparound image) to the user [m].
+
+        Returns
+        -------
+        ndarray, shape (P,)
+            The same values, bit for bit, as the matching entries of :meth:`gain_db`.
+        """
+        distance = np.hypot(dx_m, dy_m)
+        dist = np.maximum(distance, self.min_distance[cells])
+        tier = self.tier[cells]
+        gain = np.empty_like(dist)
+        for k, (name, cols) in enumerate(self.tier_columns):
+            if len(cols):
+                mask = tier == k
+                gain[mask] = -self.model.pathloss[name](dist[mask])
+        gain += self.boresight_dbi[cells]
+        sector = ~np.isnan(self.azimuth[cells])
+        if sector.any():
+            bearing = np.degrees(np.arctan2(dx_m[sector], dy_m[sector]))
+            gain[sector] += sector_gain_db(
+                angle_off_boresight_deg(bearing, self.azimuth[cells[sector]]),
+                self.model.theta_3db_deg, self.model.max_attenuation_db)
+        if np.any(self.shadow_std > 0):
+            gain -= standard_normal_hash(self.seed, users, self.site[cells]) * self.shadow_std[cells]
+        if self.indoor[users].any() or self.indoor_cell.any():
+            user_in = self.indoor[users]
+            walls = user_in.astype(np.int8) + self.indoor_cell[cells]
+            same = user_in & self.indoor_cell[cells] & (distance <= self.model.building_radius_m)
+            walls -= 2 * same.astype(np.int8)
+            gain -= self.wall_loss[cells] * walls
+        return gain
+
     def walls(self, users: np.ndarray, distance_m: np.ndarray) -> np.ndarray:
         """Exterior walls (0, 1 or 2) each link crosses, shape (U, C).
 
