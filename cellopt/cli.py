@@ -25,9 +25,12 @@ def _run(args: argparse.Namespace) -> int:
     from cellopt.study.scenario import MethodSpec, load_scenario
 
     scenario = load_scenario(args.scenario)
-    methods = None if not args.method else [MethodSpec(name=m, label=m) for m in args.method]
+    methods = scenario.methods if not args.method else [MethodSpec(name=m, label=m) for m in args.method]
+    if args.scheduler is not None:
+        methods = _with_scheduler(methods, args.scheduler)
+    progress = sys.stderr.isatty() if args.progress is None else args.progress
     result = run_scenario(scenario, args.out, seed=args.seed, methods=methods,
-                          report=not args.no_report)
+                          report=not args.no_report, progress=progress)
     drop, seed = result.drop, result.drop.seed
     print(f"cellopt {__version__} - scenario {scenario.name!r} ({scenario.path}), seed {seed}")
     print(f"{drop.network}")
@@ -44,6 +47,21 @@ def _run(args: argparse.Namespace) -> int:
     print(result.method_summary.to_string(float_format=lambda v: f"{v:.4g}"))
     print(f"\nwrote {Path(args.out)}/: {', '.join(p.name for p in result.files)}")
     return 0
+
+
+def _with_scheduler(methods: Sequence[Any], address: str) -> list[Any]:
+    """`methods` with ``scheduler=address`` for each that takes a Dask scheduler."""
+    import dataclasses
+
+    from cellopt.solvers.registry import method_info
+
+    takes = [m for m in methods if "scheduler" in method_info(m.name).options]
+    if not takes:
+        raise ValidationError(f"--scheduler {address}: none of the methods "
+                              f"{[m.name for m in methods]} runs on a Dask cluster; fix: add "
+                              "--method dual_dask, or leave out --scheduler")
+    return [dataclasses.replace(m, options={**m.options, "scheduler": address}) if m in takes else m
+            for m in methods]
 
 
 def _parse_grid(items: Sequence[str] | None) -> dict[str, list[Any]]:
@@ -136,6 +154,12 @@ def build_parser() -> argparse.ArgumentParser:
     run.add_argument("--seed", type=int, default=None,
                      help="build seed of the drop (default: the scenario's first drop)")
     run.add_argument("--no-report", action="store_true", help="do not write report.html")
+    run.add_argument("--progress", action=argparse.BooleanOptionalAction, default=None,
+                     help="show each stage's time, the link table's progress and each method's "
+                     "iterations on stderr (default: when stderr is a terminal)")
+    run.add_argument("--scheduler", metavar="ADDRESS", default=None,
+                     help="Dask scheduler (e.g. tcp://HOST:8786) for the methods that run on a "
+                     "cluster, e.g. --method dual_dask")
     run.set_defaults(func=_run)
 
     exp = sub.add_parser("experiment", help="drops x a parameter grid, in parallel, resumable; "

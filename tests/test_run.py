@@ -141,6 +141,28 @@ def test_every_output_file_is_written(run):
     assert not list(run.files[0].parent.glob(".*tmp*"))
 
 
+def test_a_large_run_streams_the_same_tables_in_chunks(run, tmp_path, monkeypatch, capsys):
+    """Above CHUNK_USERS users the per-user tables are written a chunk at a time and not
+    kept; they hold the same rows and numbers as the whole-table run's."""
+    import cellopt.study.run as run_module
+
+    monkeypatch.setattr(run_module, "CHUNK_USERS", 37)   # 120 users: 4 chunks per method
+    monkeypatch.setattr(run_module, "PLOT_USERS", 50)
+    streamed = run_scenario(run.scenario, tmp_path / "streamed", progress=True)
+    assert streamed.users is None
+    whole = run.files[0].parent
+    assert (tmp_path / "streamed" / "user_rates.csv").read_bytes() == \
+        (whole / "user_rates.csv").read_bytes()
+    users = gpd.read_file(tmp_path / "streamed" / "results.gpkg", layer="users")
+    expected = gpd.read_file(whole / "results.gpkg", layer="users")
+    pd.testing.assert_frame_equal(users, expected)
+    assert "map and rate CDF: a random sample of 50 users" in \
+        (tmp_path / "streamed" / "report.html").read_text(encoding="utf-8")
+    err = capsys.readouterr().err
+    for stage in ("built network", "built radio", "optimized: optimal", "wrote results.gpkg"):
+        assert stage in err
+
+
 def test_drop_from_a_network_built_by_hand():
     net = topology.drop_users(topology.hex_grid(n_rings=0), 40, rng=1)
     links = radio.link_table(net, n_candidates=3, rng=2)

@@ -343,8 +343,9 @@ def _parameters(fn) -> set[str]:
 
 #: Builder parameters a scenario file does not set: the network being built, the random
 #: stream (spawned from the drop's seed), arrays, callables and per-tier mappings (set from
-#: Python), and the worker count of the link computation.
+#: Python), and the worker count and progress display of the link computation.
 NOT_IN_FILES = {"network", "rng", "region", "buildings", "polygon", "model", "power_dbm", "workers",
+                "progress",
                 "pathloss", "min_distance_m",
                 "building_radius_m"}  # drop_users takes it from [radio]: one building size
 #: Scenario keys handled by the scenario itself, not passed to the builder.
@@ -352,17 +353,24 @@ SCENARIO_ONLY = {"window", "area", "guard_m", "sectors", "region_buffer_m", "sta
                  "pathloss_exponent", "pathloss_reference_db"}  # become RadioModel.pathloss
 
 
-@pytest.mark.parametrize("section", ["hex_grid", "poisson", "file", "picos", "femtocells", "users",
-                                     "radio"])
+@pytest.mark.parametrize("section", ["hex_grid", "poisson", "country", "file", "picos", "femtocells",
+                                     "users", "radio"])
 def test_schema_matches_the_builders_signatures(section):
     import dataclasses
 
     from cellopt import radio, topology
-    from cellopt.study.scenario import FILE_KEYS, HEX_GRID_KEYS, POISSON_KEYS, SECTION_KEYS
+    from cellopt.study.scenario import (
+        COUNTRY_KEYS,
+        FILE_KEYS,
+        HEX_GRID_KEYS,
+        POISSON_KEYS,
+        SECTION_KEYS,
+    )
 
     keys, builder = {
         "hex_grid": (HEX_GRID_KEYS, _parameters(topology.hex_grid)),
         "poisson": (POISSON_KEYS, _parameters(topology.poisson_layout)),
+        "country": (COUNTRY_KEYS, _parameters(topology.country_layout)),
         "file": (FILE_KEYS, _parameters(topology.read_cells)),
         "picos": (SECTION_KEYS["picos"], _parameters(topology.add_picos)),
         "femtocells": (SECTION_KEYS["femtocells"], _parameters(topology.add_femtocells)),

@@ -15,19 +15,25 @@
     report.html          all of it in one self-contained page, with an interactive map
 
 Every file is written whole (atomically), so an interrupted run leaves no torn file.
+Runs of more than :data:`CHUNK_USERS` users write the per-user tables a chunk of users at
+a time and keep none in memory (:attr:`RunResult.users` is None); their maps, rate CDFs
+and report show a random sample of :data:`PLOT_USERS` users.
 """
 
 from __future__ import annotations
 
 import dataclasses
 import errno
+import itertools
 import os
+import sys
 import time
-from collections.abc import Sequence
+from collections.abc import Callable, Iterator, Sequence
 from pathlib import Path
 from typing import Any
 
 import geopandas as gpd
+import numpy as np
 import pandas as pd
 
 from cellopt.errors import ValidationError
@@ -36,7 +42,13 @@ from cellopt.study.scenario import Drop, MethodSpec, Scenario
 from cellopt.study.store import atomic_write, save_figure
 from cellopt.study.summary import link_summary, method_summary
 
-__all__ = ["RunResult", "run_scenario"]
+__all__ = ["CHUNK_USERS", "PLOT_USERS", "RunResult", "run_scenario"]
+
+#: Users per chunk of the per-user tables; a run with more users streams them to disk.
+CHUNK_USERS = 1_000_000
+#: Users drawn on the map, the rate CDF and the report of a larger run (a random sample;
+#: the report's map shows the cells serving them).
+PLOT_USERS = 20_000
 
 
 @dataclasses.dataclass(eq=False)
@@ -52,9 +64,12 @@ class RunResult:
     method_summary, radio_summary : pandas.DataFrame
         See :func:`~cellopt.study.summary.method_summary` and
         :func:`~cellopt.study.summary.link_summary`.
-    users, cells : geopandas.GeoDataFrame
-        One row per (method, user) and (method, cell): :meth:`Drop.frames` of every
-        solution, with a ``method`` column first.
+    users : geopandas.GeoDataFrame or None
+        One row per (method, user): :meth:`Drop.frames` of every solution, with a
+        ``method`` column first. None for a run of more than :data:`CHUNK_USERS` users,
+        whose per-user tables are only on disk (``user_rates.csv``, ``results.gpkg``).
+    cells : geopandas.GeoDataFrame
+        One row per (method, cell), likewise.
     build_s : float
         Time to build the drop [s].
     files : list of Path
@@ -66,14 +81,15 @@ class RunResult:
     solutions: dict[str, Solution]
     method_summary: pd.DataFrame
     radio_summary: pd.DataFrame
-    users: gpd.GeoDataFrame
+    users: gpd.GeoDataFrame | None
     cells: gpd.GeoDataFrame
     build_s: float
     files: list[Path]
 
 
 def run_scenario(scenario: Scenario, out: str | Path, *, seed: int | None = None,
-                 methods: Sequence[MethodSpec] | None = None, report: bool = True) -> RunResult:
+                 methods: Sequence[MethodSpec] | None = None, report: bool = True,
+                 progress: bool = False) -> RunResult:
     """Build one drop of `scenario`, solve it with every method, write the outputs to `out`.
 
     Parameters
@@ -87,6 +103,9 @@ def run_scenario(scenario: Scenario, out: str | Path, *, seed: int | None = None
         Instead of the scenario's methods.
     report : bool
         Also write ``report.html``.
+    progress : bool
+        Show each stage's time, the link table's progress bar and each method's
+        iterations on stderr.
 
     Returns
     -------
@@ -107,28 +126,47 @@ def run_scenario(scenario: Scenario, out: str | Path, *, seed: int | None = None
     seed = scenario.seeds[0] if seed is None else seed
     methods = scenario.methods if methods is None else tuple(methods)
     t0 = time.perf_counter()
-    drop = scenario.build(seed)
+    drop = scenario.build(seed, progress=progress)
     build_s = time.perf_counter() - t0
-    solutions = {m.label: drop.solve(m.name, **m.options) for m in methods}
-    frames = {label: drop.frames(sol) for label, sol in solutions.items()}
-    users = _stack({label: u for label, (u, _) in frames.items()})
-    cells = _stack({label: c for label, (_, c) in frames.items()})
+    solutions = {m.label: _solve(drop, m, progress) for m in methods}
+    columns = {label: drop.user_columns(sol) for label, sol in solutions.items()}
+    cells = _stack({label: drop.cell_frame(sol, columns[label]) for label, sol in solutions.items()})
+    n_users = drop.network.n_users
+    users = _stack({label: drop.user_frame(c) for label, c in columns.items()}) \
+        if n_users <= CHUNK_USERS else None
     result = RunResult(scenario=scenario, drop=drop, solutions=solutions,
                        method_summary=method_summary(drop, solutions),
                        radio_summary=link_summary(drop.network, drop.links),
                        users=users, cells=cells, build_s=build_s, files=[])
 
+    def user_chunks() -> Iterator[gpd.GeoDataFrame]:
+        """The per-user table, method by method, a chunk of users at a time."""
+        if users is not None:
+            yield users
+            return
+        for label, cols in columns.items():
+            for start in range(0, n_users, CHUNK_USERS):
+                chunk = drop.user_frame(cols, slice(start, start + CHUNK_USERS))
+                yield chunk.assign(method=label)[["method", *chunk.columns]]
+
     def write(name: str, fn: Any, mode: str = "w") -> None:
+        t = time.perf_counter()
         atomic_write(out / name, fn, mode)
         result.files.append(out / name)
+        _say(progress, f"wrote {name}", t)
 
     write("method_summary.csv", lambda f: result.method_summary.to_csv(f, index_label="method"))
     write("radio_summary.csv", lambda f: result.radio_summary.to_csv(f, index_label="tier"))
-    write("user_rates.csv", lambda f: _plain(users).to_csv(f, index=False))
+    write("user_rates.csv", lambda f: _write_csv(f, user_chunks()))
     write("cell_stats.csv", lambda f: _plain(cells).to_csv(f, index=False))
-    _write_geopackage(out / "results.gpkg", {"users": users, "cells": cells})
+    t = time.perf_counter()
+    _write_geopackage(out / "results.gpkg", {"users": user_chunks, "cells": lambda: iter([cells])})
     result.files.append(out / "results.gpkg")
-    figures = _figures(result, seed)
+    _say(progress, "wrote results.gpkg", t)
+    sample = None
+    if n_users > PLOT_USERS:
+        sample = np.sort(np.random.default_rng(seed).choice(n_users, PLOT_USERS, replace=False))
+    figures = _figures(result, seed, sample)
     try:
         for name, fig in figures.items():
             save_figure(fig, out / name)
@@ -137,20 +175,59 @@ def run_scenario(scenario: Scenario, out: str | Path, *, seed: int | None = None
             from cellopt.study.report import write_report
 
             last = list(solutions)[-1]
-            u, c = frames[last]
+            u = drop.user_frame(columns[last], sample)
+            c = cells[cells["method"] == last].drop(columns="method").reset_index(drop=True)
+            if sample is not None:  # the cells serving the sampled users
+                c = c[c["cell_id"].isin(u["serving_cell_id"].dropna())].reset_index(drop=True)
             result.files.append(write_report(
                 out / "report.html", title=f"cellopt: {scenario.name}, seed {seed}", users=u, cells=c,
                 tables={"Methods": result.method_summary,
                         "Radio: max-RSRP link per tier": result.radio_summary},
                 figures={"User rates": figures["rate_cdf.png"],
                          "Convergence": figures["convergence.png"]},
-                notes=_notes(result, seed, last)))
+                notes=_notes(result, seed, last, sample)))
     finally:
         import matplotlib.pyplot as plt
 
         for fig in figures.values():
             plt.close(fig)
     return result
+
+
+def _say(progress: bool, what: str, since: float) -> None:
+    """One progress line on stderr: what was done and how long it took."""
+    if progress:
+        print(f"  {what} ({time.perf_counter() - since:.1f} s)", file=sys.stderr, flush=True)
+
+
+def _solve(drop: Drop, spec: MethodSpec, progress: bool) -> Solution:
+    """`drop.solve` with `spec`, showing the iterations on stderr with `progress`."""
+    t = time.perf_counter()
+    options = dict(spec.options)
+    if progress and "callback" not in options:
+        shown = [0.0]
+
+        def show(row: dict[str, Any]) -> None:  # one line, rewritten at most twice a second
+            if time.perf_counter() - shown[0] < 0.5:
+                return
+            shown[0] = time.perf_counter()
+            gap = row.get("gap")
+            gap_text = "" if gap is None or not np.isfinite(gap) else f", gap {gap:.2e}"
+            print(f"\r  {spec.label}: iteration {row.get('iteration', '?')}{gap_text}   ", end="",
+                  file=sys.stderr, flush=True)
+        options["callback"] = show
+    solution = drop.solve(spec.name, **options)
+    if progress:
+        print("\r", end="", file=sys.stderr)
+    gap = "" if solution.gap is None else f", gap {solution.gap:.2e}"
+    _say(progress, f"{spec.label}: {solution.status}{gap}, {solution.n_iter} iterations", t)
+    return solution
+
+
+def _write_csv(f: Any, chunks: Iterator[pd.DataFrame]) -> None:
+    """Write frames one under the other as one CSV (the header once)."""
+    for i, chunk in enumerate(chunks):
+        _plain(chunk).to_csv(f, index=False, header=i == 0)
 
 
 def _stack(frames: dict[str, gpd.GeoDataFrame]) -> gpd.GeoDataFrame:
@@ -169,44 +246,69 @@ def _plain(frame: gpd.GeoDataFrame) -> pd.DataFrame:
     return table
 
 
-def _write_geopackage(path: Path, layers: dict[str, gpd.GeoDataFrame]) -> None:
-    """Write `layers` into one GeoPackage, replacing it whole (a temporary file, then a move)."""
+def _write_geopackage(path: Path, layers: dict[str, Callable[[], Iterator[gpd.GeoDataFrame]]]
+                      ) -> None:
+    """Write `layers` into one GeoPackage, replacing it whole (a temporary file, then a move).
+
+    Each layer is written from its chunks in turn (appended), so that a table of every
+    user is never held whole. A layer written in one chunk gets a spatial index; one of
+    several chunks does not: GDAL would update the index row by row on every append
+    (four times slower: 7 minutes for 20 million rows), and GIS tools build it on
+    demand (QGIS: layer properties, "Create spatial index").
+    """
     tmp = path.with_name(f".{path.stem}.tmp{path.suffix}")
     tmp.unlink(missing_ok=True)
     try:
-        for name, frame in layers.items():
-            frame.to_file(tmp, layer=name, driver="GPKG")
+        for name, chunks in layers.items():
+            parts = chunks()
+            first, second = next(parts), next(parts, None)
+            first.to_file(tmp, layer=name, driver="GPKG",
+                          layer_options={"SPATIAL_INDEX": "YES" if second is None else "NO"})
+            for frame in itertools.chain([] if second is None else [second], parts):
+                frame.to_file(tmp, layer=name, driver="GPKG", mode="a")
         tmp.replace(path)
     finally:
         tmp.unlink(missing_ok=True)
 
 
-def _figures(result: RunResult, seed: int) -> dict[str, Any]:
-    """The map, the rate CDF and the convergence plot (matplotlib figures, by file name)."""
+def _figures(result: RunResult, seed: int, sample: np.ndarray | None) -> dict[str, Any]:
+    """The map, the rate CDF and the convergence plot (matplotlib figures, by file name).
+
+    With a `sample` of user rows, the map and the CDF show those users only.
+    """
     from cellopt.plotting import plot_convergence, plot_network, plot_rate_cdf
 
     drop, name = result.drop, result.scenario.name
+    rows = slice(None) if sample is None else sample
+    shown = "" if sample is None else f", a sample of {len(sample):,} shown"
     last = list(result.solutions)[-1]
-    serving = drop.per_user(result.solutions[last].serving_cell, fill=-1)
-    ax_map = plot_network(drop.network, serving_cell=serving)
-    ax_map.set_title(f"{name}: {drop.network.n_cells} cells, {drop.network.n_users} users ({last})")
-    study = drop.in_study_area
-    ax_cdf = plot_rate_cdf({label: drop.per_user(sol.user_rate_mbps)[study]
+    serving = drop.per_user(result.solutions[last].serving_cell, fill=-1)[rows]
+    network = drop.network if sample is None else drop.network.replace(
+        users=drop.network.users.iloc[sample].reset_index(drop=True))
+    ax_map = plot_network(network, serving_cell=serving)
+    ax_map.set_title(f"{name}: {drop.network.n_cells:,} cells, {drop.network.n_users:,} users "
+                     f"({last}{shown})")
+    study = drop.in_study_area[rows]
+    ax_cdf = plot_rate_cdf({label: drop.per_user(sol.user_rate_mbps)[rows][study]
                             for label, sol in result.solutions.items()})
-    ax_cdf.set_title(f"{name}: user rates (seed {seed})")
+    ax_cdf.set_title(f"{name}: user rates (seed {seed}{shown})")
     ax_conv = plot_convergence(result.solutions)
     ax_conv.set_title(f"{name}: objective and upper bound")
     return {"network_map.png": ax_map.figure, "rate_cdf.png": ax_cdf.figure,
             "convergence.png": ax_conv.figure}
 
 
-def _notes(result: RunResult, seed: int, shown: str) -> list[str]:
+def _notes(result: RunResult, seed: int, shown: str, sample: np.ndarray | None) -> list[str]:
     """The report's header lines."""
     drop, sc = result.drop, result.scenario
     notes = [f"scenario {sc.name!r} ({sc.path}), seed {seed}",
              f"{drop.network.n_cells} cells, {drop.network.n_users} users, {len(drop.links)} candidate "
              f"links; {int((~drop.solvable).sum())} user(s) without a usable link (rate 0)",
              f"map: the association of {shown!r}"]
+    if sample is not None:
+        notes.append(f"map and rate CDF: a random sample of {len(sample):,} users and the cells "
+                     "serving them; every user and cell is in user_rates.csv, cell_stats.csv and "
+                     "results.gpkg")
     if drop.network.study_area is not None:
         notes.append(f"statistics over the {int(drop.in_study_area.sum())} users of the study area; "
                      "guard-band users are solved for but not counted")

@@ -9,13 +9,16 @@ absent keys take the defaults of the function they are passed to)::
                                     # top-level keys come before the first [section]
 
     [network]                       # required
-    builder = "hex_grid"            # required: "hex_grid", "poisson" or "file"
+    builder = "hex_grid"            # required: "hex_grid", "poisson", "country" or "file"
     # hex_grid: n_rings, isd_m, sectors, wraparound, tx_power_dbm, antenna_gain_dbi,
     #           height_m, bandwidth_mhz, resource_mhz (array), crs
     # poisson:  side_m, wraparound, bandwidth_mhz, crs, and one table per tier
     #           [network.tiers.macro] (and .pico, .femto): density_per_km2 (required,
     #           > 0), tx_power_dbm, antenna_gain_dbi, height_m, sectors (1 or 3), owner
     #           (topology.poisson_layout: independent Poisson tiers in a square torus)
+    # country:  side_m, n_cities, city_radius_m (2 numbers), bandwidth_mhz, crs, and tier
+    #           tables [network.rural.macro], [network.urban.pico], ... as poisson's
+    #           (topology.country_layout: a rural Poisson layout with city discs on top)
     # file:     path (required; relative to the TOML's folder), format, crs, source_crs,
     #           radio, mcc, mnc, bbox (4 numbers), cluster_sites, merge_distance_m, tier,
     #           tx_power_dbm, antenna_gain_dbi, height_m, bandwidth_mhz,
@@ -53,6 +56,9 @@ absent keys take the defaults of the function they are passed to)::
     noise_figure_db, wall_loss_db, theta_3db_deg, max_attenuation_db,
     spectral_efficiency (string), indoor_tiers (string or strings), building_radius_m,
     n_candidates, window_db,
+    interference_radius_m (a number [m] or "auto": cells beyond it interfere as a mean
+    field, cellopt.radio.link_table; default: every cell exactly), far_field (true:
+    add that mean field, the default; false: leave it out),
     shadowing_std_db (a number, or a table per tier: {macro = 8, pico = 10}),
     pathloss_exponent (per tier, as shadowing_std_db: those tiers get the single-slope
     loss pathloss_reference_db + 10 n log10(d / 1 m); the others keep TR 36.814),
@@ -89,6 +95,8 @@ from __future__ import annotations
 
 import dataclasses
 import math
+import sys
+import time
 import tomllib
 import warnings
 from collections.abc import Callable, Iterator, Mapping, Sequence
@@ -113,6 +121,7 @@ from cellopt.radio.spectral import SPECTRAL_EFFICIENCY
 from cellopt.solution import Solution
 from cellopt.solvers import METHODS, solve
 from cellopt.solvers.registry import check_arguments
+from cellopt.topology.country import RURAL_TIERS, URBAN_TIERS
 from cellopt.topology.femto import WIFI_DENSITY_PER_KM2, add_femtocells_nbytes
 from cellopt.topology.hexgrid import add_picos_nbytes, hex_grid_nbytes
 from cellopt.topology.poisson import poisson_layout_nbytes
@@ -159,6 +168,10 @@ POISSON_KEYS = {
     "side_m": "float", "wraparound": "bool", "bandwidth_mhz": "float", "crs": "str",
     "tiers": "tiers",
 }
+COUNTRY_KEYS = {
+    "side_m": "float", "n_cities": "int", "city_radius_m": "floats", "bandwidth_mhz": "float",
+    "crs": "str", "rural": "tiers", "urban": "tiers",
+}
 #: Keys of each tier table of a Poisson layout (``[network.tiers.<tier>]``).
 POISSON_TIER_KEYS = {
     "density_per_km2": "float", "tx_power_dbm": "float", "antenna_gain_dbi": "float",
@@ -188,7 +201,8 @@ SECTION_KEYS: dict[str, dict[str, str]] = {
         "max_attenuation_db": "float", "spectral_efficiency": "str", "n_candidates": "int",
         "window_db": "float", "indoor_tiers": "str|strs", "building_radius_m": "float",
         "shadowing_std_db": "per_tier", "pathloss_exponent": "per_tier",
-        "pathloss_reference_db": "per_tier",
+        "pathloss_reference_db": "per_tier", "interference_radius_m": "float|auto",
+        "far_field": "bool",
     },
     "problem": {"alpha": "float", "backhaul_mbps": "float", "price_per_mbps": "float",
                 "interference": "str", "n_interferers": "int"},
@@ -196,7 +210,7 @@ SECTION_KEYS: dict[str, dict[str, str]] = {
 }
 _TOP_KEYS = ["name", "description", "network", *SECTION_KEYS, "methods"]
 _REQUIRED = ("network", "users")
-_LINK_KEYS = ("n_candidates", "window_db")
+_LINK_KEYS = ("n_candidates", "window_db", "interference_radius_m", "far_field")
 _PATHLOSS_KEYS = ("pathloss_exponent", "pathloss_reference_db")
 _EXPECTED = {
     "int": "integer", "float": "number", "str": "string", "bool": "boolean",
@@ -205,6 +219,7 @@ _EXPECTED = {
     "dist": "number or distribution table {distribution = 'uniform' | 'lognormal', ...}",
     "tiers": "table of tier tables, e.g. [network.tiers.macro]",
     "per_tier": "number, or table of numbers per tier, e.g. {macro = 3.5, pico = 4.0}",
+    "float|auto": 'number or "auto"',
 }
 _DIST_KEYS = {"uniform": ("low", "high"), "lognormal": ("median", "sigma")}
 
@@ -252,6 +267,10 @@ def _check_range(section: str, key: str, value: Any, values: Mapping[str, Any]) 
                                        if isinstance(value, Distribution) else value > 0):
         raise ValidationError(f"demand_mbps={value}; fix: give demands > 0 in Mbit/s (a uniform "
                               "distribution needs low > 0), or inf for full buffer")
+    elif key == "interference_radius_m" and value != "auto" and not (math.isfinite(value)
+                                                                    and value > 0):
+        raise ValidationError(f"interference_radius_m={value}; fix: give a radius > 0 in metres, "
+                              'or "auto"')
     elif key == "interference" and value not in INTERFERENCE:
         raise ValidationError(f"interference={value!r}; fix: use one of {list(INTERFERENCE)}")
     elif key == "tiers":
@@ -356,6 +375,7 @@ class _Checker:
                                                and all(isinstance(x, str) for x in v)),
             "int|ints": _is_int(v) or (isinstance(v, list) and all(_is_int(x) for x in v)),
             "dist": _is_number(v) or isinstance(v, dict),
+            "float|auto": _is_number(v) or v == "auto",
             "tiers": isinstance(v, dict) and all(isinstance(t, dict) for t in v.values()),
             "per_tier": _is_number(v) or (isinstance(v, dict)
                                           and all(_is_number(x) for x in v.values())),
@@ -366,7 +386,7 @@ class _Checker:
                 hint = ("; fix: write a whole number without a decimal point or exponent "
                         "(1e9 is a float in TOML; write 1_000_000_000)")
             raise self.fail(where, f"expected {_EXPECTED[kind]}, got {_toml_type(v)} ({v!r}){hint}")
-        if kind == "float":
+        if kind == "float" or (kind == "float|auto" and v != "auto"):
             return float(v)
         if kind == "floats":
             return [float(x) for x in v]
@@ -444,6 +464,14 @@ class _Checker:
                               f"[network] tiers: about {n_cells:.3g} cells over {area_km2:.3g} km²",
                               "use lower densities or a smaller side_m")
             n_images = 9 if network.get("wraparound", True) else 1
+        if network["builder"] == "country":
+            area_km2 = network.get("side_m", 316_000.0) ** 2 / 1e6
+            rural = network.get("rural", RURAL_TIERS)
+            n_cells = sum(t["density_per_km2"] * t.get("sectors", 1) for t in rural.values()) \
+                * area_km2
+            self.check_memory(poisson_layout_nbytes(n_cells),
+                              f"[network] rural: about {n_cells:.3g} cells over {area_km2:.3g} km²",
+                              "use lower densities or a smaller side_m")
         if network["builder"] == "hex_grid":
             n_rings, sectors = network.get("n_rings", 2), network.get("sectors", 3)
             n_sites = 3 * n_rings**2 + 3 * n_rings + 1
@@ -481,7 +509,8 @@ class _Checker:
         n_candidates = radio_opts.get("n_candidates", 8)
         self.check_memory(
             link_table_nbytes(n_users, n_candidates if n_cells is None else n_cells, n_resources,
-                              n_candidates, n_images),
+                              n_candidates, n_images,
+                              nearby="interference_radius_m" in radio_opts),
             f"[users] {key}={users[key]:,} with [radio] n_candidates={n_candidates}: a link table "
             f"of {n_users:.3g} users × {n_candidates} candidates × {n_resources} resource(s)",
             "use fewer users or fewer candidates (n_candidates)")
@@ -667,6 +696,20 @@ class Drop:
             ``backhaul_use`` (traffic over backhaul capacity; 0 for unlimited backhaul),
             ``payment`` (what the cell's owner is paid, in utility units).
         """
+        columns = self.user_columns(solution)
+        return self.user_frame(columns), self.cell_frame(solution, columns)
+
+    def user_columns(self, solution: Solution) -> dict[str, np.ndarray]:
+        """The per-user result columns of :meth:`frames` as arrays over every network user.
+
+        Returns
+        -------
+        dict of str to ndarray, each of shape (network.n_users,)
+            ``in_study_area, usable, serving_cell_id, serving_tier, n_serving_cells,
+            airtime_share, sinr_db, rate_mbps`` (``serving_cell_id`` a pandas array with
+            <NA> for none when the ids are integers), and ``serving_cell`` (the serving
+            cell's row, −1 for none; not a column of the tables).
+        """
         p, net = self.problem, self.network
         if len(solution.x) != p.n_links or len(solution.user_rate_mbps) != p.n_users:
             raise ValidationError(f"the solution has {len(solution.x)} links and "
@@ -693,19 +736,45 @@ class Drop:
         serving = self.per_user(solution.serving_cell, fill=-1)
         cell_ids = net.cells["cell_id"].to_numpy()
         tiers = net.cells["tier"].to_numpy()
-        users = net.users.reset_index(drop=True).copy()
-        users["in_study_area"] = self.in_study_area
-        users["usable"] = self.solvable
         serving_id = pd.Series(cell_ids[np.maximum(serving, 0)])
         if serving_id.dtype.kind in "iu":  # integer ids stay integers, with <NA> for none
             serving_id = serving_id.astype("Int64")
-        users["serving_cell_id"] = serving_id.where(serving >= 0)
-        users["serving_tier"] = np.where(serving >= 0, tiers[np.maximum(serving, 0)], "none")
-        users["n_serving_cells"] = self.per_user(n_cells_used, fill=0)
-        users["airtime_share"] = self.per_user(airtime)
-        users["sinr_db"] = self.per_user(sinr, fill=np.nan)
-        users["rate_mbps"] = self.per_user(solution.user_rate_mbps)
+        return {
+            "in_study_area": self.in_study_area,
+            "usable": self.solvable,
+            "serving_cell_id": serving_id.where(serving >= 0).array,
+            "serving_tier": np.where(serving >= 0, tiers[np.maximum(serving, 0)], "none"),
+            "n_serving_cells": self.per_user(n_cells_used, fill=0),
+            "airtime_share": self.per_user(airtime),
+            "sinr_db": self.per_user(sinr, fill=np.nan),
+            "rate_mbps": self.per_user(solution.user_rate_mbps),
+            "serving_cell": serving,
+        }
 
+    def user_frame(self, columns: dict[str, np.ndarray], rows: np.ndarray | slice | None = None
+                   ) -> gpd.GeoDataFrame:
+        """The per-user table of :meth:`frames` from :meth:`user_columns`, for some rows.
+
+        Parameters
+        ----------
+        columns : dict
+            :meth:`user_columns` of a solution.
+        rows : slice or ndarray of int, optional
+            Network user rows (default all): large runs write their tables a slice at a
+            time, so that no table of every user is held twice.
+        """
+        rows = slice(None) if rows is None else rows
+        users = self.network.users.iloc[rows].reset_index(drop=True).copy()
+        for name, values in columns.items():
+            if name != "serving_cell":
+                users[name] = values[rows]
+        return users
+
+    def cell_frame(self, solution: Solution, columns: dict[str, np.ndarray]) -> gpd.GeoDataFrame:
+        """The per-cell table of :meth:`frames`."""
+        net = self.network
+        band_share = self.links.resource_mhz / self.links.resource_mhz.sum()
+        serving = columns["serving_cell"]
         cells = net.cells.reset_index(drop=True).copy()
         cells["load"] = solution.cell_airtime @ band_share
         cells["n_users"] = np.bincount(serving[serving >= 0], minlength=net.n_cells)
@@ -715,7 +784,7 @@ class Drop:
                                          / np.where(cap > 0, cap, np.inf), 0.0)
         cells["payment"] = (np.zeros(net.n_cells) if solution.cell_payment is None
                             else solution.cell_payment)
-        return users, cells
+        return cells
 
 
 # ---------------------------------------------------------------------------- scenario
@@ -736,7 +805,8 @@ class Scenario:
     users : dict
         Options of :func:`~cellopt.topology.drop_users`.
     radio : dict
-        :class:`~cellopt.radio.RadioModel` scalars plus ``n_candidates``, ``window_db``.
+        :class:`~cellopt.radio.RadioModel` scalars plus ``n_candidates``, ``window_db``,
+        ``interference_radius_m``, ``far_field``.
     problem : dict
         ``alpha``, and ``backhaul_mbps`` / ``price_per_mbps`` for third-party cells.
     methods : tuple of MethodSpec
@@ -778,7 +848,8 @@ class Scenario:
         if not isinstance(net_raw, dict):
             raise check.fail("[network]", f"must be a table, got {_toml_type(net_raw)}")
         builder = net_raw.get("builder")
-        builders = {"hex_grid": HEX_GRID_KEYS, "file": FILE_KEYS, "poisson": POISSON_KEYS}
+        builders = {"hex_grid": HEX_GRID_KEYS, "file": FILE_KEYS, "poisson": POISSON_KEYS,
+                    "country": COUNTRY_KEYS}
         if builder not in builders:
             raise check.fail("[network] key 'builder'", f"expected one of {sorted(builders)}, "
                              f"got {builder!r}")
@@ -855,7 +926,7 @@ class Scenario:
                 t: SingleSlope(n, reference.get(t, FRIIS_1M_2GHZ_DB)) for t, n in exponent.items()}}
         return radio.RadioModel(**fields)
 
-    def build(self, seed: int | None = None) -> Drop:
+    def build(self, seed: int | None = None, *, progress: bool = False) -> Drop:
         """One drop: the network, its link table and the association problem.
 
         Parameters
@@ -863,6 +934,8 @@ class Scenario:
         seed : int, optional
             Seed of the drop (default ``seeds.base``). Picos, femtocells, users and
             shadowing draw from independent streams spawned from it.
+        progress : bool
+            Show each step's time and the link table's progress bar on stderr.
 
         Returns
         -------
@@ -875,30 +948,31 @@ class Scenario:
             raise ValidationError(f"{self.path}: seed={seed!r}; fix: give an integer ≥ 0")
         # children are the same whatever the count, so a fifth stream moves no other one
         pico_ss, femto_ss, user_ss, shadow_ss, layout_ss = np.random.SeedSequence(seed).spawn(5)
-        net = self._stage("network", lambda: self._network(np.random.default_rng(layout_ss)))
+        net = self._stage(progress, "network", lambda: self._network(np.random.default_rng(layout_ss)))
         if net.n_cells == 0:
             raise ValidationError(f"{self.path}: [network] the network has no cells; fix: a "
                                   "builder, file or filter that yields at least one cell")
         if self.picos is not None:
-            net = self._stage("picos", lambda: topology.add_picos(
+            net = self._stage(progress, "picos", lambda: topology.add_picos(
                 net, **self.picos, rng=np.random.default_rng(pico_ss)))
         if self.femtocells is not None:
-            net = self._stage("femtocells", lambda: topology.add_femtocells(
+            net = self._stage(progress, "femtocells", lambda: topology.add_femtocells(
                 net, **self.femtocells, rng=np.random.default_rng(femto_ss)))
         users = dict(self.users)
         if users.get("colocated_fraction", 0.0) > 0 and "building_radius_m" in self.radio:
             users["building_radius_m"] = self.radio["building_radius_m"]  # one building size
-        net = self._stage("users", lambda: topology.drop_users(
+        net = self._stage(progress, "users", lambda: topology.drop_users(
             net, **users, rng=np.random.default_rng(user_ss)))
         model = self.radio_model()
         link_options = {k: v for k, v in self.radio.items() if k in _LINK_KEYS}
-        links = self._stage("radio", lambda: radio.link_table(
-            net, **link_options, model=model, rng=np.random.default_rng(shadow_ss)))
-        drop = self._stage("problem", lambda: Drop.from_network(
+        links = self._stage(progress, "radio", lambda: radio.link_table(
+            net, **link_options, model=model, rng=np.random.default_rng(shadow_ss),
+            progress=progress))
+        drop = self._stage(progress, "problem", lambda: Drop.from_network(
             net, links, seed=int(seed), **self._problem_options(net)))
         if self.problem.get("interference", "full") == "full" or drop.problem.n_users == 0:
             return drop
-        coupling = self._stage("problem", lambda: LoadCoupling.from_network(
+        coupling = self._stage(progress, "problem", lambda: LoadCoupling.from_network(
             net, drop.problem, user_rows=np.flatnonzero(drop.solvable),
             n_candidates=link_options.get("n_candidates", 8),
             n_interferers=self.problem.get("n_interferers", 32), model=model,
@@ -906,17 +980,26 @@ class Scenario:
         return dataclasses.replace(drop, coupling=coupling)
 
     # ------------------------------------------------------------------ helpers
-    def _stage(self, section: str, fn: Callable[[], Any]) -> Any:
-        """Run one build step, prefixing its validation errors with the file and section."""
+    def _stage(self, progress: bool, section: str, fn: Callable[[], Any]) -> Any:
+        """Run one build step, prefixing its validation errors with the file and section
+        (and, with `progress`, saying on stderr how long it took)."""
+        t0 = time.perf_counter()
         try:
-            return fn()
+            out = fn()
         except ValidationError as err:  # the same class: a ResourceLimitError stays one
             raise type(err)([f"{self.path}: [{section}] {p}" for p in err.problems]) from err
+        if progress:
+            print(f"  built {section} ({time.perf_counter() - t0:.1f} s)", file=sys.stderr, flush=True)
+        return out
 
     def _network(self, rng: np.random.Generator) -> Network:
         opts = {k: v for k, v in self.network.items() if k != "builder"}
         if self.network["builder"] == "poisson":
             return topology.poisson_layout(**opts, rng=rng)
+        if self.network["builder"] == "country":
+            if "city_radius_m" in opts:
+                opts["city_radius_m"] = tuple(opts["city_radius_m"])
+            return topology.country_layout(**opts, rng=rng)
         if self.network["builder"] == "hex_grid":
             if "resource_mhz" in opts:
                 opts["resource_mhz"] = np.asarray(opts["resource_mhz"])
@@ -980,6 +1063,8 @@ def _has_tier(tier: str, network: Mapping[str, Any], picos: Mapping[str, Any] | 
         return tier == "macro"
     if network["builder"] == "poisson":
         return tier in network.get("tiers", {})
+    if network["builder"] == "country":
+        return tier in {**network.get("rural", RURAL_TIERS), **network.get("urban", URBAN_TIERS)}
     return None
 
 
