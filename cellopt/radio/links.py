@@ -466,13 +466,18 @@ class NearbyCells:
         radius = np.full(len(users), self.radius_m)
         if few:
             radius = np.maximum(radius, dist.max(axis=1, initial=0.0, where=valid))
-        image, cell = np.divmod(np.where(valid, idx, 0), self.n_cells)
         # Cells in row order, as the full computation has them: equal RSRPs rank alike.
-        # The sort is stable, so of two images of one cell (the nearest cells of a sparse
-        # user on a small torus) the nearer comes first, and the other is dropped.
-        order = np.argsort(np.where(valid, cell, self.n_cells), axis=1, kind="stable")
-        valid, image, cell = (np.take_along_axis(a, order, axis=1) for a in (valid, image, cell))
-        valid[:, 1:] &= cell[:, 1:] != cell[:, :-1]
+        if len(self.shifts) == 1:  # the padding (index tree.n) sorts last
+            idx = np.sort(idx, axis=1)
+            valid = idx < self.tree.n
+            image, cell = np.zeros_like(idx), np.where(valid, idx, 0)
+        else:
+            # The sort is stable, so of two images of one cell (the nearest cells of a
+            # sparse user on a small torus) the nearer comes first; the other is dropped.
+            image, cell = np.divmod(np.where(valid, idx, 0), self.n_cells)
+            order = np.argsort(np.where(valid, cell, self.n_cells), axis=1, kind="stable")
+            valid, image, cell = (np.take_along_axis(a, order, axis=1) for a in (valid, image, cell))
+            valid[:, 1:] &= cell[:, 1:] != cell[:, :-1]
         u = np.broadcast_to(users[:, None], idx.shape)[valid]
         c = cell[valid]
         shift = self.shifts[image[valid]]
