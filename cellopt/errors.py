@@ -10,6 +10,8 @@ __all__ = ["CelloptError", "ResourceLimitError", "StoreError", "ValidationError"
 
 #: Environment variable that overrides the memory a single allocation may plan for [GB].
 MEMORY_ENV = "CELLOPT_MAX_MEMORY_GB"
+#: Offending rows that :func:`describe_rows` lists by default (the others are counted).
+ROWS_LISTED = 10
 
 
 class CelloptError(Exception):
@@ -87,10 +89,17 @@ def check_memory(n_bytes: float, what: str, fix: str) -> None:
             f"{MEMORY_ENV} (GB)")
 
 
-def describe_rows(positions: Sequence[int], ids: Sequence | None = None, limit: int = 10) -> str:
-    """Render offending rows as ``rows [3, 17] (ids ['a', 'b'])``, shortened past `limit`."""
+def describe_rows(positions: Sequence[int], ids: Sequence | None = None, limit: int = ROWS_LISTED,
+                  total: int | None = None) -> str:
+    """Render offending rows as ``rows [3, 17] (ids ['a', 'b'])``, shortened past `limit`.
+
+    `total` is the number of offending rows when `positions` (and `ids`) hold only the
+    first of them (at least `limit`, or all): a reader that gathers problems over a file
+    too large to hold keeps the first :data:`ROWS_LISTED` rows of each and their count.
+    """
     positions = [int(p) for p in positions]
-    more = f" and {len(positions) - limit} more" if len(positions) > limit else ""
+    total = len(positions) if total is None else int(total)
+    more = f" and {total - limit} more" if total > limit else ""
     text = f"rows {positions[:limit]}{more}"
     if ids is not None:
         shown = [v.item() if hasattr(v, "item") else v for v in list(ids)[:limit]]

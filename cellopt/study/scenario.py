@@ -29,7 +29,8 @@ absent keys take the defaults of the function they are passed to)::
     #           500 m) of guard band around it whose cells interfere and carry users but
     #           whose users are left out of the statistics (topology.study_window),
     #           sectors (give sites without azimuths this many sectors,
-    #           topology.sectorize; default: keep the file's cells),
+    #           topology.sectorize; default: keep the file's cells), chunk_rows (read a
+    #           large CSV this many rows at a time, docs/cell_files.md),
     #           stand_in (a scenario file to use where `path` is absent, e.g. for data
     #           that is not shipped: named in the error, see load_scenario)
 
@@ -162,7 +163,7 @@ FILE_KEYS = {
     "merge_distance_m": "float", "tier": "str", "tx_power_dbm": "float",
     "antenna_gain_dbi": "float", "height_m": "float", "bandwidth_mhz": "float",
     "region_buffer_m": "float", "window": "floats", "area": "str", "guard_m": "float",
-    "sectors": "int", "stand_in": "str",
+    "sectors": "int", "stand_in": "str", "chunk_rows": "int",
 }
 POISSON_KEYS = {
     "side_m": "float", "wraparound": "bool", "bandwidth_mhz": "float", "crs": "str",
@@ -231,6 +232,7 @@ _COUNTS = {
     "max_rounds": (1, "give a whole number of rounds ≥ 1"),
     "n": (0, "give a whole number of users ≥ 0"),
     "n_candidates": (1, "give a whole number ≥ 1"),
+    "chunk_rows": (1, "give a whole number of rows ≥ 1, e.g. 500_000"),
     "n_interferers": (1, "give a whole number of cells ≥ n_candidates"),
     "mcc": (0, "give mobile country codes ≥ 0"),
     "mnc": (0, "give mobile network codes ≥ 0"),

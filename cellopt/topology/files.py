@@ -4,17 +4,20 @@
 problem it finds is gathered into one :class:`~cellopt.errors.ValidationError` that names
 the offending rows and the fix), applies the optional filters, projects the positions
 once to a metric CRS (the UTM zone of the data by default, if it keeps distances within
-1 %) and, for OpenCelliD exports, clusters the measured LTE sectors into sites. Nothing
-here loops over rows in Python.
+1 %) and, for OpenCelliD exports, clusters the measured LTE sectors into sites. With
+``chunk_rows`` a CSV is read that many rows at a time, keeping only the rows the filters
+let through, with the same result. Nothing here loops over rows in Python.
 """
 
 from __future__ import annotations
 
+import contextlib
 import dataclasses
 import os
 import re
+import sys
 import warnings
-from collections.abc import Sequence
+from collections.abc import Callable, Iterator, Sequence
 from pathlib import Path
 from typing import Any, Literal
 
@@ -26,9 +29,10 @@ import shapely
 from scipy import sparse
 from scipy.sparse import csgraph
 from scipy.spatial import cKDTree
+from tqdm.auto import tqdm
 
-from cellopt.errors import ValidationError, describe_rows
-from cellopt.network import CELL_COLUMNS, Network, cells_frame
+from cellopt.errors import ROWS_LISTED, ValidationError, describe_rows
+from cellopt.network import CELL_COLUMNS, Network, cells_frame, check_count
 from cellopt.topology.projection import MAX_DISTANCE_ERROR, describe_error, metric_crs
 
 __all__ = ["MAX_DISTANCE_ERROR", "OPENCELLID_COLUMNS", "OPENCELLID_REQUIRED", "read_cells"]
@@ -52,6 +56,11 @@ _MAX_CODE = 2**53
 
 _VECTOR_SUFFIXES = {".geojson", ".json", ".gpkg", ".shp"}
 _COMPRESSION_SUFFIXES = {".gz", ".bz2", ".zip", ".xz", ".zst"}
+# File name endings and their compression, as pandas infers them from a path (first match),
+# for the chunked reader, which hands pandas an open file to follow its progress.
+_COMPRESSIONS = ((".tar", "tar"), (".tar.gz", "tar"), (".tar.bz2", "tar"), (".tar.xz", "tar"),
+                 (".gz", "gzip"), (".bz2", "bz2"), (".zip", "zip"), (".xz", "xz"),
+                 (".zst", "zstd"))
 # Table formats that are not text: refused by name rather than parsed as CSV.
 _BINARY_SUFFIXES = {".xlsx", ".xlsm", ".xls", ".ods", ".parquet", ".feather", ".arrow",
                     ".pkl", ".pickle", ".npy", ".npz", ".h5", ".hdf5", ".mat", ".sqlite", ".db"}
@@ -93,6 +102,8 @@ _OPENCELLID_MADE = (*CELL_COLUMNS, "geometry", "mnc", "enb_id", "range_m")
 # Radios whose cell number is unique only within its area (GSM LAC, CDMA NID); for the
 # others (UMTS, LTE, NR) the cell number is unique within the operator (mcc, mnc).
 _AREA_SCOPED_RADIOS = ("GSM", "CDMA")
+# The duplicate cell_id check of plain CSV / vector input: what is wrong, and the fix.
+_DUPLICATE_ID = ("duplicate cell_id", "make cell_id unique (one row per cell)")
 
 
 # ---------------------------------------------------------------------- public entry
@@ -114,6 +125,8 @@ def read_cells(
     antenna_gain_dbi: float = 14.0,
     height_m: float = 25.0,
     bandwidth_mhz: float = 10.0,
+    chunk_rows: int | None = None,
+    progress: bool = True,
 ) -> Network:
     """Read cell positions from a file into a validated network in a metric CRS.
 
@@ -173,6 +186,18 @@ def read_cells(
         Antenna height of cells without a ``height_m`` column [m].
     bandwidth_mhz : float
         Total bandwidth of the returned network [MHz] (one resource).
+    chunk_rows : int, optional
+        Read a CSV / OpenCelliD file this many data rows at a time (a whole number ≥ 1;
+        ``5e5`` is accepted), filtering and validating each chunk as it comes and keeping
+        only the rows the filters let through, so that memory grows with the chunk and
+        the rows kept, not with the file: about 300 bytes per row of a chunk, plus the
+        rows kept (see Notes, *Chunked reading*). The result is the same as without it.
+        None (default): read the file in one go. Vector files are always read whole, so
+        they refuse `chunk_rows`.
+    progress : bool
+        With `chunk_rows`: show a tqdm progress bar of the bytes read (compressed bytes
+        for compressed files), with the rows read and kept, on stderr. A read in one go
+        is one pandas call and shows none.
 
     Returns
     -------
@@ -198,9 +223,11 @@ def read_cells(
         non-numeric values in numeric columns; bad OpenCelliD codes or radios; a filter
         that leaves no rows (naming the filter); cells spread too widely for the
         default projection; a `crs` that is not projected in metres; and everything
-        :meth:`cellopt.Network.validate` rejects (an unknown tier, say). Rows are
-        numbered from 0 over the file's data rows (the CSV header is not a row), and
-        identified by ``cell_id`` (OpenCelliD: by ``cell``) when the file has one.
+        :meth:`cellopt.Network.validate` rejects (an unknown tier, say); a `chunk_rows`
+        that is not a whole number ≥ 1, or given for a vector file. Rows are numbered
+        from 0 over the file's data rows (the CSV header is not a row), and identified
+        by ``cell_id`` (OpenCelliD: by ``cell``) when the file has one. Each problem
+        lists its first 10 rows and counts the others.
 
     Warns
     -----
@@ -286,10 +313,34 @@ def read_cells(
     OpenCelliD positions are centres of crowd-sourced measurements, not surveyed mast
     positions.
 
+    **Chunked reading** (`chunk_rows`). For files of millions of rows (an OpenCelliD
+    country extract, or the world file of some 40 million rows, 4 GB) of which the
+    filters keep a small part. Each chunk is filtered by `radio`, `mcc`, `mnc`, then
+    `bbox` and `polygon` (in the source CRS), and validated; the rows inside `bbox` /
+    `polygon` are kept whole. Of the rows that pass `radio` / `mcc` / `mnc` but lie
+    outside `bbox` / `polygon` a key of about 55 bytes is kept (coordinates, and for
+    OpenCelliD the cell's codes, samples and date; for plain CSV the ``cell_id``),
+    because de-duplication and the duplicate ``cell_id`` check span the whole file and
+    come before those filters, as in a read in one go: `radio` / `mcc` / `mnc` bound
+    that. Projection, de-duplication and site clustering are done once, on the rows
+    kept. Peak memory is then about that of parsing one chunk plus the rows kept,
+    where a read in one go needs several times the file's size (docs/cell_files.md has
+    measurements). The rows, their order, ids, positions, CRS, columns and errors are
+    those of a read in one go; a problem found in several chunks is one line, naming
+    rows by their row in the file, and only its first 10 rows are kept, with their
+    count, so that gathering the problems of a large file stays small. Differences: a
+    bad `bbox` or `polygon` is refused at the first chunk, before the rows are
+    validated (a read in one go validates the rows first); and where a column that
+    read_cells does not interpret (an extra column) holds numbers in one chunk and
+    text in another, the numbers go back to text as Python writes them (the file's
+    text for integers; ``1.50`` becomes ``'1.5'``).
+
     Examples
     --------
     >>> net = read_cells("opencellid.csv", radio="LTE", mcc=311, mnc=480)  # doctest: +SKIP
     >>> net.cells[["cell_id", "site_id", "lon", "lat"]].head()  # doctest: +SKIP
+    >>> net = read_cells("cell_towers.csv.gz", radio="LTE", mcc=262, mnc=1,
+    ...                  chunk_rows=500_000)  # doctest: +SKIP
     """
     path = Path(path)
     if not path.exists():
@@ -305,36 +356,30 @@ def read_cells(
     if not isinstance(cluster_sites, bool | np.bool_):
         raise ValidationError(f"cluster_sites={cluster_sites!r} is not True or False; fix: "
                               "pass cluster_sites=True or False")
+    if chunk_rows is not None:
+        chunk_rows = check_count(chunk_rows, "chunk_rows", minimum=1, fix="give the rows to read "
+                                 "at a time, e.g. chunk_rows=500_000, or None to read the file "
+                                 "in one go")
+    if not isinstance(progress, bool | np.bool_):
+        raise ValidationError(f"progress={progress!r} is not True or False; fix: pass "
+                              "progress=True or False")
     target_crs = _as_crs(crs, "crs")
     _check_target_crs(target_crs)
     src_crs = _as_crs(source_crs, "source_crs")
 
     kind = _detect_format(path, format)
-    if kind == "vector":
-        frame, src = _read_vector(path, src_crs)
+    filters = {"radio": radio, "mcc": mcc, "mnc": mnc}
+    if chunk_rows is None:
+        frame, src, x, y, codes = _read_whole(path, kind, src_crs, filters, bbox, polygon)
+    elif kind == "vector":
+        raise ValidationError(f"{name}: chunk_rows applies to CSV and OpenCelliD files; vector "
+                              "files are read whole; fix: drop chunk_rows, or export the cells "
+                              "as CSV with lon, lat columns")
     else:
-        frame, kind = _read_table(path, kind)
-        src = _csv_source(frame, name, kind, src_crs)
-    if not len(frame):
-        raise ValidationError(f"{name}: the file has no data rows; fix: give at least one "
-                              "cell")
-
-    frame = _attribute_filters(frame, name, kind, radio=radio, mcc=mcc, mnc=mnc)
-    x, y, problems = _coordinates(frame, src)
-    if kind == "opencellid":
-        codes, more = _opencellid_codes(frame, name)
-    else:
-        codes, more = {}, _cell_problems(frame, name)
-    problems += more
-    if problems:
-        raise ValidationError(problems)
-
-    keep = np.ones(len(frame), bool)
-    if kind == "opencellid":
-        keep = _best_rows(frame, codes)
-    keep &= _spatial_filters(frame, x, y, keep, src, bbox=bbox, polygon=polygon)
-    frame, x, y = frame[keep], x[keep], y[keep]
-    codes = {k: v[keep] for k, v in codes.items()}
+        frame, src, x, y = _read_chunks(path, kind, src_crs, filters, bbox, polygon,
+                                        chunk_rows=chunk_rows, progress=bool(progress))
+        codes = _opencellid_codes(frame, name)[0] if src.kind == "opencellid" else {}
+    kind = src.kind
 
     points = gpd.GeoSeries(shapely.points(x, y), crs=src.crs)
     if target_crs is None:
@@ -354,6 +399,187 @@ def read_cells(
 
 
 # ---------------------------------------------------------------------- reading
+def _no_data_rows(name: str) -> ValidationError:
+    return ValidationError(f"{name}: the file has no data rows; fix: give at least one cell")
+
+
+def _read_whole(path: Path, kind: str | None, source_crs: pyproj.CRS | None,
+                filters: dict[str, Any], bbox: Any, polygon: Any
+                ) -> tuple[pd.DataFrame, _Source, np.ndarray, np.ndarray, dict[str, np.ndarray]]:
+    """The file's rows that pass the filters (indexed by their row in the file), read in one
+    go and validated; their source, coordinates [source CRS] and OpenCelliD codes."""
+    name = path.name
+    if kind == "vector":
+        frame, src = _read_vector(path, source_crs)
+    else:
+        frame, kind = _read_table(path, kind)
+        src = _csv_source(frame, name, kind, source_crs)
+    if not len(frame):
+        raise _no_data_rows(name)
+
+    frame = _attribute_filters(frame, name, src.kind, **filters)
+    x, y, problems = _coordinates(frame, src)
+    if src.kind == "opencellid":
+        codes, more = _opencellid_codes(frame, name)
+    else:
+        codes, more = {}, _cell_problems(frame, name)
+    problems += more
+    if problems:
+        raise ValidationError(problems)
+
+    keep = np.ones(len(frame), bool)
+    if src.kind == "opencellid":
+        keep = _best_rows(_dedup_key(codes))
+    keep &= _spatial_filters(x, y, keep, src, bbox=bbox, polygon=polygon)
+    codes = {k: v[keep] for k, v in codes.items()}
+    return frame[keep], src, x[keep], y[keep], codes
+
+
+def _read_chunks(path: Path, kind: str | None, source_crs: pyproj.CRS | None,
+                 filters: dict[str, Any], bbox: Any, polygon: Any, *, chunk_rows: int,
+                 progress: bool) -> tuple[pd.DataFrame, _Source, np.ndarray, np.ndarray]:
+    """As :func:`_read_whole` for a CSV file, read `chunk_rows` rows at a time.
+
+    Each chunk is filtered (radio / mcc / mnc, then bbox / polygon) and validated as it
+    comes. The rows inside bbox / polygon are kept whole; of every row that passes radio /
+    mcc / mnc a compact key is kept (coordinates, inside masks, and the OpenCelliD
+    :func:`_dedup_key` or the plain CSV cell_id), because de-duplication and the
+    duplicate cell_id check span the file and come before bbox / polygon. What a read in
+    one go decides from a whole column (ids read as integers, unnamed empty columns
+    dropped, dtypes) is decided from what every chunk had. Problems are gathered over the
+    chunks (no rows are kept once there is one); filters that leave nothing are refused
+    at the end, before the problems, as a read in one go does.
+    """
+    name = path.name
+    kind, options, names = _table_layout(path, kind)
+    src: _Source | None = None
+    box = area = None
+    n_rows = n_kept = 0
+    counts: dict[str, _FilterCount] = {}
+    found_xy: dict[tuple[str, str], _Rows] = {}  # the problems of _coordinates
+    found_cells: dict[tuple[str, str], _Rows] = {}  # of _opencellid_codes / _cell_problems
+    dtypes: dict[str, list] = {}  # column -> the dtypes of its chunks
+    unnamed_empty: dict[str, bool] = {}  # unnamed column -> empty so far
+    id_kinds: dict[str, tuple[bool, bool]] = {}  # id column -> (has values, all integers)
+    ids: list[pd.Series] = []  # plain CSV: cell_id of every row passing radio / mcc / mnc
+    keys: dict[str, list[np.ndarray]] = {}  # the key of every row passing radio / mcc / mnc
+    whole: list[pd.DataFrame] = []  # the rows inside bbox / polygon
+    bar = tqdm(total=path.stat().st_size, unit="B", unit_scale=True, desc=f"reading {name}",
+               disable=not progress, file=sys.stderr)
+    with bar, contextlib.closing(_csv_chunks(path, chunk_rows, bar, **options)) as chunks:
+        for chunk in chunks:
+            chunk = _tidy_columns(chunk, kind)
+            if src is None:  # the first chunk: the columns are known
+                src = _csv_source(chunk, name, kind, source_crs)
+                box = None if bbox is None else _as_bbox(bbox)
+                if polygon is not None:
+                    area = _filter_area(polygon, src.crs)
+                    shapely.prepare(area)
+                unnamed_empty = {c: True for c, n in zip(chunk.columns, names, strict=True)
+                                 if not n}
+            if not len(chunk):
+                continue
+            n_rows += len(chunk)
+            for col, dtype in chunk.dtypes.items():
+                if dtype not in dtypes.setdefault(col, []):
+                    dtypes[col].append(dtype)
+            for col in unnamed_empty:
+                unnamed_empty[col] &= bool(chunk[col].isna().all())
+            for col in _ID_COLUMNS if kind == "csv" else ():
+                if col in chunk.columns:
+                    text = _id_text(chunk[col])
+                    given, integer = _id_kind(text)
+                    was = id_kinds.get(col, (False, True))
+                    id_kinds[col] = (was[0] or given, was[1] and integer)
+                    chunk[col] = _id_values(text, integer=False)  # decided at the end
+
+            chunk = _attribute_filters(chunk, name, kind, counts, **filters)
+            bar.set_postfix({"rows": n_rows, "kept": n_kept}, refresh=False)
+            if not len(chunk):
+                continue
+            x, y, _ = _coordinates(chunk, src, found_xy)
+            if kind == "opencellid":
+                codes, _ = _opencellid_codes(chunk, name, found_cells)
+            else:
+                _cell_problems(chunk, name, found_cells)
+                if "cell_id" in chunk.columns:
+                    ids.append(chunk["cell_id"])
+            if any(r.count for r in (*found_xy.values(), *found_cells.values())):
+                keys.clear()  # the file is refused: gather its problems only
+                whole.clear()
+            else:
+                in_box = np.ones(len(chunk), bool) if box is None else _in_bbox(x, y, box)
+                in_area = (np.ones(len(chunk), bool) if area is None
+                           else shapely.intersects_xy(area, x, y))
+                key = {"x": x, "y": y, "in_box": in_box, "in_area": in_area}
+                if kind == "opencellid":
+                    key |= _dedup_key(codes)
+                for col, values in key.items():
+                    keys.setdefault(col, []).append(values)
+                inside = in_box & in_area
+                if inside.any():
+                    whole.append(chunk[inside])
+                    n_kept += int(inside.sum())
+        bar.set_postfix({"rows": n_rows, "kept": n_kept}, refresh=False)
+        bar.update(bar.total - bar.n)
+
+    if src is None or not n_rows:
+        raise _no_data_rows(name)
+    _check_filter_counts(name, counts)
+    integer_ids = {col: all(v) for col, v in id_kinds.items()}
+    if ids:  # duplicate cell_id, over the file (ids as a read in one go makes them)
+        cell_ids = pd.concat(ids)
+        cell_ids = pd.Series(_id_values(cell_ids, integer=integer_ids["cell_id"]),
+                             index=cell_ids.index)
+        dup = (cell_ids.duplicated(keep=False) & cell_ids.notna()).to_numpy()
+        _Report(cell_ids.to_frame("cell_id"), name, "cell_id", found_cells)(dup, *_DUPLICATE_ID)
+    if kind == "csv":
+        def show_ids(shown: list) -> Sequence:
+            return _id_values(pd.Series(shown, dtype=object), integer=integer_ids["cell_id"])
+    else:
+        def show_ids(shown: list) -> Sequence:
+            return _file_dtype(pd.Series(shown), dtypes["cell"]).to_numpy(object)
+    problems = (_problem_lines(name, found_xy, show_ids)
+                + _problem_lines(name, found_cells, show_ids))
+    if problems:
+        raise ValidationError(problems)
+
+    key = {col: np.concatenate(keys.pop(col)) for col in list(keys)}  # freeing the parts
+    x, y, in_box, in_area = key.pop("x"), key.pop("y"), key.pop("in_box"), key.pop("in_area")
+    keep = _best_rows(key) if kind == "opencellid" else np.ones(len(x), bool)
+    del key
+    keep &= _spatial_filters(x, y, keep, src, bbox=box, polygon=area, inside=(in_box, in_area))
+    empty = [c for c, e in unnamed_empty.items() if e]
+    chosen = keep[in_box & in_area]  # of the rows in `whole`
+    parts, start = [], 0
+    while whole:  # the rows kept of each chunk as a read in one go has them
+        part = whole.pop(0)
+        mask, start = chosen[start:start + len(part)], start + len(part)
+        if not mask.any():
+            continue
+        part = part[mask].drop(columns=empty)
+        columns = {col: _id_values(part[col], integer=integer_ids[col]) if col in integer_ids
+                   else _file_dtype(part[col], dtypes[col]) for col in part.columns}
+        parts.append(pd.DataFrame(columns, index=part.index))
+    return pd.concat(parts), src, x[keep], y[keep]
+
+
+def _file_dtype(values: pd.Series, dtypes: Sequence) -> pd.Series:
+    """A column of some rows of a chunk as a read in one go gives it, from the `dtypes` of
+    the column in every chunk: text if some chunk had text (numbers back to text: exactly
+    the file's for integers; booleans to objects if that is what a chunk had, booleans
+    with gaps), float if some had floats (a column with gaps); else as it is.
+    """
+    text = [d for d in dtypes if d.kind == "O"]
+    if text and values.dtype.kind == "b":
+        return values.astype(text[0])
+    if text and values.dtype.kind != "O":
+        return values.astype(str).where(values.notna()).astype(text[0])
+    if any(d.kind == "f" for d in dtypes) and values.dtype.kind in "iu":
+        return values.astype(float)
+    return values
+
+
 @dataclasses.dataclass(frozen=True)
 class _Source:
     """Where the coordinates of a table come from."""
@@ -447,12 +673,42 @@ def _check_text(path: Path) -> None:
 
 def _parse_csv(path: Path, **options: Any) -> pd.DataFrame:
     """``pandas.read_csv`` with every parsing failure turned into a ValidationError."""
-    name = path.name
+    with _csv_errors(path.name):
+        # index_col=False: a row longer than the header is an error, not an index.
+        return pd.read_csv(path, index_col=False, **options)
+
+
+def _csv_chunks(path: Path, chunk_rows: int, bar: Any, **options: Any) -> Iterator[pd.DataFrame]:
+    """The data rows of a CSV file, `chunk_rows` at a time, indexed by their row in the file.
+
+    As :func:`_parse_csv` reads them (same options, same errors). `bar` (tqdm) counts the
+    bytes read from the file (compressed bytes for compressed files).
+    """
+    compression = next((c for end, c in _COMPRESSIONS if path.name.lower().endswith(end)), None)
+    start = 0
+    with path.open("rb") as raw:
+        with _csv_errors(path.name):
+            reader = pd.read_csv(raw, index_col=False, chunksize=chunk_rows,
+                                 compression=compression, **options)
+        with reader:
+            while True:
+                with _csv_errors(path.name):
+                    chunk = next(reader, None)
+                if chunk is None:
+                    return
+                bar.update(raw.tell() - bar.n)
+                chunk.index = pd.RangeIndex(start, start + len(chunk))
+                start += len(chunk)
+                yield chunk
+
+
+@contextlib.contextmanager
+def _csv_errors(name: str) -> Iterator[None]:
+    """Turn every failure of ``pandas.read_csv`` on file `name` into a ValidationError."""
     try:
         with warnings.catch_warnings():
-            # index_col=False: a row longer than the header is an error, not an index.
             warnings.simplefilter("error", pd.errors.ParserWarning)
-            return pd.read_csv(path, index_col=False, **options)
+            yield
     except pd.errors.ParserWarning as exc:
         raise ValidationError(f"{name}: a row has more fields than the header ({exc}); fix: "
                               "give every row one field per column (quote values that "
@@ -525,10 +781,39 @@ def _table_kind(names: Sequence[str], file: str, kind: str | None) -> str:
 
 
 def _read_table(path: Path, kind: str | None) -> tuple[pd.DataFrame, str]:
-    """A CSV file's rows, its columns renamed to their canonical names, and its kind.
+    """A CSV file's rows, its columns renamed to their canonical names, and its kind."""
+    kind, options, names = _table_layout(path, kind)
+    frame = _parse_csv(path, **options)
+    if "names" in options:  # a headerless export, read with OpenCelliD's column names
+        return frame, kind
+    # A trailing delimiter on every line makes an unnamed, empty column: not data.
+    unnamed = [c for c, n in zip(frame.columns, names, strict=True) if not n]
+    frame = frame.drop(columns=[c for c in unnamed if frame[c].isna().all()])
+    frame = _tidy_columns(frame, kind)
+    if kind == "csv":
+        for col in _ID_COLUMNS:
+            if col in frame.columns:
+                frame[col] = _id_values(frame[col])
+    return frame, kind
 
-    The header is read first, to tell OpenCelliD exports (with or without a header) from
-    plain tables and to read plain tables' id columns as text.
+
+def _tidy_columns(frame: pd.DataFrame, kind: str) -> pd.DataFrame:
+    """The columns renamed, in place, to their canonical names (surrounding spaces and case
+    aside)."""
+    names = [str(c).strip() for c in frame.columns]
+    canonical = OPENCELLID_COLUMNS if kind == "opencellid" else _OPTIONAL_COLUMNS
+    renames = _canonical_names(names, canonical)
+    frame.columns = [renames.get(c, c) for c in names]
+    return frame
+
+
+def _table_layout(path: Path, kind: str | None) -> tuple[str, dict[str, Any], list[str]]:
+    """A CSV file's kind, the ``read_csv`` options to read it, and its column names.
+
+    The first line is read, to tell OpenCelliD exports (with or without a header) from
+    plain tables and to read plain tables' id columns as text. The names are the
+    header's, without surrounding spaces (:data:`OPENCELLID_COLUMNS` for a headerless
+    export, whose options then have ``names``).
     """
     name = path.name
     _check_text(path)
@@ -539,8 +824,8 @@ def _read_table(path: Path, kind: str | None) -> tuple[pd.DataFrame, str]:
             raise ValidationError(f"{name}: the first line is an OpenCelliD data row, not a "
                                   "header; fix: drop format='csv' to read it as a headerless "
                                   "OpenCelliD export, or add a header line")
-        frame = _parse_csv(path, header=None, names=list(OPENCELLID_COLUMNS))
-        return frame, "opencellid"
+        return "opencellid", {"header": None, "names": list(OPENCELLID_COLUMNS)}, list(
+            OPENCELLID_COLUMNS)
     names = [n.strip() for n in raw]
     if pd.to_numeric(pd.Series(names), errors="coerce").notna().all():
         raise ValidationError(f"{name}: the first line {names} is numbers, not column names: "
@@ -554,19 +839,8 @@ def _read_table(path: Path, kind: str | None) -> tuple[pd.DataFrame, str]:
                                   "save it comma-separated (with '.' as decimal point)")
     _check_unique_names(raw, name)
     kind = _table_kind(names, name, kind)
-    canonical = OPENCELLID_COLUMNS if kind == "opencellid" else _OPTIONAL_COLUMNS
     ids = {r: str for r, n in zip(raw, names, strict=True) if n.casefold() in _ID_COLUMNS}
-    frame = _parse_csv(path, dtype=ids if kind == "csv" else None)
-    # A trailing delimiter on every line makes an unnamed, empty column: not data.
-    unnamed = [c for c, n in zip(frame.columns, names, strict=True) if not n]
-    frame = frame.drop(columns=[c for c in unnamed if frame[c].isna().all()])
-    frame.columns = [str(c).strip() for c in frame.columns]
-    frame = frame.rename(columns=_canonical_names(frame.columns, canonical))
-    if kind == "csv":
-        for col in _ID_COLUMNS:
-            if col in frame.columns:
-                frame[col] = _id_values(frame[col])
-    return frame, kind
+    return kind, {"dtype": ids if kind == "csv" else None}, names
 
 
 def _canonical_names(columns: Sequence[str], canonical: Sequence[str]) -> dict[str, str]:
@@ -575,23 +849,38 @@ def _canonical_names(columns: Sequence[str], canonical: Sequence[str]) -> dict[s
     return {c: wanted[c.casefold()] for c in columns if c.casefold() in wanted}
 
 
-def _id_values(values: pd.Series) -> np.ndarray:
+def _id_values(values: pd.Series, integer: bool | None = None) -> np.ndarray:
     """Ids read as text: plain integers become int64, anything else stays text.
 
     Reading ids as text keeps ``'007'`` and ``'7'`` apart and a mixed column whole; only a
     column of canonical integers (no leading zeros, no decimal point) is made numeric.
+    `integer` says whether it is (for a column read in chunks: see :func:`_id_kind`);
+    None: decide from `values`.
     """
-    text = values.astype(object).where(values.notna(), None)
-    text = pd.Series(text, dtype="string").str.strip()
-    text = text.mask(text == "")
+    text = _id_text(values)
     given = text.dropna()
-    if len(given) and given.str.fullmatch(r"-?(0|[1-9]\d{0,17})").all():
+    if integer is None:
+        integer = all(_id_kind(text))
+    if integer:
         if text.isna().any():
             out = np.full(len(text), np.nan, dtype=object)
             out[text.notna().to_numpy()] = given.astype(np.int64).to_numpy(object)
             return out
         return text.astype(np.int64).to_numpy()
     return text.astype(object).where(text.notna(), np.nan).to_numpy(object)
+
+
+def _id_text(values: pd.Series) -> pd.Series:
+    """Ids as text without surrounding spaces; missing where empty."""
+    text = values.astype(object).where(values.notna(), None)
+    text = pd.Series(text, dtype="string").str.strip()
+    return text.mask(text == "")
+
+
+def _id_kind(text: pd.Series) -> tuple[bool, bool]:
+    """Whether an id column (:func:`_id_text`) has values, and whether all are plain integers."""
+    given = text.dropna()
+    return bool(len(given)), bool(given.str.fullmatch(r"-?(0|[1-9]\d{0,17})").all())
 
 
 def _read_vector(path: Path, source_crs: pyproj.CRS | None) -> tuple[pd.DataFrame, _Source]:
@@ -665,21 +954,58 @@ def _csv_source(frame: pd.DataFrame, name: str, kind: str,
 
 
 # ---------------------------------------------------------------------- checks
-class _Report:
-    """Collects problem lines naming rows by file position and id."""
+@dataclasses.dataclass
+class _Rows:
+    """The offending rows of one check: the first :data:`ROWS_LISTED`, and their count."""
 
-    def __init__(self, frame: pd.DataFrame, name: str, id_col: str | None):
+    pos: list[int] = dataclasses.field(default_factory=list)
+    ids: list | None = None
+    count: int = 0
+
+    def add(self, pos: np.ndarray, ids: np.ndarray | None) -> None:
+        room = max(ROWS_LISTED - len(self.pos), 0)
+        self.pos += pos[:room].tolist()
+        if ids is not None:
+            self.ids = (self.ids or []) + list(ids[:room])
+        self.count += len(pos)
+
+
+class _Report:
+    """Collects problem lines naming rows by file position and id.
+
+    One line per check (what is wrong and its fix), in the order the checks are made.
+    The reports of the chunks of one file share `found`, so that a check's rows in
+    every chunk make one line.
+    """
+
+    def __init__(self, frame: pd.DataFrame, name: str, id_col: str | None,
+                 found: dict[tuple[str, str], _Rows] | None = None):
         self.name = name
         self.pos = frame.index.to_numpy()
         self.ids = frame[id_col].to_numpy(object) if id_col else None
-        self.problems: list[str] = []
+        self.found = {} if found is None else found
 
     def __call__(self, bad: np.ndarray | pd.Series, what: str, fix: str) -> None:
         bad = np.asarray(bad, bool)
+        rows = self.found.setdefault((what, fix), _Rows())  # its place in the order
         if bad.any():
-            ids = None if self.ids is None else self.ids[bad]
-            self.problems.append(f"{self.name}: {describe_rows(self.pos[bad], ids)}: {what}; "
-                                 f"fix: {fix}")
+            rows.add(self.pos[bad], None if self.ids is None else self.ids[bad])
+
+    @property
+    def problems(self) -> list[str]:
+        return _problem_lines(self.name, self.found)
+
+
+def _problem_lines(name: str, found: dict[tuple[str, str], _Rows],
+                   show_ids: Callable[[list], Sequence] | None = None) -> list[str]:
+    """The lines of the checks that found rows; `show_ids` converts the ids listed."""
+    lines = []
+    for (what, fix), rows in found.items():
+        if rows.count:
+            ids = rows.ids if rows.ids is None or show_ids is None else show_ids(rows.ids)
+            lines.append(f"{name}: {describe_rows(rows.pos, ids, total=rows.count)}: {what}; "
+                         f"fix: {fix}")
+    return lines
 
 
 def _numbers(values: pd.Series, col: str, report: _Report) -> np.ndarray:
@@ -691,9 +1017,11 @@ def _numbers(values: pd.Series, col: str, report: _Report) -> np.ndarray:
     return num
 
 
-def _coordinates(frame: pd.DataFrame, src: _Source) -> tuple[np.ndarray, np.ndarray, list[str]]:
-    """Source-CRS coordinates, shape (n,) each, and the problems found in them."""
-    report = _Report(frame, src.name, src.id_col)
+def _coordinates(frame: pd.DataFrame, src: _Source, found: dict | None = None
+                 ) -> tuple[np.ndarray, np.ndarray, list[str]]:
+    """Source-CRS coordinates, shape (n,) each, and the problems found in them (gathered
+    into `found` too, when given: see :class:`_Report`)."""
+    report = _Report(frame, src.name, src.id_col, found)
     xname, yname = src.labels()
     if src.xcol is not None:
         x = _numbers(frame[src.xcol], src.xcol, report)
@@ -729,16 +1057,20 @@ def _coordinates(frame: pd.DataFrame, src: _Source) -> tuple[np.ndarray, np.ndar
     return x, y, report.problems
 
 
-def _cell_problems(frame: pd.DataFrame, name: str) -> list[str]:
-    """Ids and numeric optional columns of plain CSV / vector input."""
+def _cell_problems(frame: pd.DataFrame, name: str, found: dict | None = None) -> list[str]:
+    """Ids and numeric optional columns of plain CSV / vector input.
+
+    With `found` (the chunks of one file, see :class:`_Report`), duplicate ids are left to
+    the caller, who has the ids of every chunk: this only marks the check's place.
+    """
     id_col = "cell_id" if "cell_id" in frame.columns else None
-    report = _Report(frame, name, id_col)
+    report = _Report(frame, name, id_col, found)
     if id_col:
         ids = frame["cell_id"]
         report(ids.isna(), "cell_id is missing", "give every row a cell_id, or drop the "
                "column to number the cells 0..n-1")
-        report(ids.duplicated(keep=False) & ids.notna(), "duplicate cell_id",
-               "make cell_id unique (one row per cell)")
+        dup = np.zeros(len(ids), bool) if found is not None else ids.duplicated(keep=False)
+        report(dup & ids.notna(), *_DUPLICATE_ID)
     if "site_id" in frame.columns:
         report(frame["site_id"].isna(), "site_id is missing",
                "give every row a site_id, or drop the column (one site per cell)")
@@ -751,14 +1083,16 @@ def _cell_problems(frame: pd.DataFrame, name: str) -> list[str]:
     return report.problems
 
 
-def _opencellid_codes(frame: pd.DataFrame, name: str) -> tuple[dict[str, np.ndarray], list]:
-    """Code columns of an OpenCelliD export, and the problems found in them.
+def _opencellid_codes(frame: pd.DataFrame, name: str, found: dict | None = None
+                      ) -> tuple[dict[str, np.ndarray], list]:
+    """Code columns of an OpenCelliD export, and the problems found in them (gathered into
+    `found` too, when given: see :class:`_Report`).
 
     Returns ``radio`` (upper case), ``mcc``, ``net``, ``area``, ``cell`` (int64; -1 where
     bad) and the optional ``samples``, ``range`` and ``updated`` [Unix s] (float; NaN
     where missing or absent).
     """
-    report = _Report(frame, name, "cell")
+    report = _Report(frame, name, "cell", found)
     codes: dict[str, np.ndarray] = {}
     for col, top in (("mcc", 999), ("net", 999), ("area", _MAX_CODE), ("cell", _MAX_CODE)):
         num = pd.to_numeric(frame[col], errors="coerce").to_numpy(float)
@@ -835,12 +1169,32 @@ def _shown(values: pd.Series) -> list:
     return [int(v) if isinstance(v, float) and v.is_integer() else v for v in out]
 
 
-def _attribute_filters(frame: pd.DataFrame, name: str, kind: str, **filters: Any) -> pd.DataFrame:
+@dataclasses.dataclass
+class _FilterCount:
+    """What one attribute filter saw over the chunks of a file."""
+
+    wanted: list  # the values it keeps
+    col: str  # the column it reads
+    before: int = 0  # rows that reached it
+    kept: int = 0  # rows it kept
+    shown: list = dataclasses.field(default_factory=list)  # the first values it saw (_shown)
+
+
+def _attribute_filters(frame: pd.DataFrame, name: str, kind: str,
+                       counts: dict[str, _FilterCount] | None = None, **filters: Any
+                       ) -> pd.DataFrame:
+    """The rows that pass the radio / mcc / mnc filters.
+
+    A filter that leaves no rows is refused; with `counts` (the chunks of one file) what
+    each filter saw is added up there instead, for :func:`_check_filter_counts`.
+    """
     columns = {"radio": ("radio",), "mcc": ("mcc",),
                "mnc": ("net",) if kind == "opencellid" else ("mnc", "net")}
     for key, value in filters.items():
         if value is None:
             continue
+        if counts is not None and not len(frame):
+            break  # no row of this chunk reaches the filter
         folded = {str(c).casefold(): c for c in frame.columns}
         col = next((folded[c] for c in columns[key] if c in folded), None)
         if col is None:
@@ -853,29 +1207,63 @@ def _attribute_filters(frame: pd.DataFrame, name: str, kind: str, **filters: Any
         else:
             have = pd.to_numeric(frame[col], errors="coerce")
         keep = have.isin(wanted).to_numpy()
-        if not keep.any():
-            raise ValidationError(f"{name}: no rows left after filter {key}={wanted} "
-                                  f"({len(frame)} rows before it; column '{col}' has values "
-                                  f"{_shown(have)}); fix: change or drop the {key} filter")
+        if counts is None:
+            if not keep.any():
+                raise _no_rows_left(name, key, _FilterCount(wanted, col, len(frame), 0,
+                                                            _shown(have)))
+        else:
+            seen = counts.setdefault(key, _FilterCount(wanted, col))
+            seen.before += len(frame)
+            seen.kept += int(keep.sum())
+            if len(seen.shown) < 10:
+                seen.shown += [v for v in _shown(have) if v not in seen.shown]
+                del seen.shown[10:]
         frame = frame[keep]
     return frame
 
 
-def _best_rows(frame: pd.DataFrame, codes: dict[str, np.ndarray]) -> np.ndarray:
-    """Mask of the rows to keep: per cell, the one with most samples (then latest)."""
+def _no_rows_left(name: str, key: str, seen: _FilterCount) -> ValidationError:
+    return ValidationError(f"{name}: no rows left after filter {key}={seen.wanted} "
+                           f"({seen.before} rows before it; column '{seen.col}' has values "
+                           f"{seen.shown}); fix: change or drop the {key} filter")
+
+
+def _check_filter_counts(name: str, counts: dict[str, _FilterCount]) -> None:
+    """Refuse, as :func:`_attribute_filters` does, the first filter that left no rows."""
+    for key, seen in counts.items():  # in the order of the filters
+        if not seen.kept:
+            raise _no_rows_left(name, key, seen)
+
+
+def _dedup_key(codes: dict[str, np.ndarray]) -> dict[str, np.ndarray]:
+    """What identifies the cell of each row (radio as its index in :data:`_OPENCELLID_RADIOS`),
+    and its rank among the rows of the cell (samples, updated; -inf where missing), in
+    compact dtypes (valid codes: see :func:`_opencellid_codes`)."""
     area_scoped = np.isin(codes["radio"], _AREA_SCOPED_RADIOS)
-    key = pd.DataFrame({
-        "radio": codes["radio"], "mcc": codes["mcc"], "net": codes["net"],
+    return {
+        "radio": pd.Categorical(codes["radio"], categories=_OPENCELLID_RADIOS).codes,
+        "mcc": codes["mcc"].astype(np.int16), "net": codes["net"].astype(np.int16),
         "area": np.where(area_scoped, codes["area"], -1), "cell": codes["cell"],
         "samples": np.nan_to_num(codes["samples"], nan=-np.inf),
         "updated": np.nan_to_num(codes["updated"], nan=-np.inf),
-        "order": np.arange(len(frame)),
-    })
-    ranked = key.sort_values(["samples", "updated", "order"], ascending=[False, False, True],
-                             kind="stable")
-    first = ~ranked.duplicated(["radio", "mcc", "net", "area", "cell"], keep="first")
-    keep = np.zeros(len(frame), bool)
-    keep[ranked["order"].to_numpy()[first.to_numpy()]] = True
+    }
+
+
+def _best_rows(key: dict[str, np.ndarray]) -> np.ndarray:
+    """Mask of the rows to keep: per cell, the one with most samples (then latest, then
+    first). `key`: :func:`_dedup_key` of the rows, in file order."""
+    n = len(key["cell"])
+    # Sorted by cell, then most samples, then latest; lexsort is stable, so among rows
+    # that tie the first in the file comes first. Its last key sorts first.
+    cell = [key[c] for c in ("cell", "area", "net", "mcc", "radio")]
+    order = np.lexsort([-key["updated"], -key["samples"], *cell])
+    first = np.zeros(n, bool)
+    first[:1] = True
+    for values in cell:
+        ranked = values[order]
+        first[1:] |= ranked[1:] != ranked[:-1]
+    keep = np.zeros(n, bool)
+    keep[order[first]] = True
     return keep
 
 
@@ -896,23 +1284,38 @@ def _filter_area(polygon: Any, crs: pyproj.CRS) -> shapely.Geometry:
     return area
 
 
-def _spatial_filters(frame: pd.DataFrame, x: np.ndarray, y: np.ndarray, keep: np.ndarray,
-                     src: _Source, *, bbox: Any, polygon: Any) -> np.ndarray:
-    """Mask of the rows inside `bbox` and `polygon` (given the rows already kept)."""
-    out = np.ones(len(frame), bool)
+def _as_bbox(bbox: Any) -> np.ndarray:
+    """`bbox` as an array (x_min, y_min, x_max, y_max), refused unless it is one."""
+    try:
+        box = np.asarray(bbox, dtype=float).ravel()
+    except (TypeError, ValueError):
+        box = np.full(1, np.nan)  # not numbers: refused below
+    if box.shape != (4,) or not np.isfinite(box).all() or box[0] > box[2] or box[1] > box[3]:
+        raise ValidationError(f"bbox={bbox!r} is not (x_min, y_min, x_max, y_max) with "
+                              "min ≤ max; fix: e.g. bbox=(lon_min, lat_min, lon_max, "
+                              "lat_max) in the file's coordinates")
+    return box
+
+
+def _in_bbox(x: np.ndarray, y: np.ndarray, box: np.ndarray) -> np.ndarray:
+    return (x >= box[0]) & (x <= box[2]) & (y >= box[1]) & (y <= box[3])
+
+
+def _spatial_filters(x: np.ndarray, y: np.ndarray, keep: np.ndarray, src: _Source, *,
+                     bbox: Any, polygon: Any,
+                     inside: tuple[np.ndarray, np.ndarray] | None = None) -> np.ndarray:
+    """Mask of the rows inside `bbox` and `polygon` (given the rows already kept).
+
+    `inside`: the masks of the rows inside `bbox` and inside `polygon` (all True for an
+    absent filter), when already known (a file read in chunks).
+    """
+    out = np.ones(len(x), bool)
     xname, yname = src.labels()
     span = (f"the rows span {xname} [{np.min(x[keep]):.6g}, {np.max(x[keep]):.6g}], {yname} "
             f"[{np.min(y[keep]):.6g}, {np.max(y[keep]):.6g}]")
     if bbox is not None:
-        try:
-            box = np.asarray(bbox, dtype=float).ravel()
-        except (TypeError, ValueError):
-            box = np.full(1, np.nan)  # not numbers: refused below
-        if box.shape != (4,) or not np.isfinite(box).all() or box[0] > box[2] or box[1] > box[3]:
-            raise ValidationError(f"bbox={bbox!r} is not (x_min, y_min, x_max, y_max) with "
-                                  "min ≤ max; fix: e.g. bbox=(lon_min, lat_min, lon_max, "
-                                  "lat_max) in the file's coordinates")
-        out &= (x >= box[0]) & (x <= box[2]) & (y >= box[1]) & (y <= box[3])
+        box = _as_bbox(bbox)
+        out &= _in_bbox(x, y, box) if inside is None else inside[0]
         if not (out & keep).any():
             raise ValidationError(f"{src.name}: no rows left after filter bbox={tuple(box.tolist())} "
                                   f"({int(keep.sum())} rows before it; {span}); fix: widen or "
@@ -922,7 +1325,7 @@ def _spatial_filters(frame: pd.DataFrame, x: np.ndarray, y: np.ndarray, keep: np
         area = _filter_area(polygon, src.crs)
         shapely.prepare(area)
         before = int((out & keep).sum())
-        out &= shapely.intersects_xy(area, x, y)
+        out &= shapely.intersects_xy(area, x, y) if inside is None else inside[1]
         if not (out & keep).any():
             raise ValidationError(f"{src.name}: no rows left after filter polygon (bounds "
                                   f"{tuple(round(b, 6) for b in area.bounds)}; {before} rows "
