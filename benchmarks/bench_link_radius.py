@@ -9,7 +9,7 @@ outside the timing:
 1. Time against cells. Hexagonal macro grids (3 sectors, ISD 500 m, no wraparound) with
    ``--rings`` rings and ``--users`` users: the full link table (every cell interferes,
    time ∝ users × cells) against the table with the automatic interference radius
-   (``interference_radius_m(net)``), and the user–cell pairs each evaluates (full:
+   (``auto_radius_m(net)``), and the user–cell pairs each evaluates (full:
    users × cells; radius: the cells within the radius of each user, counted with a
    k-d tree outside the timing, and the same floored at the minimum number of cells
    every user sees exactly). A second block keeps the user density fixed (users ∝
@@ -42,7 +42,7 @@ import cellopt
 from cellopt import radio, topology
 from cellopt.linktable import LinkTable
 from cellopt.network import Network
-from cellopt.radio.far_field import interference_radius_m
+from cellopt.radio.far_field import auto_radius_m
 from cellopt.radio.links import MIN_NEARBY_CELLS
 from cellopt.study.scenario import Drop
 
@@ -52,7 +52,7 @@ USER_SEED, SHADOW_SEED, LAYOUT_SEED, POISSON_USER_SEED = 2, 3, 4, 5
 MEDIUM_RINGS, MEDIUM_USERS = 16, 50_000
 POISSON_SIDE_M, POISSON_USERS = 20_000.0, 20_000
 POISSON_TIERS = {"macro": {"density_per_km2": 1.0}, "pico": {"density_per_km2": 4.0}}
-#: Radii of table 2 ("auto": interference_radius_m).
+#: Radii of table 2 ("auto": auto_radius_m).
 RADII: tuple[str | float, ...] = ("auto", 2000.0, 4000.0)
 
 
@@ -145,7 +145,7 @@ def time_against_cells(args: argparse.Namespace, cache: dict[str, Any]) -> None:
     rows = []
     for rings in args.rings:
         net = hex_network(rings, args.users)
-        r = interference_radius_m(net)
+        r = auto_radius_m(net)
         full, t_full = links_of(net, args.candidates)
         near, t_near = links_of(net, args.candidates, r)
         in_r, floored = pairs_within(net, r, args.candidates)
@@ -170,7 +170,7 @@ def time_against_cells(args: argparse.Namespace, cache: dict[str, Any]) -> None:
     for rings in args.density_rings:
         cells = topology.hex_grid(n_rings=rings, wraparound=False).n_cells
         net = hex_network(rings, round(args.users * cells / base_cells))
-        r = interference_radius_m(net)
+        r = auto_radius_m(net)
         near, t_near = links_of(net, args.candidates, r)
         in_r, floored = pairs_within(net, r, args.candidates)
         rows.append([str(rings), f"{net.n_cells:,}", f"{net.n_users:,}", f"{r:.0f}",

@@ -7,7 +7,7 @@ import pytest
 
 from cellopt import radio, topology
 from cellopt.errors import ValidationError
-from cellopt.radio.far_field import FarField, interference_radius_m, ring_integral_m2
+from cellopt.radio.far_field import FarField, auto_radius_m, ring_integral_m2
 from cellopt.radio.model import Coupling, RadioModel
 from cellopt.radio.pathloss import SingleSlope
 
@@ -123,11 +123,11 @@ def test_auto_radius_follows_the_density():
                                      wraparound=False, rng=1)
     dense = topology.poisson_layout({"macro": {"density_per_km2": 8.0}}, side_m=30000.0,
                                     wraparound=False, rng=1)
-    r_sparse, r_dense = interference_radius_m(sparse), interference_radius_m(dense)
+    r_sparse, r_dense = auto_radius_m(sparse), auto_radius_m(dense)
     assert r_sparse > 2 * r_dense > 0
-    assert interference_radius_m(dense, far_share=0.001) > r_dense
+    assert auto_radius_m(dense, far_share=0.001) > r_dense
     with pytest.raises(ValidationError, match="far_share"):
-        interference_radius_m(dense, far_share=1.5)
+        auto_radius_m(dense, far_share=1.5)
 
 
 def test_ring_integral_matches_the_closed_form():

@@ -28,7 +28,7 @@ from cellopt.network import TIERS, Network
 from cellopt.radio.antenna import sector_gain_db
 from cellopt.radio.model import Coupling, RadioModel
 
-__all__ = ["FarField", "cell_extent_m", "interference_radius_m", "ring_integral_m2"]
+__all__ = ["FarField", "auto_radius_m", "cell_extent_m", "ring_integral_m2"]
 
 #: Points of the log-spaced grid of the ring integrals.
 GRID_POINTS = 4000
@@ -145,7 +145,7 @@ class FarField:
         return np.einsum("um,umk->uk", weight, emission)
 
 
-def interference_radius_m(network: Network, model: RadioModel | None = None,
+def auto_radius_m(network: Network, model: RadioModel | None = None,
                           far_share: float = FAR_SHARE) -> float:
     """An interference radius from the path-loss model: the far field is `far_share` of the rest.
 

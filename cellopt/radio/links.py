@@ -14,7 +14,7 @@ from tqdm import tqdm
 from cellopt.errors import ValidationError, check_memory, describe_rows
 from cellopt.linktable import LinkTable
 from cellopt.network import LIMITS, Network, check_count, check_real
-from cellopt.radio.far_field import FarField, cell_extent_m, interference_radius_m
+from cellopt.radio.far_field import FarField, auto_radius_m, cell_extent_m
 from cellopt.radio.model import RSRP_SUBCARRIER_HZ, Coupling, RadioModel, thermal_noise_dbm
 
 __all__ = ["NearbyCells", "coupling_db", "link_table", "link_table_nbytes", "resource_power_dbm",
@@ -221,7 +221,7 @@ def link_table(
         Interference radius [m]: each user's cells within it, or its
         :data:`MIN_NEARBY_CELLS` (at least `n_candidates`) nearest cells if fewer are
         within it, are found through the index and counted exactly. ``"auto"`` chooses
-        it from the path-loss model (:func:`cellopt.radio.far_field.interference_radius_m`).
+        it from the path-loss model (:func:`cellopt.radio.far_field.auto_radius_m`).
         None (default): every cell interferes exactly, as computed without an index. With
         wraparound the radius must be below half the wraparound period.
     far_field : bool
@@ -500,7 +500,7 @@ def _check_radius(network: Network, model: RadioModel, radius_m: float | str | N
         if radius_m != "auto":
             raise ValidationError(f"interference_radius_m={radius_m!r}; fix: give a radius in "
                                   "metres, 'auto' or None")
-        radius_m = interference_radius_m(network, model)
+        radius_m = auto_radius_m(network, model)
     elif isinstance(radius_m, (bool, np.bool_)) or not isinstance(radius_m, (int, float, np.number)) \
             or not (math.isfinite(radius_m) and radius_m > 0):
         raise ValidationError(f"interference_radius_m={radius_m!r}; fix: give a radius > 0 in "
