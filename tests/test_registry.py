@@ -72,6 +72,7 @@ def test_declared_capabilities():
     expected = {
         "alm": ("optimizer", True, True, False, ("x0", "prices0", "theta0")),
         "dual": ("optimizer", True, True, True, ("prices0",)),
+        "dual_dask": ("optimizer", False, False, False, ()),
         "ipm": ("optimizer", True, True, True, ()),
         "reference": ("reference", True, True, True, ()),
         "max_rsrp": ("baseline", False, False, False, ()),

@@ -34,7 +34,7 @@ __all__ = [
 ]
 
 # Each module registers its methods on import.
-from cellopt.solvers import alm, baselines, dual, ipm, reference  # noqa: F401
+from cellopt.solvers import alm, baselines, dask_dual, dual, ipm, reference  # noqa: F401
 
 
 def solve(
@@ -57,10 +57,10 @@ def solve(
     ----------
     problem : Problem
     method : str
-        One of :data:`METHODS`: ``"alm"`` (default), ``"dual"``, ``"ipm"``,
-        ``"reference"``, ``"max_rsrp"``, ``"max_sinr"``, ``"range_expansion"``,
-        ``"load_aware"``. What each can do and its options: :func:`method_info`,
-        :func:`method_table`.
+        One of :data:`METHODS`: ``"alm"`` (default), ``"dual"``, ``"dual_dask"``
+        (``dual`` on a Dask cluster, docs/distributed.md), ``"ipm"``, ``"reference"``,
+        ``"max_rsrp"``, ``"max_sinr"``, ``"range_expansion"``, ``"load_aware"``. What each
+        can do and its options: :func:`method_info`, :func:`method_table`.
     tol : float
         Target rate-equivalent gap: status ``"optimal"`` certifies that no feasible
         allocation beats this one by more than scaling every user's rate by ``1 + tol``

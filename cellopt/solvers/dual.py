@@ -122,13 +122,20 @@ cells), the line search (it needs the total g_τ), the continuation schedule and
 certificate (total bound and objective). A fully local variant would replace the
 Newton step by per-cell diagonal-Newton price steps ``μ_g ← max(δ_g, μ_g − ∂_g g / ∂²_gg g)``
 at the cost of many more iterations.
+
+The code follows that split: :func:`newton_prices` is the coordinator's loop, and it
+sees the users only through a :class:`DualModel` (evaluate g_τ, its Hessian, recover a
+feasible point). ``dual`` runs it on :class:`SmoothedDual`, every user in this process;
+``dual_dask`` (:mod:`cellopt.solvers.dask_dual`) on users held by Dask workers, with the
+same loop.
 """
 
 from __future__ import annotations
 
+import dataclasses
 import time
 from collections.abc import Callable
-from typing import Any
+from typing import Any, Protocol
 
 import numpy as np
 import scipy.sparse as sp
@@ -149,7 +156,8 @@ from cellopt.solvers.common import (
 from cellopt.solvers.linalg import SymmetricSystem, share_curvature
 from cellopt.solvers.registry import register
 
-__all__ = ["solve_dual"]
+__all__ = ["DualModel", "DualPoint", "NewtonResult", "Recovered", "SmoothedDual", "newton_prices",
+           "solve_dual"]
 
 _CLIP_FLOOR = 1e-3       # growth limit 3·max(y, this) for prices with a positive floor
 _ACTIVE_WEIGHT = 1e-14   # links with soft-min weight p_e below this are left out of the Hessian
@@ -158,21 +166,93 @@ _ACTIVE_WEIGHT = 1e-14   # links with soft-min weight p_e below this are left ou
 # instead of 2 ms. The factorizations run single-threaded.
 
 
-class _Point:
-    """One evaluation of the smoothed dual at scaled prices y."""
+class DualPoint:
+    """One evaluation of the smoothed dual at scaled prices y.
 
-    __slots__ = ("a", "bound", "g_tau", "grad", "h", "log_pi", "m", "mu", "nu", "pi", "q", "r",
-                 "share", "x", "y")
+    What :func:`newton_prices` reads: ``y``, ``mu``, ``nu`` (prices), ``g_tau``, ``bound``
+    (exact g), ``grad`` (of g_τ in y). The rest is per-link / per-user state a model keeps
+    for its Hessian and its recovery (``air``: airtime per group, ``traffic``: per capped
+    cell, ``smooth`` / ``exact``: Σ_users φ at m_τ / at π*, of the implied shares).
+    """
+
+    __slots__ = ("a", "air", "bound", "exact", "g_tau", "grad", "h", "key", "log_pi", "m", "mu",
+                 "nu", "pi", "q", "r", "share", "smooth", "traffic", "x", "y")
 
 
-class _SmoothedDual:
+@dataclasses.dataclass
+class Recovered:
+    """A feasible point recovered from the implied shares at one point.
+
+    Attributes
+    ----------
+    x : any
+        The shares (ndarray, shape (L,)) or a model's handle to them.
+    objective : float
+        Σ w U(r) − cost − energy cost.
+    theta : ndarray or None
+        Pattern shares (free shares only).
+    utility : float
+        Σ w U(r).
+    """
+
+    x: Any
+    objective: float
+    theta: np.ndarray | None
+    utility: float
+
+
+class DualModel(Protocol):
+    """What :func:`newton_prices` needs of the smoothed dual: the single-process
+    :class:`SmoothedDual`, or a model whose users live elsewhere (``dual_dask``).
+
+    Attributes: ``G`` (groups), ``n`` (prices: groups + capped cells), ``s`` (price units,
+    shape (n,)), ``lb`` (lower bounds in those units, shape (n,)), ``fixed`` (prices that
+    never move, bool, shape (n,)), ``capped`` (cells with a price ν, shape (n_caps,)),
+    ``n_links`` (links that can carry traffic).
+    """
+
+    G: int
+    n: int
+    s: np.ndarray
+    lb: np.ndarray
+    fixed: np.ndarray
+    capped: np.ndarray
+    n_links: int
+
+    def evaluate(self, y: np.ndarray, tau: float) -> DualPoint:
+        """g_τ, its gradient and the exact bound at scaled prices y."""
+
+    def hessian(self, pt: DualPoint, tau: float) -> SymmetricSystem:
+        """∇²_y g_τ at an evaluated point."""
+
+    def recover(self, pt: DualPoint) -> Recovered:
+        """A feasible point from the implied shares at pt (the better of repair and fill)."""
+
+    def commit(self, rec: Recovered) -> None:
+        """`rec` is the best feasible point so far (a model that holds x elsewhere keeps it)."""
+
+    def row_extra(self) -> dict[str, Any]:
+        """Extra history columns of the current iteration (e.g. bytes moved), {} if none."""
+
+
+class SmoothedDual:
     """g_τ, its gradient and Hessian in scaled prices y, vectorized over user-sorted links.
 
     Variables: y = (μ_g / s_g for every group, ν_j / s_j for every cell with a finite
     positive cap). Links of zero-capacity cells are left out.
+
+    Parameters
+    ----------
+    problem : Problem
+    tol : float
+        Target gap (sets the floors δ_g of the prices of unpriced cells).
+    units : (ndarray, ndarray), optional
+        Price units s and lower bounds lb, both shape (n,), instead of computing them from
+        `problem` (a part of a larger problem uses the whole problem's).
     """
 
-    def __init__(self, problem: Problem, tol: float):
+    def __init__(self, problem: Problem, tol: float,
+                 units: tuple[np.ndarray, np.ndarray] | None = None):
         p = problem
         self.p = p
         self.G = p.n_groups
@@ -208,7 +288,7 @@ class _SmoothedDual:
         linkless[self.users] = False
         self.linkless_value = float(np.sum(p.weight[linkless] * utility(0.0, p.alpha)))
         self._check_blocked_users(blocked)
-        self.s, self.lb = self._scales(tol)
+        self.s, self.lb = self._scales(tol) if units is None else units
         # Groups without links have μ = 0 for good: nobody buys there.
         self.fixed = np.r_[np.bincount(self.g, minlength=self.G) == 0,
                            np.zeros(len(self.capped), bool)]
@@ -314,8 +394,9 @@ class _SmoothedDual:
         h = np.where(free_rate < cap, r / (alpha * m), 0.0)
         return value, r, h
 
-    def evaluate(self, y: np.ndarray, tau: float) -> _Point:
-        pt = _Point()
+    def evaluate(self, y: np.ndarray, tau: float) -> DualPoint:
+        """g_τ, the exact bound g and ∇_y g_τ at scaled prices y, shape (n,)."""
+        pt = DualPoint()
         pt.y = y
         mu, nu = self.prices(y)
         pt.mu, pt.nu = mu, nu
@@ -345,16 +426,19 @@ class _SmoothedDual:
             exact = smooth = 0.0
         x = flow / self.R
         pt.x = x
+        pt.smooth, pt.exact = smooth, exact
         air_smooth, air_exact, capacity = self._airtime_term(pt, mu, tau)
         pt.g_tau = air_smooth + nu_term + smooth + self.linkless_value
         pt.bound = air_exact + nu_term + exact + self.linkless_value
-        grad_mu = capacity - np.bincount(self.g, x, minlength=self.G)
+        pt.air = np.bincount(self.g, x, minlength=self.G)
+        grad_mu = capacity - pt.air
         traffic = np.bincount(self.link_cap[self.capped_links], flow[self.capped_links],
                               minlength=len(self.capped))
+        pt.traffic = traffic
         pt.grad = np.r_[grad_mu, self.C - traffic] * self.s
         return pt
 
-    def _airtime_term(self, pt: _Point, mu: np.ndarray, tau: float
+    def _airtime_term(self, pt: DualPoint, mu: np.ndarray, tau: float
                       ) -> tuple[float, float, np.ndarray | float]:
         """(smoothed, exact) airtime term of g and its gradient in μ (each group's capacity).
 
@@ -379,7 +463,7 @@ class _SmoothedDual:
         smooth = float(np.sum(top + temp * np.log(total)))
         return smooth, float(top.sum()), np.where(ok, q[np.maximum(self.group_share, 0)], 0.0)
 
-    def implied_shares(self, pt: _Point) -> list[np.ndarray]:
+    def implied_shares(self, pt: DualPoint) -> list[np.ndarray]:
         """Pattern shares to recover a feasible point with: the soft-max weights, and the
         largest airtime per (block, pattern) the implied shares use."""
         n_k = self.p.n_resources
@@ -391,7 +475,25 @@ class _SmoothedDual:
         np.maximum.at(used, cell_k, air)
         return [full_q.reshape(self.p.block_cost.shape), used.reshape(self.p.block_cost.shape)]
 
-    def hessian(self, pt: _Point, tau: float) -> SymmetricSystem:
+    def recover(self, pt: DualPoint) -> Recovered:
+        """Feasible shares from the implied ones at pt: :func:`recover_feasible` with the
+        groups whose price is positive counted as priced (groups at their floor δ_g > 0
+        too: filling them tested better)."""
+        p = self.p
+        x_full = np.zeros(p.n_links)
+        x_full[self.keep] = pt.x
+        shares = self.implied_shares(pt) if self.free else [None]
+        x_feas, obj, theta, util = recover_feasible(p, x_full, pt.y[:self.G] > 0, shares)
+        return Recovered(x=x_feas, objective=obj, theta=theta, utility=util)
+
+    def commit(self, rec: Recovered) -> None:
+        """Nothing to do: the shares are already here."""
+
+    def row_extra(self) -> dict[str, Any]:
+        """No extra history columns."""
+        return {}
+
+    def hessian(self, pt: DualPoint, tau: float) -> SymmetricSystem:
         """∇²_y g_τ at pt: Σ_users Jᵀ [r(1+1/τ) diag(a/π) + (h − r(1+1/τ)/m) a aᵀ] J."""
         idx = np.flatnonzero(pt.share > _ACTIVE_WEIGHT)
         seg = self.seg[idx]
@@ -426,7 +528,7 @@ class _SmoothedDual:
             self._add_airtime_hessian(hess, pt, tau)
         return hess
 
-    def _add_airtime_hessian(self, hess: SymmetricSystem, pt: _Point, tau: float) -> None:
+    def _add_airtime_hessian(self, hess: SymmetricSystem, pt: DualPoint, tau: float) -> None:
         """The curvature of the smoothed airtime term, in y.
 
         Per block b: ``P_bᵀ (diag(q_b) − q_b q_bᵀ) P_b / (τ T_b)`` with P_b mapping groups
@@ -489,42 +591,136 @@ def solve_dual(
     """
     t0 = time.perf_counter()
     p = problem
-    max_iter = 500 if max_iter is None else int(max_iter)
+    check_temperatures(tau0, tau_min)
+    model = SmoothedDual(p, tol)
+    y = start_prices(model, p, prices0)
+    res = newton_prices(model, p, y, t0=t0, tol=tol, max_iter=max_iter, time_limit_s=time_limit_s,
+                        callback=callback, tau0=tau0, tau_min=tau_min, stage_maxiter=stage_maxiter,
+                        stage_accuracy=stage_accuracy)
+    mu = res.mu
+    nu = np.zeros(p.n_cells)
+    nu[model.capped] = res.nu
+    nu = block_zero_capacity(p, mu, nu)
+    bound = dual_bound(p, mu, nu)       # the certificate: the exact, unsmoothed g
+    status, message = final_status(p, res, bound, tol)
+    return build_solution(
+        p, res.x, method="dual", status=status, message=message, mu=mu, nu=nu,
+        upper_bound=bound, n_iter=res.n_iter, wall_s=time.perf_counter() - t0,
+        history=res.history, theta=res.theta)
+
+
+def check_temperatures(tau0: float, tau_min: float) -> None:
+    """Refuse temperatures that are not > 0 (ValidationError)."""
     if not (tau0 > 0 and tau_min > 0):
         raise ValidationError(f"tau0={tau0}, tau_min={tau_min}; fix: give temperatures > 0")
-    model = _SmoothedDual(p, tol)
-    G = model.G
-    lb = model.lb
+
+
+def start_prices(model: DualModel, problem: Problem,
+                 prices0: tuple[np.ndarray, np.ndarray] | None) -> np.ndarray:
+    """The starting point in scaled prices, shape (n,): `prices0` (μ of shape
+    (n_cells, n_resources), ν of shape (n_cells,)) in the model's units, or every group
+    at its equal-share price (y = 1) and ν = 0; held to the lower bounds."""
+    p, G, lb = problem, model.G, model.lb
     if prices0 is not None:
         mu0 = np.asarray(prices0[0], float).reshape(-1)
         nu0 = np.asarray(prices0[1], float)
         if mu0.shape != (G,) or nu0.shape != (p.n_cells,):
             raise ValidationError(f"prices0 have shapes {mu0.shape}, {nu0.shape}; fix: give "
                              f"({p.n_cells}, {p.n_resources}) and ({p.n_cells},)")
-        y = np.maximum(np.r_[mu0, nu0[model.capped]] / model.s, lb)
-    else:
-        y = np.maximum(np.r_[np.ones(G), np.zeros(len(model.capped))], lb)
+        return np.maximum(np.r_[mu0, nu0[model.capped]] / model.s, lb)
+    return np.maximum(np.r_[np.ones(G), np.zeros(len(model.capped))], lb)
+
+
+def final_status(problem: Problem, res: NewtonResult, bound: float, tol: float) -> tuple[str, str]:
+    """(status, message) of a run whose certificate, recomputed at the returned prices, is
+    `bound`: "optimal" is kept only if that certificate still gives a gap ≤ tol."""
+    final_gap = certified_gap(problem, bound, res.objective, res.utility)
+    if res.status == "optimal" and (final_gap is None or final_gap > tol):
+        return "max_iter", f"the recomputed certificate gives gap {final_gap} > tol={tol:g}"
+    return res.status, res.message
+
+
+@dataclasses.dataclass
+class NewtonResult:
+    """What :func:`newton_prices` found.
+
+    Attributes
+    ----------
+    status, message : str
+        "optimal" (certified gap ≤ tol), "max_iter", "time_limit", "stopped" or "failed".
+    n_iter : int
+        Newton steps taken.
+    history : list of dict
+        One row per iteration (row 0: the start).
+    bound : float
+        The lowest exact bound g seen (at `mu`, `nu`).
+    mu : ndarray, shape (n_groups,)
+    nu : ndarray, shape (n_caps,)
+        Prices of the capped cells (``model.capped``).
+    objective, utility : float
+        Of the best feasible point.
+    x : any
+        The best feasible point as the model's :meth:`DualModel.recover` returned it.
+    theta : ndarray or None
+    """
+
+    status: str
+    message: str
+    n_iter: int
+    history: list[dict[str, Any]]
+    bound: float
+    mu: np.ndarray
+    nu: np.ndarray
+    objective: float
+    utility: float
+    x: Any
+    theta: np.ndarray | None
+
+
+def newton_prices(
+    model: DualModel,
+    problem: Problem,
+    y: np.ndarray,
+    *,
+    t0: float,
+    tol: float,
+    max_iter: int | None,
+    time_limit_s: float | None,
+    callback: Callable[[dict[str, Any]], bool | None] | None,
+    tau0: float,
+    tau_min: float,
+    stage_maxiter: int,
+    stage_accuracy: float,
+) -> NewtonResult:
+    """Projected Newton on g_τ with continuation in τ, from scaled prices `y` (the loop of
+    :func:`solve_dual`, for any :class:`DualModel`).
+
+    `problem` is used only for the certificate's scale (``certified_gap``). The options
+    are those of :func:`solve_dual`; `t0` is the ``time.perf_counter()`` the time limit
+    and the history's ``time_s`` count from. Extra history columns come from
+    ``model.row_extra()``.
+    """
+    p = problem
+    max_iter = 500 if max_iter is None else int(max_iter)
+    lb = model.lb
 
     best: dict[str, Any] = dict(bound=np.inf, mu=None, nu=None, obj=-np.inf, x=None, theta=None,
                                 util=-np.inf)
 
-    def evaluate(yv: np.ndarray, tau: float) -> _Point:
+    def evaluate(yv: np.ndarray, tau: float) -> DualPoint:
         """g_τ and the exact bound at y (every evaluation, line-search trials included)."""
         pt = model.evaluate(yv, tau)
         if pt.bound < best["bound"]:
             best.update(bound=pt.bound, mu=pt.mu.copy(), nu=pt.nu.copy())
         return pt
 
-    def recover(pt: _Point) -> None:
+    def recover(pt: DualPoint) -> None:
         """Feasible shares from the implied ones (at accepted iterates only: it costs more
         than an evaluation, and rejected trial points are the worse ones)."""
-        x_full = np.zeros(p.n_links)
-        x_full[model.keep] = pt.x
-        # "Priced" includes groups at their floor δ_g > 0: filling them too tested better.
-        shares = model.implied_shares(pt) if model.free else [None]
-        x_feas, obj, theta, util = recover_feasible(p, x_full, pt.y[:G] > 0, shares)
-        if obj > best["obj"]:
-            best.update(obj=obj, x=x_feas, theta=theta, util=util)
+        rec = model.recover(pt)
+        if rec.objective > best["obj"]:
+            best.update(obj=rec.objective, x=rec.x, theta=rec.theta, util=rec.utility)
+            model.commit(rec)
 
     def gap_now() -> float:  # the certified gap of the best bound and the best x so far
         gap = certified_gap(p, best["bound"], best["obj"], best["util"])
@@ -532,7 +728,7 @@ def solve_dual(
 
     history: list[dict[str, Any]] = []
 
-    def record(n_iter: int, stage: int, tau: float, pt: _Point, decrement: float, step: float,
+    def record(n_iter: int, stage: int, tau: float, pt: DualPoint, decrement: float, step: float,
                n_eval: int) -> tuple[float, float, bool]:
         """Append a history row, call the callback; (gap, residual, stop requested)."""
         proj = np.where((pt.y - lb <= 0) & (pt.grad > 0), 0.0, pt.grad)
@@ -540,7 +736,8 @@ def solve_dual(
         row = dict(iteration=n_iter, stage=stage, tau=tau, objective=best["obj"],
                    upper_bound=best["bound"], gap=gap, smoothed_bound=pt.g_tau,
                    grad_norm=float(np.abs(proj).max(initial=0.0)), newton_decrement=decrement,
-                   step=step, n_eval=n_eval, time_s=time.perf_counter() - t0)
+                   step=step, n_eval=n_eval, time_s=time.perf_counter() - t0,
+                   **model.row_extra())
         history.append(row)
         stop = callback is not None and bool(callback(dict(row)))
         return gap, float(np.abs(proj).sum()), stop
@@ -612,19 +809,9 @@ def solve_dual(
             n_eval += 1
             gap = gap_now()
 
-    mu = best["mu"]
-    nu = np.zeros(p.n_cells)
-    nu[model.capped] = best["nu"]
-    nu = block_zero_capacity(p, mu, nu)
-    bound = dual_bound(p, mu, nu)       # the certificate: the exact, unsmoothed g
-    final_gap = certified_gap(p, bound, best["obj"], best["util"])
-    if status == "optimal" and (final_gap is None or final_gap > tol):
-        status = "max_iter"
-        message = f"the recomputed certificate gives gap {final_gap} > tol={tol:g}"
-    return build_solution(
-        p, best["x"], method="dual", status=status, message=message, mu=mu, nu=nu,
-        upper_bound=bound, n_iter=n_iter, wall_s=time.perf_counter() - t0, history=history,
-        theta=best["theta"])
+    return NewtonResult(status=status, message=message, n_iter=n_iter, history=history,
+                        bound=best["bound"], mu=best["mu"], nu=best["nu"], objective=best["obj"],
+                        utility=best["util"], x=best["x"], theta=best["theta"])
 
 
 def _directions(H: SymmetricSystem, grad: np.ndarray, y: np.ndarray, lb: np.ndarray,
@@ -681,8 +868,8 @@ def _directions(H: SymmetricSystem, grad: np.ndarray, y: np.ndarray, lb: np.ndar
     yield np.where(fixed, 0.0, np.clip(target - y, -0.5 * np.maximum(y - lb, 0.0), grow))
 
 
-def _line_search(evaluate: Callable[[np.ndarray, float], _Point], pt: _Point, d: np.ndarray,
-                 lb: np.ndarray, tau: float) -> tuple[_Point | None, float, int]:
+def _line_search(evaluate: Callable[[np.ndarray, float], DualPoint], pt: DualPoint, d: np.ndarray,
+                 lb: np.ndarray, tau: float) -> tuple[DualPoint | None, float, int]:
     """Armijo search along the projection arc y(t) = max(lb, y + t d): (point, t, evaluations).
 
     The first trial step changes no price by more than 4× its size (in the optimizer's

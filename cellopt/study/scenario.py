@@ -121,7 +121,7 @@ from cellopt.radio.pathloss import FRIIS_1M_2GHZ_DB, SingleSlope
 from cellopt.radio.spectral import SPECTRAL_EFFICIENCY
 from cellopt.solution import Solution
 from cellopt.solvers import METHODS, solve
-from cellopt.solvers.registry import check_arguments
+from cellopt.solvers.registry import check_arguments, method_info
 from cellopt.topology.country import RURAL_TIERS, URBAN_TIERS
 from cellopt.topology.femto import WIFI_DENSITY_PER_KM2, add_femtocells_nbytes
 from cellopt.topology.hexgrid import add_picos_nbytes, hex_grid_nbytes
@@ -627,8 +627,12 @@ class Drop:
 
         Without :attr:`coupling` (full-buffer interference, the default) this is exactly
         ``cellopt.solve(drop.problem, method, **options)``; with one it is
-        :func:`~cellopt.load_coupling.solve_load_coupled`.
+        :func:`~cellopt.load_coupling.solve_load_coupled`. A method that runs on a cluster
+        (``dual_dask``) gets the users' positions, to split them by region.
         """
+        if "user_xy_m" in method_info(method).options and not {"part", "user_xy_m"} & set(options):
+            users = self.network.users[self.solvable]  # a cluster method splits them by region
+            options = {**options, "user_xy_m": np.column_stack([users.geometry.x, users.geometry.y])}
         if self.coupling is None:
             return solve(self.problem, method=method, **options)
         return solve_load_coupled(self.problem, self.coupling, method, **options)
