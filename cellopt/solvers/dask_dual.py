@@ -69,6 +69,7 @@ from typing import Any
 import numpy as np
 import scipy.sparse as sp
 
+from cellopt.cluster import connect, distributed
 from cellopt.errors import CelloptError, ValidationError, describe_rows
 from cellopt.problem import Problem, utility
 from cellopt.solution import Solution
@@ -347,16 +348,6 @@ def _check_parts(p: Problem, part: Any, n_parts: Any) -> np.ndarray | None:
 
 
 # ============================================================================ cluster
-def _dask() -> tuple[type, type]:
-    """``dask.distributed``'s Client and LocalCluster, or a CelloptError naming the fix."""
-    try:
-        from dask.distributed import Client, LocalCluster
-    except ImportError as err:  # an optional extra
-        raise CelloptError("method 'dual_dask' needs dask.distributed; fix: pip install "
-                           "'cellopt[dask]'") from err
-    return Client, LocalCluster
-
-
 @contextlib.contextmanager
 def local_client(n_workers: int = 2) -> Iterator[Any]:
     """A ``dask.distributed.Client`` of a local cluster set up for ``dual_dask``; the
@@ -375,7 +366,8 @@ def local_client(n_workers: int = 2) -> Iterator[Any]:
     ------
     dask.distributed.Client
     """
-    Client, LocalCluster = _dask()
+    dask_distributed = distributed()
+    Client, LocalCluster = dask_distributed.Client, dask_distributed.LocalCluster
     import dask
 
     # The nanny reads these from os.environ first, from its settings second: set both
@@ -408,28 +400,14 @@ def local_client(n_workers: int = 2) -> Iterator[Any]:
 def _connect(scheduler: Any) -> tuple[Any, Callable[[], None]]:
     """A connected ``dask.distributed.Client`` with at least one worker, and how to close
     what was opened for the call (nothing for a Client passed in)."""
-    Client, _ = _dask()
     if scheduler is None:
         stack = contextlib.ExitStack()
         client = stack.enter_context(local_client())
         return client, stack.close
-    if isinstance(scheduler, Client):
-        _wait_for_a_worker(scheduler, repr(scheduler))
-        return scheduler, lambda: None
-    if not isinstance(scheduler, str) or not scheduler.strip():
-        # Client("") would quietly start a local cluster instead
-        raise ValidationError(f"scheduler={scheduler!r}; fix: give a dask.distributed.Client or "
-                              "the address of a Dask scheduler, e.g. 'tcp://HOST:8786'")
-    try:
-        client = Client(scheduler, timeout=CONNECT_TIMEOUT_S)
-    except ValueError as err:  # a malformed address
-        raise ValidationError(f"scheduler={scheduler!r}: {err}; fix: give the address of a Dask "
-                              "scheduler, e.g. 'tcp://HOST:8786'") from None
-    except OSError as err:  # dask's connect timeout, refused or unresolved addresses
-        raise CelloptError(
-            f"cannot reach the Dask scheduler at {scheduler!r} within {CONNECT_TIMEOUT_S:g} s "
-            f"({err}); fix: start it (`dask scheduler`, and workers with `dask worker "
-            f"{scheduler}`), or check the address") from None
+    client = connect(scheduler, CONNECT_TIMEOUT_S)
+    if client is scheduler:  # a Client passed in: the caller's to close
+        _wait_for_a_worker(client, repr(client))
+        return client, lambda: None
     try:
         _wait_for_a_worker(client, scheduler)
     except BaseException:

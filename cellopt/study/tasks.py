@@ -13,7 +13,7 @@ import signal
 from collections.abc import Callable, Sequence
 from typing import Any
 
-from cellopt.errors import CelloptError, ValidationError
+from cellopt.cluster import connect
 
 __all__ = ["run_tasks"]
 
@@ -51,7 +51,7 @@ def run_tasks(fn: Callable[..., Any], tasks: Sequence[tuple], *, workers: int = 
         For a `scheduler` that is not an address.
     """
     # Connect before the progress bar shows; nothing to run needs no cluster.
-    client = _dask_client(scheduler) if scheduler is not None and tasks else None
+    client = connect(scheduler, CONNECT_TIMEOUT_S) if scheduler is not None and tasks else None
     bar = _progress(len(tasks), unit) if progress and tasks else None
     try:
         if client is not None:
@@ -95,34 +95,6 @@ def _run_on_pool(fn: Callable[..., Any], tasks: Sequence[tuple], workers: int, b
         pool.shutdown(wait=True, cancel_futures=True)  # running tasks finish and keep their results
         raise
     pool.shutdown(wait=True)
-
-
-def _dask_client(scheduler: Any) -> Any:
-    """A connected ``dask.distributed.Client``: `scheduler` itself, or one for its address.
-
-    The connect gives up after a few seconds, with the address and the fix.
-    """
-    try:
-        from dask.distributed import Client
-    except ImportError as err:  # an optional extra
-        raise CelloptError("--scheduler needs dask.distributed; fix: pip install 'cellopt[dask]'") \
-            from err
-    if isinstance(scheduler, Client):
-        return scheduler
-    if not isinstance(scheduler, str) or not scheduler.strip():
-        # Client("") would quietly start a local cluster instead
-        raise ValidationError(f"scheduler={scheduler!r}; fix: give the address of a Dask scheduler, "
-                              "e.g. tcp://HOST:8786")
-    try:
-        return Client(scheduler, timeout=CONNECT_TIMEOUT_S)
-    except ValueError as err:  # a malformed address
-        raise ValidationError(f"scheduler={scheduler!r}: {err}; fix: give the address of a Dask "
-                              "scheduler, e.g. tcp://HOST:8786") from None
-    except OSError as err:  # dask's connect timeout, refused or unresolved addresses
-        raise CelloptError(
-            f"cannot reach the Dask scheduler at {scheduler!r} within {CONNECT_TIMEOUT_S:g} s "
-            f"({err}); fix: start it (`dask scheduler`, and workers with `dask worker "
-            f"{scheduler}`), check the address, or run without --scheduler") from None
 
 
 def _run_on_dask(client: Any, fn: Callable[..., Any], tasks: Sequence[tuple], bar: Any) -> None:
