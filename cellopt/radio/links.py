@@ -233,9 +233,9 @@ def link_table(
     Returns
     -------
     LinkTable
-        ``n_users × min(n_candidates, n_cells) × K`` links at most; with a radius, users
-        with fewer cells than `n_candidates` within it have fewer links, and
-        ``far_field_db`` says how much the far field lowered each SINR. A network without
+        ``n_users × min(n_candidates, n_cells) × K`` links at most; with a radius, the
+        candidates are chosen among each user's nearby cells, and ``far_field_db`` says
+        how much the far field lowered each SINR. A network without
         users gives an empty table (every column of length 0). Users without a link of
         positive rate are outage users: their links (if any) are kept with rate 0, and
         :meth:`LinkTable.users_with_rate` leaves them out.
