@@ -141,3 +141,57 @@ def test_ring_integral_matches_the_closed_form():
     far = FarField(coupling, np.ones((net.n_cells, 1)), 20000.0)
     per_area = far.per_area(np.array([500.0]))[0, 0]
     assert per_area == pytest.approx(exact / (np.pi * 500.0**2), rel=1e-4)
+
+
+COUNTRY = """
+name = "small_country"
+methods = ["max_rsrp", "dual"]
+
+[network]
+builder = "country"
+side_m = 40000.0
+n_cities = 3
+city_radius_m = [1000.0, 3000.0]
+
+[network.rural.macro]
+density_per_km2 = 0.2
+sectors = 3
+antenna_gain_dbi = 14.0
+
+[network.urban.macro]
+density_per_km2 = 3.0
+sectors = 3
+antenna_gain_dbi = 14.0
+
+[network.urban.pico]
+density_per_km2 = 6.0
+
+[users]
+n = 3000
+clustered_fraction = 0.7
+cluster_tier = "pico"
+cluster_radius_m = 300.0
+
+[radio]
+n_candidates = 4
+interference_radius_m = 1000.0
+"""
+
+
+def test_a_small_country_scenario_builds_and_solves(tmp_path):
+    from cellopt.study import load_scenario
+
+    path = tmp_path / "small_country.toml"
+    path.write_text(COUNTRY, encoding="utf-8")
+    drop = load_scenario(path).build()
+    cells = drop.network.cells
+    assert set(cells["area"]) == {"rural", "urban"}
+    assert set(cells.loc[cells["area"] == "urban", "tier"]) == {"macro", "pico"}
+    assert cells["cell_id"].is_unique and cells["site_id"].nunique() < len(cells)
+    assert drop.links.radius_m == 1000.0 and drop.links.far_field_db is not None
+    sol = drop.solve("ipm", tol=1e-4)
+    assert sol.status == "optimal"
+    with pytest.raises(ValidationError, match="city_radius_m"):
+        topology.country_layout(side_m=10000.0, city_radius_m=(1000.0, 6000.0), rng=1)
+    with pytest.raises(ValidationError, match="n_cities"):
+        topology.country_layout(n_cities=-1, rng=1)
