@@ -36,6 +36,19 @@ GRID_POINTS = 4000
 FAR_SHARE = 0.01
 
 
+def _rings_beyond(pathloss, min_distance_m: float, log_r: np.ndarray) -> np.ndarray:
+    """``∫_{r_i}^{r_last} 2π r 10^(−PL(max(r, d_min))/10) dr`` for each point r_i of a log grid.
+
+    Trapezoids in log r (``∫ f dr = ∫ f r d(log r)``), summed from the outside in.
+    """
+    r = np.exp(log_r)
+    g = 2.0 * np.pi * r * r * 10.0 ** (-np.asarray(pathloss(np.maximum(r, min_distance_m)), float)
+                                        / 10.0)
+    beyond = np.zeros(len(log_r))
+    beyond[:-1] = np.cumsum((0.5 * (g[1:] + g[:-1]) * np.diff(log_r))[::-1])[::-1]
+    return beyond
+
+
 def ring_integral_m2(pathloss, min_distance_m: float, inner_m: float, outer_m: float) -> float:
     """``∫ 2π r 10^(−PL(max(r, d_min))/10) dr`` over ``inner_m < r < outer_m`` [m²].
 
@@ -56,9 +69,8 @@ def ring_integral_m2(pathloss, min_distance_m: float, inner_m: float, outer_m: f
     """
     if not outer_m > inner_m:
         return 0.0
-    r = np.geomspace(max(inner_m, 1e-3), outer_m, GRID_POINTS)
-    g = 2.0 * np.pi * r * 10.0 ** (-np.asarray(pathloss(np.maximum(r, min_distance_m)), float) / 10.0)
-    return float(np.trapezoid(g, r))
+    log_r = np.linspace(math.log(max(inner_m, 1e-3)), math.log(outer_m), GRID_POINTS)
+    return float(_rings_beyond(pathloss, min_distance_m, log_r)[0])
 
 
 def _mean_sector_gain(model: RadioModel) -> float:
@@ -110,16 +122,11 @@ class FarField:
         self.indoor_mw = self.outdoor_mw * 10.0 ** (-coupling.wall_loss / 10.0)[:, None]
         # Φ_t(R) for every R on a log grid, as the integral from R to outer_m.
         self.log_r = np.linspace(0.0, math.log(max(outer_m, 2.0)), GRID_POINTS)
-        r = np.exp(self.log_r)
         self.ring = np.zeros((len(TIERS), GRID_POINTS))
         for k, tier in enumerate(TIERS):
             if tier in model.pathloss:
-                dmin = model.per_tier("min_distance_m")[k]
-                g = 2.0 * np.pi * r * r * 10.0 ** (
-                    -np.asarray(model.pathloss[tier](np.maximum(r, dmin)), float) / 10.0)
-                # ∫ f dr = ∫ f r d(log r), trapezoids on the log grid, summed from the outside
-                piece = 0.5 * (g[1:] + g[:-1]) * np.diff(self.log_r)
-                self.ring[k, :-1] = np.cumsum(piece[::-1])[::-1]
+                self.ring[k] = _rings_beyond(model.pathloss[tier],
+                                             model.per_tier("min_distance_m")[k], self.log_r)
 
     def per_area(self, radius_m: np.ndarray) -> np.ndarray:
         """``Φ_t(R) / (π R²)`` [dimensionless] for each radius and tier, shape (U, T)."""
@@ -146,7 +153,7 @@ class FarField:
 
 
 def auto_radius_m(network: Network, model: RadioModel | None = None,
-                          far_share: float = FAR_SHARE) -> float:
+                  far_share: float = FAR_SHARE) -> float:
     """An interference radius from the path-loss model: the far field is `far_share` of the rest.
 
     At the network's mean cell density λ (cells over the cells' bounding box), the
@@ -173,27 +180,15 @@ def auto_radius_m(network: Network, model: RadioModel | None = None,
     model = model or RadioModel()
     coupling = Coupling(network, model, 0)
     power = 10.0 ** (network.cells["tx_power_dbm"].to_numpy(float) / 10.0)[:, None]
-    emission = _mean_emission_mw(coupling, power)[:, 0]
     outer = cell_extent_m(network)
+    table = FarField(coupling, power, outer)
     c = network.cell_arrays()
     area = max(np.ptp(c["x_m"]) * np.ptp(c["y_m"]), 1.0) if len(c["x_m"]) else 1.0
     near = 0.5 / math.sqrt(network.n_cells / area) if network.n_cells else outer
-    tiers = [(k, t) for k, t in enumerate(TIERS) if t in model.pathloss and (coupling.tier == k).any()]
-
-    def far(inner: float) -> float:
-        return sum(emission[coupling.tier == k].sum() * ring_integral_m2(
-            model.pathloss[t], model.per_tier("min_distance_m")[k], inner, outer) for k, t in tiers)
-
-    total = far(near) if outer > near else 0.0
+    # The mean far field beyond each radius of the table, at the network's mean density
+    # (Σ over the cells of a tier of e_j, times Φ_t): it falls with the radius.
+    far = np.bincount(coupling.tier, table.outdoor_mw[:, 0], minlength=len(TIERS)) @ table.ring
+    total = float(np.interp(math.log(near), table.log_r, far)) if outer > near else 0.0
     if total <= 0:
         return outer
-    low, high = near, outer
-    for _ in range(60):  # bisection on log r: the far field falls monotonically with r
-        mid = math.sqrt(low * high)
-        if far(mid) > far_share * total:
-            low = mid
-        else:
-            high = mid
-        if high / low < 1.001:
-            break
-    return high
+    return float(np.exp(np.interp(far_share * total, far[::-1], table.log_r[::-1])))

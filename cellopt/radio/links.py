@@ -376,7 +376,8 @@ def link_table(
                               f"shape {sinr.shape}; fix: return one value per SINR")
     rate = network.resource_mhz[resource] * bps_hz
     table = LinkTable(
-        user=user.astype(np.int64), cell=cell.astype(np.int64), resource=resource.astype(np.int64),
+        user=user.astype(np.int64, copy=False), cell=cell.astype(np.int64, copy=False),
+        resource=resource.astype(np.int64, copy=False),
         rsrp_dbm=rsrp, sinr_db=sinr, rate_mbps=rate,
         n_users=network.n_users, n_cells=network.n_cells, resource_mhz=network.resource_mhz.copy(),
         radius_m=radius_m, far_field_db=None if nearby is None else columns[5],

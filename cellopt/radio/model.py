@@ -251,14 +251,13 @@ class Coupling:
         gain += self.boresight_dbi
         if len(self.sectorised):
             s = self.sectorised
-            bearing = np.degrees(np.arctan2(dx[:, s], dy[:, s]))
-            gain[:, s] += sector_gain_db(angle_off_boresight_deg(bearing, self.azimuth[s]),
-                                         self.model.theta_3db_deg, self.model.max_attenuation_db)
+            gain[:, s] += self.sector_db(dx[:, s], dy[:, s], self.azimuth[s])
         if np.any(self.shadow_std > 0):
             z = standard_normal_hash(self.seed, users[:, None], np.arange(self.n_sites)[None, :])
             gain -= z[:, self.site] * self.shadow_std
         if self.indoor[users].any() or self.indoor_cell.any():
-            gain -= self.wall_loss * self.walls(users, distance)
+            gain -= self.wall_loss * self.walls(self.indoor[users][:, None], self.indoor_cell[None, :],
+                                                distance)
         return gain
 
     def pair_gain_db(self, users: np.ndarray, cells: np.ndarray, dx_m: np.ndarray,
@@ -288,31 +287,37 @@ class Coupling:
         gain += self.boresight_dbi[cells]
         sector = ~np.isnan(self.azimuth[cells])
         if sector.any():
-            bearing = np.degrees(np.arctan2(dx_m[sector], dy_m[sector]))
-            gain[sector] += sector_gain_db(
-                angle_off_boresight_deg(bearing, self.azimuth[cells[sector]]),
-                self.model.theta_3db_deg, self.model.max_attenuation_db)
+            gain[sector] += self.sector_db(dx_m[sector], dy_m[sector], self.azimuth[cells[sector]])
         if np.any(self.shadow_std > 0):
             gain -= standard_normal_hash(self.seed, users, self.site[cells]) * self.shadow_std[cells]
         if self.indoor[users].any() or self.indoor_cell.any():
-            user_in = self.indoor[users]
-            walls = user_in.astype(np.int8) + self.indoor_cell[cells]
-            same = user_in & self.indoor_cell[cells] & (distance <= self.model.building_radius_m)
-            walls -= 2 * same.astype(np.int8)
-            gain -= self.wall_loss[cells] * walls
+            gain -= self.wall_loss[cells] * self.walls(self.indoor[users], self.indoor_cell[cells],
+                                                       distance)
         return gain
 
-    def walls(self, users: np.ndarray, distance_m: np.ndarray) -> np.ndarray:
-        """Exterior walls (0, 1 or 2) each link crosses, shape (U, C).
+    def sector_db(self, dx_m: np.ndarray, dy_m: np.ndarray, azimuth_deg: np.ndarray) -> np.ndarray:
+        """Sector pattern gain [dB] toward offsets (dx_m, dy_m) of antennas facing `azimuth_deg`."""
+        bearing = np.degrees(np.arctan2(dx_m, dy_m))
+        return sector_gain_db(angle_off_boresight_deg(bearing, azimuth_deg),
+                              self.model.theta_3db_deg, self.model.max_attenuation_db)
+
+    def walls(self, user_indoor: np.ndarray, cell_indoor: np.ndarray,
+              distance_m: np.ndarray) -> np.ndarray:
+        """Exterior walls (0, 1 or 2) each link crosses.
 
         One for an indoor user, one for an indoor cell, none for an indoor user inside
-        an indoor cell's building (within ``building_radius_m`` of it; `distance_m`, shape
-        (U, C), the user–cell distances before the minimum distance is applied).
+        an indoor cell's building (within ``building_radius_m`` of it).
+
+        Parameters
+        ----------
+        user_indoor, cell_indoor : ndarray of bool
+            Broadcast together with `distance_m` (e.g. shapes (U, 1) and (1, C)).
+        distance_m : ndarray
+            User–cell distances before the minimum distance is applied [m].
         """
-        user_in = self.indoor[users][:, None]
-        walls = user_in.astype(np.int8) + self.indoor_cell[None, :]
-        if self.indoor_cell.any() and user_in.any():
-            same = user_in & self.indoor_cell[None, :] & (distance_m <= self.model.building_radius_m)
+        walls = user_indoor.astype(np.int8) + cell_indoor
+        if cell_indoor.any() and user_indoor.any():
+            same = user_indoor & cell_indoor & (distance_m <= self.model.building_radius_m)
             walls -= 2 * same.astype(np.int8)
         return walls
 

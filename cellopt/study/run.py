@@ -16,8 +16,9 @@
 
 Every file is written whole (atomically), so an interrupted run leaves no torn file.
 Runs of more than :data:`CHUNK_USERS` users write the per-user tables a chunk of users at
-a time and keep none in memory (:attr:`RunResult.users` is None); their maps, rate CDFs
-and report show a random sample of :data:`PLOT_USERS` users.
+a time and keep none in memory (:attr:`RunResult.users` is None). Runs of more than
+:data:`PLOT_USERS` users draw a random sample of that many on their maps, rate CDFs and
+report.
 """
 
 from __future__ import annotations
@@ -46,8 +47,8 @@ __all__ = ["CHUNK_USERS", "PLOT_USERS", "RunResult", "run_scenario"]
 
 #: Users per chunk of the per-user tables; a run with more users streams them to disk.
 CHUNK_USERS = 1_000_000
-#: Users drawn on the map, the rate CDF and the report of a larger run (a random sample;
-#: the report's map shows the cells serving them).
+#: Users drawn on the map, the rate CDF and the report of a run with more users (a random
+#: sample; the report's map shows the cells serving them).
 PLOT_USERS = 20_000
 
 

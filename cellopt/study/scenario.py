@@ -460,17 +460,14 @@ class _Checker:
         n_images, n_resources = 1, 1
         if network["builder"] == "poisson":
             area_km2 = network.get("side_m", 2000.0) ** 2 / 1e6
-            n_cells = sum(t["density_per_km2"] * t.get("sectors", 1) for t in
-                          network.get("tiers", {}).values()) * area_km2
+            n_cells = _mean_cells(network.get("tiers", {}), area_km2)
             self.check_memory(poisson_layout_nbytes(n_cells),
                               f"[network] tiers: about {n_cells:.3g} cells over {area_km2:.3g} km²",
                               "use lower densities or a smaller side_m")
             n_images = 9 if network.get("wraparound", True) else 1
         if network["builder"] == "country":
             area_km2 = network.get("side_m", 316_000.0) ** 2 / 1e6
-            rural = network.get("rural", RURAL_TIERS)
-            n_cells = sum(t["density_per_km2"] * t.get("sectors", 1) for t in rural.values()) \
-                * area_km2
+            n_cells = _mean_cells(network.get("rural", RURAL_TIERS), area_km2)
             self.check_memory(poisson_layout_nbytes(n_cells),
                               f"[network] rural: about {n_cells:.3g} cells over {area_km2:.3g} km²",
                               "use lower densities or a smaller side_m")
@@ -1072,6 +1069,11 @@ def _has_tier(tier: str, network: Mapping[str, Any], picos: Mapping[str, Any] | 
     if network["builder"] == "country":
         return tier in {**network.get("rural", RURAL_TIERS), **network.get("urban", URBAN_TIERS)}
     return None
+
+
+def _mean_cells(tiers: Mapping[str, Mapping[str, Any]], area_km2: float) -> float:
+    """Expected cells of Poisson tier tables over `area_km2`, sectors counted."""
+    return sum(t["density_per_km2"] * t.get("sectors", 1) for t in tiers.values()) * area_km2
 
 
 def _read_polygon(path: str) -> gpd.GeoSeries:

@@ -9,7 +9,6 @@ from typing import Any
 import geopandas as gpd
 import numpy as np
 import pandas as pd
-import shapely
 
 from cellopt.errors import ValidationError
 from cellopt.network import Network, check_count
@@ -107,4 +106,4 @@ def country_layout(
     _, cells["site_id"] = np.unique(np.column_stack([piece, cells["site_id"].to_numpy()]), axis=0,
                                     return_inverse=True)
     cells["cell_id"] = np.arange(len(cells))
-    return country.replace(cells=cells, region=shapely.box(*country.region.bounds)).validate()
+    return country.replace(cells=cells).validate()
