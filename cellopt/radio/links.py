@@ -513,7 +513,7 @@ def _check_radius(network: Network, model: RadioModel, radius_m: float | str | N
             raise ValidationError(
                 f"interference_radius_m={radius_m:g} m is not below half the wraparound period "
                 f"({half_period:.0f} m): two images of a cell could both be within it; fix: give "
-                "a smaller radius, or interference_radius_m=None (exact, and cheap at this size)")
+                "a smaller radius, or none (every cell exactly; cheap at this size)")
     return float(radius_m)
 
 
