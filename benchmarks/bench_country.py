@@ -29,7 +29,7 @@ import numpy as np
 
 import cellopt
 from cellopt import radio, topology
-from cellopt.study.scenario import Drop
+from cellopt.drop import Drop
 
 PAGE_BYTES = os.sysconf("SC_PAGE_SIZE")
 

@@ -40,11 +40,11 @@ from scipy.spatial import cKDTree
 
 import cellopt
 from cellopt import radio, topology
+from cellopt.drop import Drop
 from cellopt.linktable import LinkTable
 from cellopt.network import Network
 from cellopt.radio.far_field import auto_radius_m
 from cellopt.radio.links import MIN_NEARBY_CELLS
-from cellopt.study.scenario import Drop
 
 #: Seeds: users, shadowing, Poisson layout, Poisson users.
 USER_SEED, SHADOW_SEED, LAYOUT_SEED, POISSON_USER_SEED = 2, 3, 4, 5

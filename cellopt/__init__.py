@@ -21,6 +21,7 @@ _LAZY: dict[str, tuple[str, str | None]] = {
     "study": ("cellopt.study", None),
     "plotting": ("cellopt.plotting", None),
     "LinkTable": ("cellopt.linktable", "LinkTable"),
+    "Drop": ("cellopt.drop", "Drop"),
     "Network": ("cellopt.network", "Network"),
     "Problem": ("cellopt.problem", "Problem"),
     "Solution": ("cellopt.solution", "Solution"),
@@ -56,6 +57,7 @@ def __dir__() -> list[str]:
 
 if TYPE_CHECKING:  # for type checkers and IDEs: the same names, eagerly
     from cellopt import plotting, power, radio, study, topology  # noqa: F401
+    from cellopt.drop import Drop  # noqa: F401
     from cellopt.linktable import LinkTable  # noqa: F401
     from cellopt.network import Network  # noqa: F401
     from cellopt.power import solve_power  # noqa: F401

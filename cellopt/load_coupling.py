@@ -39,7 +39,8 @@ from typing import Any
 import numpy as np
 
 from cellopt.errors import ValidationError
-from cellopt.network import Network, check_count, is_real
+from cellopt.network import Network
+from cellopt.parameters import check_count, is_real
 from cellopt.power.gains import GainTable
 from cellopt.problem import Problem
 from cellopt.radio.model import RadioModel

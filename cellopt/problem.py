@@ -21,7 +21,8 @@ import numpy as np
 
 from cellopt.errors import ValidationError, check_memory, describe_rows
 from cellopt.linktable import LinkTable
-from cellopt.network import TIERS, Network, is_integer, is_real
+from cellopt.network import TIERS, Network
+from cellopt.parameters import is_integer, is_real
 
 __all__ = ["Problem", "utility", "utility_derivative"]
 

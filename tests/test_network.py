@@ -316,7 +316,7 @@ def test_add_users_continues_integer_ids():
 
 # ---------------------------------------------------------------------- parameter checks
 def test_check_real_limits_and_warnings():
-    from cellopt.network import LIMITS, check_real
+    from cellopt.parameters import LIMITS, check_real
 
     assert check_real(46, "tx_power_dbm") == 46.0 and isinstance(check_real(46, "tx_power_dbm"), float)
     assert check_real(np.float32(0.5), "adoption") == 0.5
@@ -339,14 +339,14 @@ def test_check_real_limits_and_warnings():
     (np.inf, "n=inf is not a whole number"),
 ])
 def test_check_count_refuses_what_is_not_a_count(value, message):
-    from cellopt.network import check_count
+    from cellopt.parameters import check_count
 
     with pytest.raises(ValidationError, match=message.replace("(", r"\(")):
         check_count(value, "n", fix="give a whole number")
 
 
 def test_check_count_accepts_whole_numbers():
-    from cellopt.network import check_count
+    from cellopt.parameters import check_count
 
     assert check_count(np.int64(4), "n", fix="") == 4 and check_count(4.0, "n", fix="") == 4
     assert type(check_count(4.0, "n", fix="")) is int

@@ -16,7 +16,8 @@ import numpy as np
 import pandas as pd
 
 from cellopt.errors import ValidationError
-from cellopt.network import Network, is_integer, is_real
+from cellopt.network import Network
+from cellopt.parameters import is_integer, is_real
 from cellopt.power.bounds import joint_bound, relaxed_bound
 from cellopt.power.gains import GainTable
 from cellopt.power.patterns import (

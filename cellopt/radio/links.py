@@ -13,7 +13,8 @@ from tqdm import tqdm
 
 from cellopt.errors import ValidationError, check_memory, describe_rows
 from cellopt.linktable import LinkTable
-from cellopt.network import LIMITS, Network, check_count, check_real
+from cellopt.network import Network
+from cellopt.parameters import LIMITS, check_count, check_real
 from cellopt.radio.far_field import FarField, auto_radius_m, cell_extent_m
 from cellopt.radio.model import RSRP_SUBCARRIER_HZ, Coupling, RadioModel, thermal_noise_dbm
 

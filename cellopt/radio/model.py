@@ -13,7 +13,8 @@ from collections.abc import Callable, Mapping
 import numpy as np
 
 from cellopt.errors import ValidationError
-from cellopt.network import TIERS, Network, check_real
+from cellopt.network import TIERS, Network
+from cellopt.parameters import check_real
 from cellopt.radio.antenna import angle_off_boresight_deg, sector_gain_db
 from cellopt.radio.pathloss import tr36814_macro, tr36814_pico
 from cellopt.radio.shadowing import standard_normal_hash

@@ -9,7 +9,7 @@ from typing import Any
 import numpy as np
 
 from cellopt.errors import ValidationError
-from cellopt.network import check_real, is_real
+from cellopt.parameters import check_real, is_real
 
 __all__ = ["FRIIS_1M_2GHZ_DB", "SingleSlope", "free_space", "tr36814_macro", "tr36814_pico"]
 

@@ -7,7 +7,7 @@ from collections.abc import Callable
 import numpy as np
 
 from cellopt.errors import ValidationError
-from cellopt.network import check_real
+from cellopt.parameters import check_real
 
 __all__ = ["SPECTRAL_EFFICIENCY", "get_efficiency", "shannon", "shannon_gap", "tr36942"]
 

@@ -19,7 +19,7 @@ import numpy as np
 import scipy.sparse as sp
 
 from cellopt.errors import ValidationError, check_memory
-from cellopt.network import is_integer
+from cellopt.parameters import is_integer
 from cellopt.problem import Problem
 from cellopt.solution import Solution
 from cellopt.solvers.common import (

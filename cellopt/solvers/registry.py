@@ -23,7 +23,7 @@ import numpy as np
 import pandas as pd
 
 from cellopt.errors import ValidationError
-from cellopt.network import is_integer, is_real
+from cellopt.parameters import is_integer, is_real
 from cellopt.problem import Problem
 from cellopt.solution import Solution
 

@@ -37,9 +37,10 @@ import geopandas as gpd
 import numpy as np
 import pandas as pd
 
+from cellopt.drop import Drop
 from cellopt.errors import ValidationError
 from cellopt.solution import Solution
-from cellopt.study.scenario import Drop, MethodSpec, Scenario
+from cellopt.study.scenario import MethodSpec, Scenario
 from cellopt.study.store import atomic_write, save_figure
 from cellopt.study.summary import link_summary, method_summary
 

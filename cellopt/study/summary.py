@@ -11,10 +11,10 @@ import pandas as pd
 from cellopt.network import TIERS
 
 if TYPE_CHECKING:
+    from cellopt.drop import Drop
     from cellopt.linktable import LinkTable
     from cellopt.network import Network
     from cellopt.solution import Solution
-    from cellopt.study.scenario import Drop
 
 __all__ = ["link_summary", "mean_ci", "method_summary", "rate_summary", "sweep_table"]
 

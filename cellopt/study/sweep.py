@@ -41,7 +41,7 @@ import numpy as np
 import pandas as pd
 
 from cellopt.errors import StoreError, check_memory
-from cellopt.network import check_count
+from cellopt.parameters import check_count
 from cellopt.study.scenario import Scenario, drop_seeds
 from cellopt.study.store import (
     TASK_BYTES,

@@ -10,7 +10,8 @@ import numpy as np
 import shapely
 
 from cellopt.errors import ValidationError
-from cellopt.network import Network, check_real
+from cellopt.network import Network
+from cellopt.parameters import check_real
 
 __all__ = ["study_window"]
 

@@ -11,7 +11,8 @@ import numpy as np
 import pandas as pd
 
 from cellopt.errors import ValidationError
-from cellopt.network import Network, check_count
+from cellopt.network import Network
+from cellopt.parameters import check_count
 from cellopt.topology.hexgrid import SYNTHETIC_CRS, SYNTHETIC_ORIGIN_M, check_synthetic_crs
 from cellopt.topology.poisson import poisson_layout
 from cellopt.topology.sampling import as_rng

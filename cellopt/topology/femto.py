@@ -10,7 +10,8 @@ import numpy as np
 import shapely
 
 from cellopt.errors import ValidationError, check_memory, describe_rows
-from cellopt.network import CELL_BYTES, OWNERS, Network, cells_frame, check_real
+from cellopt.network import CELL_BYTES, OWNERS, Network, cells_frame
+from cellopt.parameters import check_real
 from cellopt.topology.sampling import as_rng, check_region, uniform_points_in
 
 __all__ = ["WIFI_DENSITY_PER_KM2", "add_femtocells", "add_femtocells_nbytes"]

@@ -31,9 +31,10 @@ from scipy.sparse import csgraph
 from scipy.spatial import cKDTree
 from tqdm.auto import tqdm
 
+from cellopt.crs import MAX_DISTANCE_ERROR, describe_error, metric_crs
 from cellopt.errors import ROWS_LISTED, ValidationError, describe_rows
-from cellopt.network import CELL_COLUMNS, Network, cells_frame, check_count
-from cellopt.topology.projection import MAX_DISTANCE_ERROR, describe_error, metric_crs
+from cellopt.network import CELL_COLUMNS, Network, cells_frame
+from cellopt.parameters import check_count
 
 __all__ = ["MAX_DISTANCE_ERROR", "OPENCELLID_COLUMNS", "OPENCELLID_REQUIRED", "read_cells"]
 
@@ -1336,7 +1337,7 @@ def _spatial_filters(x: np.ndarray, y: np.ndarray, keep: np.ndarray, src: _Sourc
 
 # ---------------------------------------------------------------------- projection
 def _default_crs(points: gpd.GeoSeries, frame: pd.DataFrame, src: _Source) -> pyproj.CRS:
-    """The metric CRS for the cells (:func:`~cellopt.topology.projection.metric_crs`),
+    """The metric CRS for the cells (:func:`~cellopt.crs.metric_crs`),
     after refusing positions that do not transform to lon/lat."""
     lonlat = points.to_crs("EPSG:4326")
     lon, lat = shapely.get_x(lonlat.values), shapely.get_y(lonlat.values)

@@ -8,7 +8,8 @@ import shapely
 from scipy.spatial import cKDTree
 
 from cellopt.errors import ValidationError, check_memory
-from cellopt.network import CELL_BYTES, Network, cells_frame, check_count, check_real
+from cellopt.network import CELL_BYTES, Network, cells_frame
+from cellopt.parameters import check_count, check_real
 from cellopt.topology.sampling import as_rng
 
 __all__ = ["add_picos", "add_picos_nbytes", "hex_grid", "hex_grid_nbytes", "hex_site_positions"]

@@ -10,7 +10,8 @@ import numpy as np
 import shapely
 
 from cellopt.errors import ValidationError, check_memory
-from cellopt.network import CELL_BYTES, OWNERS, TIERS, Network, cells_frame, check_real, is_real
+from cellopt.network import CELL_BYTES, OWNERS, TIERS, Network, cells_frame
+from cellopt.parameters import check_real, is_real
 from cellopt.topology.hexgrid import SYNTHETIC_CRS, SYNTHETIC_ORIGIN_M, check_synthetic_crs
 from cellopt.topology.sampling import as_rng
 

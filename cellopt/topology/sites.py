@@ -6,7 +6,8 @@ import numpy as np
 import pandas as pd
 
 from cellopt.errors import ValidationError, check_memory
-from cellopt.network import CELL_BYTES, Network, check_count, check_real
+from cellopt.network import CELL_BYTES, Network
+from cellopt.parameters import check_count, check_real
 
 __all__ = ["sectorize"]
 

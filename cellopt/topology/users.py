@@ -9,7 +9,8 @@ import numpy as np
 import shapely
 
 from cellopt.errors import ValidationError, check_memory
-from cellopt.network import TIERS, Network, check_count, check_real, users_frame
+from cellopt.network import TIERS, Network, users_frame
+from cellopt.parameters import check_count, check_real
 from cellopt.topology.sampling import as_rng, check_region, points_in_discs, uniform_points_in
 
 __all__ = ["USER_BYTES", "Demand", "drop_users", "drop_users_nbytes"]

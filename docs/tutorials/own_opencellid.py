@@ -33,8 +33,9 @@ import pyproj
 
 import cellopt
 from cellopt import radio, topology
+from cellopt.drop import Drop
 from cellopt.plotting import plot_network
-from cellopt.study.scenario import Drop, load_scenario
+from cellopt.study.scenario import load_scenario
 
 out = Path(os.environ.get("CELLOPT_TUTORIAL_OUT", "results/tutorial"))
 out.mkdir(parents=True, exist_ok=True)
