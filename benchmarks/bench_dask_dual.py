@@ -36,7 +36,8 @@ import numpy as np
 from scipy.spatial import cKDTree
 
 import cellopt
-from cellopt.solvers.dask_dual import WORKER_MALLOC_ENV, local_client, partition_users
+from cellopt.cluster import WORKER_MALLOC_ENV, local_client
+from cellopt.solvers.dask_dual import partition_users
 
 
 def build(n_users: int, n_cells: int, n_cand: int = 8, seed: int = 1

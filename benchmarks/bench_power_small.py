@@ -25,7 +25,7 @@ import cellopt
 from cellopt import topology
 from cellopt.network import Network, cells_frame, users_frame
 from cellopt.power import GainTable, PatternSpace, master_problem
-from cellopt.solvers.common import certified_gap
+from cellopt.solvers.certificate import certified_gap
 from cellopt.topology.hexgrid import SYNTHETIC_CRS
 
 

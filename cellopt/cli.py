@@ -55,7 +55,7 @@ def _with_scheduler(methods: Sequence[Any], address: str) -> list[Any]:
 
     from cellopt.solvers.registry import method_info
 
-    takes = [m for m in methods if "scheduler" in method_info(m.name).options]
+    takes = [m for m in methods if method_info(m.name).distributed]
     if not takes:
         raise ValidationError(f"--scheduler {address}: none of the methods "
                               f"{[m.name for m in methods]} runs on a Dask cluster; fix: add "
@@ -122,8 +122,8 @@ def _methods(args: argparse.Namespace) -> int:
 
     table = method_table()
     for name, row in table.iterrows():
-        caps = [c.replace("_", " ") for c in ("single_association", "patterns", "share_blocks")
-                if row[c]]
+        caps = [c.replace("_", " ") for c in ("single_association", "patterns", "share_blocks",
+                                              "distributed") if row[c]]
         print(f"{name} ({row['kind']}): {row['summary']}")
         print(f"    supports: {', '.join(caps) or '-'}; warm start: {row['warm_start'] or '-'}")
         print(f"    options: {row['options'] or '-'}")

@@ -10,7 +10,7 @@ built by hand (:meth:`Drop.from_network`) or from a scenario file.
 from __future__ import annotations
 
 import dataclasses
-from typing import Any
+from typing import Any, Protocol
 
 import geopandas as gpd
 import numpy as np
@@ -18,22 +18,88 @@ import pandas as pd
 
 from cellopt.errors import ValidationError
 from cellopt.linktable import LinkTable
-from cellopt.load_coupling import LoadCoupling, solve_load_coupled
 from cellopt.network import Network
 from cellopt.problem import Problem
 from cellopt.solution import Solution
 from cellopt.solvers import solve
 from cellopt.solvers.registry import method_info
 
-__all__ = ["Drop"]
+__all__ = ["CELL_RESULT_COLUMNS", "USER_RESULT_COLUMNS", "Coupling", "Drop", "ResultColumn",
+           "result_columns_markdown"]
+
+
+class Coupling(Protocol):
+    """Interference that depends on the solution: how a drop with one is solved.
+
+    :class:`cellopt.load_coupling.LoadCoupling` is one (cells interfere in proportion to
+    their load); :meth:`Drop.solve` hands it the problem.
+    """
+
+    def solve(self, problem: Problem, method: str, **options: Any) -> Solution:
+        """Solve `problem` with `method` under this coupling."""
+        ...
+
+
+@dataclasses.dataclass(frozen=True)
+class ResultColumn:
+    """One column that :meth:`Drop.frames` adds to the network's user or cell table.
+
+    Attributes
+    ----------
+    name : str
+        Column name (its unit is in the name where it has one).
+    unit : str
+        Unit, or the kind of value for unitless columns.
+    meaning : str
+        What the value is, including what it holds when there is nothing to report.
+    """
+
+    name: str
+    unit: str
+    meaning: str
+
+
+#: The result columns of the per-user table, after the network's own user columns.
+USER_RESULT_COLUMNS: tuple[ResultColumn, ...] = (
+    ResultColumn("in_study_area", "bool", "counted in statistics (False in a guard band)"),
+    ResultColumn("usable", "bool", "has a link with a positive rate; users without one are left out "
+                 "of the problem and reported at rate 0"),
+    ResultColumn("serving_cell_id", "cell id", "the cell carrying most of the user's rate; missing "
+                 "(<NA>) when none"),
+    ResultColumn("serving_tier", "tier", "tier of the serving cell; \"none\" when none"),
+    ResultColumn("n_serving_cells", "count", "cells giving the user a share above 1e-9"),
+    ResultColumn("airtime_share", "share", "the user's share of its cells' time-frequency "
+                 "resources, summed over them (so at most n_serving_cells)"),
+    ResultColumn("sinr_db", "dB", "SINR of the link carrying most of the user's rate (at the "
+                 "solution's loads when load-coupled); NaN when none"),
+    ResultColumn("rate_mbps", "Mbit/s", "the user's rate; 0 in outage"),
+)
+#: The result columns of the per-cell table, after the network's own cell columns.
+CELL_RESULT_COLUMNS: tuple[ResultColumn, ...] = (
+    ResultColumn("load", "share", "share of the cell's time-frequency resources in use, 0–1"),
+    ResultColumn("n_users", "count", "users whose serving cell it is"),
+    ResultColumn("traffic_mbps", "Mbit/s", "traffic the cell carries"),
+    ResultColumn("backhaul_use", "ratio", "traffic over backhaul capacity; 0 for unlimited backhaul"),
+    ResultColumn("payment", "utility", "what the cell's owner is paid (price × traffic)"),
+)
+
+
+def result_columns_markdown() -> str:
+    """The result columns of :meth:`Drop.frames` as a Markdown table (docs/conventions.md)."""
+    lines = ["| table | column | unit | meaning |", "|---|---|---|---|"]
+    for table, columns in (("users", USER_RESULT_COLUMNS), ("cells", CELL_RESULT_COLUMNS)):
+        lines += [f"| {table} | `{c.name}` | {c.unit} | {c.meaning} |" for c in columns]
+    return "\n".join(lines)
 
 
 @dataclasses.dataclass(frozen=True, eq=False)
 class Drop:
-    """What a scenario builds for one draw, and the map from a solution back to its rows.
+    """A network, its links and its association problem, and the map from a solution back.
 
-    The problem holds the *solvable* users only (those with a usable link, in network
-    order); users in outage are left out of it and count with rate 0.
+    Build one with :meth:`from_network` (a network and link table of your own) or
+    :meth:`cellopt.study.Scenario.build` (one draw of a scenario file); both give the same
+    thing. The problem holds the *solvable* users only (those with a usable link, in
+    network order); users in outage are left out of it and count with rate 0.
     :meth:`per_user` and :meth:`frames` spread a solution's per-user values back over
     every user of the network.
 
@@ -51,10 +117,10 @@ class Drop:
         Users counted in statistics (``network.in_study_area()``; False in a guard band).
     seed : int or None
         The build seed (None for a drop built by hand).
-    coupling : LoadCoupling or None
+    coupling : Coupling or None
         With ``[problem] interference = "load_coupled"``: the link rates as functions of
-        the cells' loads (:class:`~cellopt.load_coupling.LoadCoupling`); :meth:`solve`
-        then iterates the loads. None: every cell interferes at full power.
+        the cells' loads (:meth:`cellopt.load_coupling.LoadCoupling.from_drop`);
+        :meth:`solve` then iterates the loads. None: every cell interferes at full power.
     """
 
     network: Network
@@ -63,7 +129,7 @@ class Drop:
     solvable: np.ndarray
     in_study_area: np.ndarray
     seed: int | None = None
-    coupling: LoadCoupling | None = None
+    coupling: Coupling | None = None
 
     def solve(self, method: str = "alm", **options: Any) -> Solution:
         """Solve :attr:`problem` with `method`, load-coupled if the drop has a coupling.
@@ -73,17 +139,17 @@ class Drop:
         :func:`~cellopt.load_coupling.solve_load_coupled`. A method that runs on a cluster
         (``dual_dask``) gets the users' positions, to split them by region.
         """
-        if "user_xy_m" in method_info(method).options and not {"part", "user_xy_m"} & set(options):
+        if method_info(method).distributed and not {"part", "user_xy_m"} & set(options):
             users = self.network.users[self.solvable]  # a cluster method splits them by region
             options = {**options, "user_xy_m": np.column_stack([users.geometry.x, users.geometry.y])}
         if self.coupling is None:
             return solve(self.problem, method=method, **options)
-        return solve_load_coupled(self.problem, self.coupling, method, **options)
+        return self.coupling.solve(self.problem, method, **options)
 
     @classmethod
     def from_network(cls, network: Network, links: LinkTable, *, seed: int | None = None,
                      **problem_options: Any) -> Drop:
-        """The drop of a network built by hand: its problem leaves out users in outage.
+        """The drop of a network and its link table: the problem leaves out users in outage.
 
         Parameters
         ----------
@@ -93,7 +159,14 @@ class Drop:
         seed : int, optional
             Recorded only.
         **problem_options
-            Passed to :meth:`cellopt.Problem.from_network` (``alpha``, overrides).
+            Passed to :meth:`cellopt.Problem.from_network` (``alpha``, overrides such as
+            ``backhaul_mbps``).
+
+        Returns
+        -------
+        Drop
+            Solve it with :meth:`solve` (or ``cellopt.solve(drop.problem, ...)``) and turn
+            the solution into tables with :meth:`frames`.
         """
         solvable = links.users_with_rate()
         served = network.replace(users=network.users[solvable].reset_index(drop=True))
@@ -133,17 +206,11 @@ class Drop:
         Returns
         -------
         users : geopandas.GeoDataFrame
-            The network's user columns and ``in_study_area``, ``usable``,
-            ``serving_cell_id`` (the cell carrying most of the user's rate; missing when
-            none), ``serving_tier`` (``"none"`` when none), ``n_serving_cells``,
-            ``airtime_share`` (the user's share of its cells' time-frequency resources,
-            summed over them), ``sinr_db`` (of the link carrying most of its rate; NaN
-            when none), ``rate_mbps`` (0 in outage).
+            One row per network user: the network's user columns, then
+            :data:`USER_RESULT_COLUMNS`.
         cells : geopandas.GeoDataFrame
-            The network's cell columns and ``load`` (share of the cell's time-frequency
-            resources in use, 0–1), ``n_users`` (users it serves most), ``traffic_mbps``,
-            ``backhaul_use`` (traffic over backhaul capacity; 0 for unlimited backhaul),
-            ``payment`` (what the cell's owner is paid, in utility units).
+            One row per network cell: the network's cell columns, then
+            :data:`CELL_RESULT_COLUMNS`.
         """
         columns = self.user_columns(solution)
         return self.user_frame(columns), self.cell_frame(solution, columns)
@@ -154,8 +221,7 @@ class Drop:
         Returns
         -------
         dict of str to ndarray, each of shape (network.n_users,)
-            ``in_study_area, usable, serving_cell_id, serving_tier, n_serving_cells,
-            airtime_share, sinr_db, rate_mbps`` (``serving_cell_id`` a pandas array with
+            :data:`USER_RESULT_COLUMNS` in order (``serving_cell_id`` a pandas array with
             <NA> for none when the ids are integers), and ``serving_cell`` (the serving
             cell's row, −1 for none; not a column of the tables).
         """
@@ -188,7 +254,7 @@ class Drop:
         serving_id = pd.Series(cell_ids[np.maximum(serving, 0)])
         if serving_id.dtype.kind in "iu":  # integer ids stay integers, with <NA> for none
             serving_id = serving_id.astype("Int64")
-        return {
+        columns = {
             "in_study_area": self.in_study_area,
             "usable": self.solvable,
             "serving_cell_id": serving_id.where(serving >= 0).array,
@@ -197,8 +263,9 @@ class Drop:
             "airtime_share": self.per_user(airtime),
             "sinr_db": self.per_user(sinr, fill=np.nan),
             "rate_mbps": self.per_user(solution.user_rate_mbps),
-            "serving_cell": serving,
         }
+        assert list(columns) == [c.name for c in USER_RESULT_COLUMNS]
+        return {**columns, "serving_cell": serving}
 
     def user_frame(self, columns: dict[str, np.ndarray], rows: np.ndarray | slice | None = None
                    ) -> gpd.GeoDataFrame:
@@ -233,4 +300,5 @@ class Drop:
                                          / np.where(cap > 0, cap, np.inf), 0.0)
         cells["payment"] = (np.zeros(net.n_cells) if solution.cell_payment is None
                             else solution.cell_payment)
+        assert list(cells.columns[-len(CELL_RESULT_COLUMNS):]) == [c.name for c in CELL_RESULT_COLUMNS]
         return cells

@@ -4,11 +4,15 @@ from __future__ import annotations
 
 import dataclasses
 from collections.abc import Sequence
+from typing import TYPE_CHECKING
 
 import numpy as np
 import pandas as pd
 
 from cellopt.errors import ValidationError, describe_rows
+
+if TYPE_CHECKING:  # the radio package imports this module
+    from cellopt.radio.model import RadioModel
 
 __all__ = ["LinkTable"]
 
@@ -44,6 +48,14 @@ class LinkTable:
         beyond the radius) lowered each link's SINR [dB]. The SINR without it,
         ``sinr_db + far_field_db``, counts only the cells within the radius and is an
         upper bound on the SINR with every cell counted exactly.
+    model : RadioModel or None
+        The radio model the table was computed with (None for a table made by hand).
+    shadowing_seed : int or None
+        The integer that keyed its shadowing (:func:`cellopt.radio.links.shadowing_seed`
+        of the `rng` given): the same seed and model give the same gains, so what is
+        built from this table later (load coupling, power gains) reads them from here.
+    n_candidates : int or None
+        Candidate cells per user it was built with.
     """
 
     user: np.ndarray
@@ -57,6 +69,9 @@ class LinkTable:
     resource_mhz: np.ndarray
     radius_m: float | None = None
     far_field_db: np.ndarray | None = None
+    model: RadioModel | None = None
+    shadowing_seed: int | None = None
+    n_candidates: int | None = None
 
     COLUMNS = ("user", "cell", "resource", "rsrp_dbm", "sinr_db", "rate_mbps")
 

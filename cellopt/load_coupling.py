@@ -38,6 +38,7 @@ from typing import Any
 
 import numpy as np
 
+from cellopt.drop import Drop
 from cellopt.errors import ValidationError
 from cellopt.network import Network
 from cellopt.parameters import check_count, is_real
@@ -45,6 +46,10 @@ from cellopt.power.gains import GainTable
 from cellopt.problem import Problem
 from cellopt.radio.model import RadioModel
 from cellopt.solution import Solution
+from cellopt.solvers.api import solve
+from cellopt.solvers.certificate import certified_gap
+from cellopt.solvers.result import build_solution
+from cellopt.status import MAX_ITER
 
 __all__ = ["MIN_LOAD", "SATURATED", "LoadCoupling", "LoadFixedPoint", "solve_load_coupled"]
 
@@ -174,6 +179,40 @@ class LoadCoupling:
         p_max_mw = 10.0 ** (gains.max_power_dbm / 10.0)
         signal = gains.gain_mw_per_mw[user, column] * p_max_mw[problem.cell]
         return cls(gains=gains, user=user, cell=problem.cell.copy(), signal_mw=signal)
+
+    @classmethod
+    def from_drop(cls, drop: Drop, *, n_interferers: int = 32) -> LoadCoupling:
+        """The coupling of a drop's links, with the model, seed and candidates its link
+        table was built with (:attr:`LinkTable.model`, ``shadowing_seed``,
+        ``n_candidates``), so that the two agree by construction.
+
+        Parameters
+        ----------
+        drop : Drop
+            Its link table made by :func:`cellopt.radio.link_table` (one resource).
+        n_interferers : int
+            Cells per user whose load is followed exactly (≥ the table's candidates).
+
+        Raises
+        ------
+        ValidationError
+            For a link table made by hand (it records no model or seed), and as
+            :meth:`from_network`.
+        """
+        links = drop.links
+        if links.model is None or links.shadowing_seed is None or links.n_candidates is None:
+            raise ValidationError("the drop's link table records no radio model, shadowing seed or "
+                                  "candidate count (it was not made by radio.link_table); fix: "
+                                  "build it with cellopt.radio.link_table(network, ...), or use "
+                                  "LoadCoupling.from_network with the model and seed it was made with")
+        return cls.from_network(drop.network, drop.problem, user_rows=np.flatnonzero(drop.solvable),
+                                n_candidates=links.n_candidates, n_interferers=n_interferers,
+                                model=links.model, rng=links.shadowing_seed)
+
+    def solve(self, problem: Problem, method: str = "alm", **options: Any) -> Solution:
+        """:func:`solve_load_coupled` of `problem` under this coupling (what
+        :meth:`cellopt.Drop.solve` calls for a load-coupled drop)."""
+        return solve_load_coupled(problem, self, method, **options)
 
     @property
     def n_cells(self) -> int:
@@ -336,9 +375,6 @@ def solve_load_coupled(
         convex, and no bound over every load pattern is claimed). ``"max_iter"`` when
         `max_rounds` stopped the rounds first.
     """
-    from cellopt.solvers import solve  # the solvers package imports modules this one needs
-    from cellopt.solvers.common import build_solution, certified_gap
-
     if len(coupling.cell) != problem.n_links or not np.array_equal(coupling.cell, problem.cell):
         raise ValidationError("the coupling was built for other links; fix: build it from this "
                               "problem with LoadCoupling.from_network")
@@ -386,7 +422,7 @@ def solve_load_coupled(
         how, converged = (f"stopped at max_rounds={max_rounds} with loads still falling by "
                           f"{changes[-1]:.2g}; raise max_rounds"), False
     out = build_solution(problem.replace(rate_mbps=fp.rate_mbps, sinr_db=sinr_db), x,
-                         method=sol.method, status=sol.status if converged else "max_iter",
+                         method=sol.method, status=sol.status if converged else MAX_ITER,
                          message=f"{sol.message}; load coupling: {how}", mu=None, nu=None,
                          n_iter=n_iter, wall_s=time.perf_counter() - t0, history=sol.history,
                          upper_bound=sol.upper_bound)

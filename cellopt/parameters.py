@@ -1,14 +1,18 @@
-"""The parameter catalogue: every scalar parameter's unit, possible and usual range, and fix.
+"""The parameter catalogue: every scalar parameter's type, unit, possible and usual range, and fix.
 
 Builders, the radio model, the solvers and the scenario schema check what they are given
 against :data:`LIMITS` with :func:`check_real` (numbers) and :func:`check_count` (whole
 numbers), so that a value is refused, or warned about, with the same words wherever it
-enters. docs/conventions.md renders its table of parameters from this catalogue.
+enters. Scenario files also check the keys they give per tier against
+:data:`TIER_LIMITS` (:func:`check_per_tier`) and the names they give against
+:data:`CHOICES` (:func:`check_choice`). :func:`parameter_table` renders the catalogue as
+the Markdown table of docs/scenarios.md ("Parameters").
 """
 
 from __future__ import annotations
 
 import dataclasses
+import importlib
 import math
 import numbers
 import warnings
@@ -18,7 +22,21 @@ import numpy as np
 
 from cellopt.errors import ValidationError
 
-__all__ = ["LIMITS", "Limit", "check_count", "check_real", "is_integer", "is_real"]
+__all__ = [
+    "CHOICES",
+    "LIMITS",
+    "TIER_LIMITS",
+    "Choice",
+    "Limit",
+    "check_choice",
+    "check_count",
+    "check_per_tier",
+    "check_real",
+    "is_integer",
+    "is_real",
+    "kind_of",
+    "parameter_table",
+]
 
 
 @dataclasses.dataclass(frozen=True)
@@ -39,6 +57,9 @@ class Limit:
         `low` itself is impossible (e.g. a distance that must be > 0).
     allow_inf : bool
         +inf is legal (e.g. an unlimited demand); otherwise values must be finite.
+    kind : {"float", "int"}
+        "int": a whole number ≥ `low` (:func:`check_count`); "float": a real number
+        (:func:`check_real`).
     """
 
     unit: str
@@ -48,6 +69,7 @@ class Limit:
     fix: str
     low_open: bool = False
     allow_inf: bool = False
+    kind: str = "float"
 
     def interval(self) -> str:
         """The possible range as text, e.g. ``(0, 1e+06] m`` or ``[0, inf) per km²``."""
@@ -56,13 +78,19 @@ class Limit:
         return f"{'(' if self.low_open else '['}{self.low:g}, {self.high:g}{close}{unit}"
 
 
+def _count(minimum: int, fix: str) -> Limit:
+    """The limit of a whole number ≥ `minimum`."""
+    return Limit("", float(minimum), math.inf, None, fix, kind="int")
+
+
 _FRACTION = Limit("", 0.0, 1.0, None, "give a fraction in [0, 1]")
 _DENSITY = Limit("per km²", 0.0, math.inf, None, "give a finite density ≥ 0 per km²")
 _MIN_DIST = Limit("m", 0.0, 1e5, (0.0, 1000.0), "give a distance ≥ 0 in metres")
 
 #: Limits of every scalar radio, cell and drop parameter, by parameter name. Possible
 #: ranges keep 10^(x/10) of every power and gain finite in float64, so rates never
-#: become NaN; usual ranges catch values given in the wrong unit.
+#: become NaN; usual ranges catch values given in the wrong unit. Counts (``kind="int"``)
+#: are whole numbers ≥ their `low`.
 LIMITS: dict[str, Limit] = {
     "tx_power_dbm": Limit(
         "dBm", -100.0, 100.0, (5.0, 60.0),
@@ -131,6 +159,69 @@ LIMITS: dict[str, Limit] = {
     "max_bps_hz": Limit("bit/s/Hz", 0.0, math.inf, None,
                         "give a cap > 0 bit/s/Hz (4.4 in TR 36.942), or inf for none",
                         low_open=True, allow_inf=True),
+    # counts
+    "n_rings": _count(0, "give a whole number ≥ 0 (1 → 7, 2 → 19 sites)"),
+    "sectors": _count(1, "a whole number ≥ 1"),
+    "per_sector": _count(0, "give a whole number of picos per macro sector ≥ 0 (4 in TR 36.814)"),
+    "max_rounds": _count(1, "give a whole number of rounds ≥ 1"),
+    "n": _count(0, "give a whole number of users ≥ 0"),
+    "n_candidates": _count(1, "give a whole number ≥ 1"),
+    "chunk_rows": _count(1, "give a whole number of rows ≥ 1, e.g. 500_000"),
+    "n_interferers": _count(1, "give a whole number of cells ≥ n_candidates"),
+    "mcc": _count(0, "give mobile country codes ≥ 0"),
+    "mnc": _count(0, "give mobile network codes ≥ 0"),
+}
+
+#: Limits of the scenario keys given per tier (``[radio]``: a number for every tier, or a
+#: table such as ``{macro = 8, pico = 10}``), checked by :func:`check_per_tier`.
+TIER_LIMITS: dict[str, Limit] = {
+    "shadowing_std_db": Limit("dB", 0.0, 30.0, None, "give a standard deviation in [0, 30] dB"),
+    "pathloss_exponent": Limit("", 0.0, 10.0, None, "give an exponent in (0, 10], e.g. 3.5",
+                               low_open=True),
+    "pathloss_reference_db": Limit("dB", 0.0, 200.0, None, "give a loss in [0, 200] dB at 1 m"),
+}
+
+
+@dataclasses.dataclass(frozen=True)
+class Choice:
+    """A parameter whose value is a name from a fixed set (see :func:`check_choice`).
+
+    Attributes
+    ----------
+    names : tuple of str, or str
+        The names, or ``"module:attribute"`` of the tuple of names (a mapping gives its
+        keys, sorted), imported when first read.
+    noun : str or None
+        The names are of this kind (e.g. "tiers"): a message lists the unknown ones and
+        the valid ones as "use tiers from [...]". None: "use one of [...]".
+    many : bool
+        The parameter may give several names (a string or an array of strings).
+    """
+
+    names: tuple[str, ...] | str
+    noun: str | None = None
+    many: bool = False
+
+    def values(self) -> tuple[str, ...]:
+        """The valid names."""
+        if not isinstance(self.names, str):
+            return self.names
+        module, _, attribute = self.names.partition(":")
+        names = getattr(importlib.import_module(module), attribute)
+        return tuple(sorted(names)) if isinstance(names, dict) else tuple(names)
+
+
+_TIER = Choice("cellopt.network:TIERS", noun="tiers")
+
+#: Parameters whose values are names, by parameter name.
+CHOICES: dict[str, Choice] = {
+    "tier": _TIER,
+    "cluster_tier": _TIER,
+    "colocated_tier": _TIER,
+    "indoor_tiers": dataclasses.replace(_TIER, many=True),
+    "owner": Choice("cellopt.network:OWNERS"),
+    "interference": Choice(("full", "load_coupled")),
+    "spectral_efficiency": Choice("cellopt.radio.spectral:SPECTRAL_EFFICIENCY"),
 }
 
 
@@ -189,14 +280,34 @@ def check_real(value: Any, name: str, kind: str | None = None, *, warn: bool = T
     return v
 
 
-def check_count(value: Any, name: str, *, fix: str, minimum: int = 0) -> int:
+def check_count(value: Any, name: str, *, fix: str | None = None, minimum: int | None = None) -> int:
     """`value` as an int ≥ `minimum`: an integer, or a float with a whole value.
+
+    Parameters
+    ----------
+    value : any
+        The count as given.
+    name : str
+        How messages name it.
+    fix : str, optional
+        How to give a good value; default that of the count ``LIMITS[name]``, whose
+        `low` is then also the default `minimum`.
+    minimum : int, optional
+        Smallest legal count; default 0 (or ``LIMITS[name].low``, see `fix`).
+
+    Returns
+    -------
+    int
 
     Raises
     ------
     ValidationError
         Booleans, strings, None, fractions, NaN or inf, and values below `minimum`.
     """
+    if fix is None:
+        fix = LIMITS[name].fix
+        minimum = int(LIMITS[name].low) if minimum is None else minimum
+    minimum = 0 if minimum is None else minimum
     if isinstance(value, (bool, np.bool_)):
         raise ValidationError(f"{name}={value!r} is a boolean, not a count; fix: {fix}")
     if not is_real(value):
@@ -209,3 +320,85 @@ def check_count(value: Any, name: str, *, fix: str, minimum: int = 0) -> int:
     if count < minimum:
         raise ValidationError(f"{name}={count} is below {minimum}; fix: {fix}")
     return count
+
+
+def check_per_tier(value: float | dict[str, float], name: str) -> None:
+    """Check a per-tier scenario value against ``TIER_LIMITS[name]``, tier by tier.
+
+    Parameters
+    ----------
+    value : float or dict of str to float
+        One number for every tier, or a number per tier.
+    name : str
+        Key of :data:`TIER_LIMITS`.
+
+    Raises
+    ------
+    ValidationError
+        A value that is not finite or is outside the limit, naming the tier.
+    """
+    limit = TIER_LIMITS[name]
+    for tier, v in (value.items() if isinstance(value, dict) else [("every tier", value)]):
+        if not (math.isfinite(v) and limit.low <= v <= limit.high) or (limit.low_open
+                                                                      and v == limit.low):
+            raise ValidationError(f"{name} of {tier} is {v}; fix: {limit.fix}")
+
+
+def check_choice(value: str | list[str], name: str) -> None:
+    """Check a name (or, for a :class:`Choice` with a noun, names) against ``CHOICES[name]``.
+
+    Raises
+    ------
+    ValidationError
+        An unknown name; the message lists the valid ones.
+    """
+    choice = CHOICES[name]
+    valid = choice.values()
+    if choice.noun is None:
+        if value not in valid:
+            raise ValidationError(f"{name}={value!r}; fix: use one of {list(valid)}")
+        return
+    unknown = [t for t in ([value] if isinstance(value, str) else value) if t not in valid]
+    if unknown:
+        raise ValidationError(f"{name} has unknown {choice.noun} {unknown}; fix: use "
+                              f"{choice.noun} from {list(valid)}")
+
+
+def kind_of(name: str) -> str | None:
+    """The type of a catalogued parameter: "float", "int" or "str"; None if not catalogued."""
+    if name in LIMITS:
+        return LIMITS[name].kind
+    if name in TIER_LIMITS:
+        return "float"
+    return "str" if name in CHOICES else None
+
+
+def _cell(text: str) -> str:
+    return text.replace("|", "\\|")
+
+
+def parameter_table() -> str:
+    """The catalogue as a Markdown table: name, type, unit, possible range, usual range, fix.
+
+    Returns
+    -------
+    str
+        One row per parameter of :data:`LIMITS` (by name), then the per-tier scenario keys
+        of :data:`TIER_LIMITS` and the names of :data:`CHOICES`; ends with a newline.
+    """
+    rows = ["| name | type | unit | possible | usual | fix |", "|---|---|---|---|---|---|"]
+    for name, limit in sorted(LIMITS.items()):
+        unit = limit.unit
+        possible = limit.interval().removesuffix(f" {unit}") if unit else limit.interval()
+        usual = "" if limit.usual is None else f"[{limit.usual[0]:g}, {limit.usual[1]:g}]"
+        kind = "whole number" if limit.kind == "int" else "number"
+        rows.append(f"| `{name}` | {kind} | {unit} | {possible} | {usual} | {_cell(limit.fix)} |")
+    for name, limit in sorted(TIER_LIMITS.items()):
+        possible = limit.interval().removesuffix(f" {limit.unit}") if limit.unit else limit.interval()
+        rows.append(f"| `{name}` (scenario, per tier) | number or table per tier | {limit.unit} "
+                    f"| {possible} |  | {_cell(limit.fix)} |")
+    for name, choice in sorted(CHOICES.items()):
+        kind = "name or names" if choice.many else "name"
+        names = ", ".join(f"`{v}`" for v in choice.values())
+        rows.append(f"| `{name}` | {kind} |  | one of {names} |  | use one of them |")
+    return "\n".join(rows) + "\n"

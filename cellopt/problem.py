@@ -268,11 +268,13 @@ class Problem:
     def from_network(
         cls, network: Network, links: LinkTable, alpha: float = 1.0, **overrides: Any
     ) -> Problem:
-        """A problem from a network and its link table.
+        """A problem from a network and its link table, every user kept.
 
         Weights and demands come from the users table, backhaul capacities, prices and
         owners from the cells table, RSRP and SINR from the links (for the baselines),
-        tiers from the cells.
+        tiers from the cells. :meth:`cellopt.Drop.from_network` is the usual way in: it
+        builds this problem from the users with a usable link and maps the solution back
+        to tables of every user.
 
         Parameters
         ----------
@@ -296,6 +298,13 @@ class Problem:
             cell_tier=c["tier"], third_party=c["third_party"],
         )
         kwargs.update(overrides)
+        outage = ~links.users_with_rate()
+        if is_real(kwargs["alpha"]) and kwargs["alpha"] >= 1 and outage.any():
+            raise ValidationError(
+                f"users {describe_rows(np.flatnonzero(outage))} have no link with a positive rate, "
+                f"so their utility is −inf for alpha={kwargs['alpha']}; fix: build the drop with "
+                "cellopt.Drop.from_network(network, links), which leaves them out of the problem "
+                "and reports them at rate 0, or give them more candidates (n_candidates)")
         return cls.from_links(links.user, links.cell, links.rate_mbps, n_users=network.n_users,
                               n_cells=network.n_cells, **kwargs)
 

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import dataclasses
+import warnings
 from typing import Any
 
 import geopandas as gpd
@@ -10,23 +11,9 @@ import numpy as np
 import pandas as pd
 
 from cellopt.errors import ValidationError
+from cellopt.status import STATUSES, SUCCESSFUL
 
 __all__ = ["STATUSES", "Solution"]
-
-#: Status values. Only "optimal" claims a certified gap ≤ tol.
-STATUSES = {
-    "optimal": "certified: gap ≤ tol",
-    "solved": "the method finished (a heuristic or a rounding; the gap says how good it is)",
-    "max_iter": "stopped at max_iter before the gap reached tol",
-    "time_limit": "stopped at time_limit_s before the gap reached tol",
-    "stopped": "the callback asked to stop",
-    "converged": "column generation: no pattern improves (exact pricing), gap still above tol",
-    "local_optimum": "column generation: the pattern search finds no improving pattern "
-                     "(not certified)",
-    "tail_off": "column generation: the objective gained less than gain_tol over three "
-                "iterations (not certified)",
-    "failed": "the method could not produce a certified answer (see message)",
-}
 
 
 @dataclasses.dataclass(eq=False)
@@ -39,7 +26,7 @@ class Solution:
     Attributes
     ----------
     status : str
-        One of :data:`STATUSES`.
+        One of :data:`~cellopt.status.STATUSES` (constants in :mod:`cellopt.status`).
     message : str
     method : str
     utility : float
@@ -55,7 +42,7 @@ class Solution:
         `bound_kind` for which problem it bounds.
     gap : float or None
         The rate-equivalent gap c − 1: every user's rate × c (same payments) would reach
-        `upper_bound` (:func:`~cellopt.solvers.common.certified_gap`); ≤ tol certifies that
+        `upper_bound` (:func:`~cellopt.solvers.certificate.certified_gap`); ≤ tol certifies that
         no allocation gives everyone more than (1 + tol) times these rates.
     n_iter : int
     wall_s : float
@@ -152,12 +139,16 @@ class Solution:
     @property
     def success(self) -> bool:
         """True when the method finished by its own rule (not a limit, a stop or a failure)."""
-        return self.status in ("optimal", "solved", "converged", "local_optimum", "tail_off")
+        return self.status in SUCCESSFUL
 
     def to_frames(
         self, network: Any = None
     ) -> tuple[pd.DataFrame | gpd.GeoDataFrame, pd.DataFrame | gpd.GeoDataFrame]:
-        """User and cell tables; joined to `network`'s tables (GeoDataFrames) if given.
+        """Deprecated: use ``cellopt.Drop.from_network(network, links).frames(solution)``.
+
+        User and cell tables; joined to `network`'s tables (GeoDataFrames) if given. The
+        one way from a solution to tables is :meth:`cellopt.Drop.frames`, whose columns
+        are declared in :mod:`cellopt.drop`; this method goes in the next release.
 
         Parameters
         ----------
@@ -176,6 +167,9 @@ class Solution:
             ``backhaul_price_per_mbps``; with `network`, also ``backhaul_use`` (T_j / C_j,
             0 for unlimited backhaul).
         """
+        warnings.warn("Solution.to_frames is deprecated; use drop = cellopt.Drop.from_network(network, "
+                      "links) and drop.frames(solution) (airtime prices: solution.prices)",
+                      DeprecationWarning, stacklevel=2)
         users = pd.DataFrame({"rate_mbps": self.user_rate_mbps, "serving_cell": self.serving_cell})
         cells = pd.DataFrame({
             "airtime": self.cell_airtime.mean(axis=1),

@@ -37,7 +37,8 @@ import pandas as pd
 from cellopt import solve
 from cellopt.plotting import plot_gain_curve
 from cellopt.study.capacity import capacity_sweep
-from cellopt.study.scenario import Scenario, drop_seeds, load_scenario
+from cellopt.study.scenario import Scenario, load_scenario
+from cellopt.study.seeds import drop_seeds
 from cellopt.study.store import cached_frame
 from cellopt.study.summary import mean_ci, rate_summary
 from cellopt.topology import WIFI_DENSITY_PER_KM2

@@ -27,7 +27,7 @@ from hypothesis import strategies as st
 
 from cellopt import Network
 from cellopt.errors import CelloptError, ValidationError
-from cellopt.topology.files import OPENCELLID_COLUMNS, OPENCELLID_REQUIRED, read_cells
+from cellopt.topology.cellfiles import OPENCELLID_COLUMNS, OPENCELLID_REQUIRED, read_cells
 
 UTM = "EPSG:32610"  # UTM 10N, San Francisco
 HEADER = ",".join(OPENCELLID_COLUMNS)

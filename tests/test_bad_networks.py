@@ -37,7 +37,8 @@ from cellopt.radio import (
 )
 from cellopt.radio.links import link_table_nbytes
 from cellopt.radio.spectral import get_efficiency
-from cellopt.study.scenario import MAX_DROPS, DropSeeds, drop_seed, drop_seeds, load_scenario
+from cellopt.study.scenario import load_scenario
+from cellopt.study.seeds import MAX_DROPS, DropSeeds, drop_seed, drop_seeds
 from cellopt.topology import (
     add_femtocells,
     add_picos,

@@ -18,7 +18,8 @@ from cellopt import radio, topology
 from cellopt.problem import Problem, utility
 from cellopt.solvers import METHODS, solve
 from cellopt.solvers.baselines import in_cell_shares
-from cellopt.solvers.common import build_solution, objective_terms, repair
+from cellopt.solvers.common import objective_terms, repair
+from cellopt.solvers.result import build_solution
 
 BASELINES = ["max_rsrp", "max_sinr", "range_expansion", "load_aware"]
 
@@ -435,8 +436,7 @@ def test_every_field_filled(method):
     assert sol.wall_s > 0 and sol.n_iter >= (0 if method == "load_aware" else 1)
     assert {"iteration", "objective", "upper_bound", "gap", "moves"} <= set(sol.history.columns)
     assert len(sol.history) >= 1 and len(calls) == len(sol.history)
-    users, cells = sol.to_frames()
-    assert len(users) == p.n_users and len(cells) == p.n_cells
+    assert sol.user_rate_mbps.shape == (p.n_users,) and sol.cell_airtime.shape[0] == p.n_cells
     # each user is served by one cell only
     used = pd.DataFrame({"u": p.user, "c": p.cell})[sol.x > 0].groupby("u")["c"].nunique()
     assert (used == 1).all()

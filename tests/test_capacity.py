@@ -8,7 +8,8 @@ import pytest
 
 from cellopt.errors import StoreError
 from cellopt.study.capacity import capacity, capacity_sweep, pooled_rates_mbps
-from cellopt.study.scenario import drop_seeds, load_scenario
+from cellopt.study.scenario import load_scenario
+from cellopt.study.seeds import drop_seeds
 
 SCENARIO = """
 name = "tiny"

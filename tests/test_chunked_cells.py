@@ -23,7 +23,7 @@ from hypothesis import strategies as st
 
 from cellopt import Network
 from cellopt.errors import ValidationError
-from cellopt.topology.files import OPENCELLID_COLUMNS, read_cells
+from cellopt.topology.cellfiles import OPENCELLID_COLUMNS, read_cells
 
 SF_CSV = (Path(__file__).resolve().parents[1].parent / "shared" / "data"
           / "opencellid_sf_verizon_lte.csv")

@@ -19,8 +19,9 @@ from problems import random_problem
 
 import cellopt
 from cellopt import CelloptError, Problem, ValidationError
-from cellopt.solvers.common import dual_bound, utility_scale
-from cellopt.solvers.dask_dual import WORKER_MALLOC_ENV, local_client, partition_users
+from cellopt.cluster import WORKER_MALLOC_ENV, local_client
+from cellopt.solvers.certificate import dual_bound, utility_scale
+from cellopt.solvers.dask_dual import partition_users
 
 distributed = pytest.importorskip("dask.distributed")
 
@@ -220,7 +221,8 @@ def test_a_scenario_drop_and_the_cli_split_users_by_region(client, tmp_path, mon
     """Drop.solve hands dual_dask the users' positions (parts by region), and
     `cellopt run --method dual_dask --scheduler ADDRESS` reaches the cluster."""
     from cellopt.cli import main
-    from cellopt.study import Drop, load_scenario
+    from cellopt.drop import Drop
+    from cellopt.study import load_scenario
 
     drop: Drop = load_scenario("macro_3gpp").build()
     sol = drop.solve("dual_dask", tol=1e-4, scheduler=client)

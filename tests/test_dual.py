@@ -16,7 +16,7 @@ from problems import ALPHAS, one_cell, random_problem
 
 import cellopt
 from cellopt.solvers import METHODS, solve
-from cellopt.solvers.common import dual_bound
+from cellopt.solvers.certificate import dual_bound
 
 HISTORY_COLUMNS = {"iteration", "stage", "tau", "objective", "upper_bound", "gap",
                    "smoothed_bound", "grad_norm", "time_s"}

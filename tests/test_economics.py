@@ -102,11 +102,11 @@ def test_network_owners_reach_the_solution():
     net = topology.add_femtocells(net, density_per_km2=20.0, price_per_mbps=0.01,
                                   backhaul_mbps=5.0, rng=1)
     net = topology.drop_users(net, 150, indoor_fraction=0.8, rng=2)
-    problem = Problem.from_network(net, radio.link_table(net, rng=3))
+    drop = cellopt.Drop.from_network(net, radio.link_table(net, rng=3))
     third = (net.cells["owner"] == "third_party").to_numpy()
-    np.testing.assert_array_equal(problem.third_party, third)
-    sol = cellopt.solve(problem, "alm")
-    _, cells = sol.to_frames(net)
+    np.testing.assert_array_equal(drop.problem.third_party, third)
+    sol = drop.solve("alm")
+    _, cells = drop.frames(sol)
     assert cells["payment"].sum() == pytest.approx(sol.cost)
     assert cells.loc[~third, "payment"].eq(0).all()
     assert sol.offload_share == pytest.approx(

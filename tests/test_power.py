@@ -18,7 +18,7 @@ from cellopt.power.patterns import (
     reduced_values,
 )
 from cellopt.power.search import Neighbourhoods, neighbourhood_search
-from cellopt.solvers.common import dual_bound
+from cellopt.solvers.certificate import dual_bound
 from cellopt.topology.hexgrid import SYNTHETIC_CRS
 
 X0, Y0 = 500_000.0, 5_000_000.0

@@ -1,4 +1,4 @@
-"""Tests of cellopt.topology.files.read_cells (small synthetic files, plus the shared SF extract)."""
+"""Tests of cellopt.topology.cellfiles.read_cells (small synthetic files, plus the shared SF extract)."""
 
 from __future__ import annotations
 
@@ -17,7 +17,7 @@ from hypothesis import strategies as st
 from scipy.spatial import cKDTree
 
 from cellopt import Network, ValidationError
-from cellopt.topology.files import OPENCELLID_COLUMNS, read_cells
+from cellopt.topology.cellfiles import OPENCELLID_COLUMNS, read_cells
 
 SF_CSV = (Path(__file__).resolve().parents[1].parent / "shared" / "data"
           / "opencellid_sf_verizon_lte.csv")

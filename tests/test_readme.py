@@ -100,10 +100,10 @@ def test_readme_python_blocks_run_in_order_and_keep_their_promises(tmp_path, mon
     assert len(code) == 4, "the checks below follow the README's four Python blocks"
     ns: dict = {}
 
-    # 1. Network, links, problem, a certified solve, tables.
+    # 1. Network, links, the drop and its problem, a certified solve, tables.
     run_block(code[0], ns, "README.md, Python block 1")
-    net, links, sol = ns["net"], ns["links"], ns["sol"]
-    promised = re.search(r"links\.to_frame\(\)\.head\(\)\s*#\s*(.+)", code[0]).group(1)
+    net, links, sol, drop = ns["net"], ns["links"], ns["sol"], ns["drop"]
+    promised = re.search(r"links\.to_frame\(\)\.head\(\)\)?\s*#\s*(.+)", code[0]).group(1)
     assert list(links.to_frame().columns) == [c.strip() for c in promised.split(",")]
     assert (net.n_cells, net.n_users) == (57 + 228, 2000)  # 19 sites x 3 sectors + 4 picos each
     assert sol.status == "optimal" and sol.gap <= 1e-4  # "certified: gap <= tol"
@@ -111,7 +111,8 @@ def test_readme_python_blocks_run_in_order_and_keep_their_promises(tmp_path, mon
     users, cells = ns["users"], ns["cells"]
     assert type(users).__name__ == type(cells).__name__ == "GeoDataFrame"
     assert (len(users), len(cells)) == (net.n_users, net.n_cells)
-    np.testing.assert_allclose(users["rate_mbps"], sol.user_rate_mbps)
+    np.testing.assert_allclose(users["rate_mbps"], drop.per_user(sol.user_rate_mbps))
+    assert cells["n_users"].sum() == (users["serving_cell_id"].notna()).sum()
 
     # 2. Power patterns (with a shorter time limit, see POWER_LIMIT_S).
     run_block(code[1], ns, "README.md, Python block 2")

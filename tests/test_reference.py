@@ -21,7 +21,8 @@ from cellopt.problem import Problem
 from cellopt.solution import STATUSES
 from cellopt.solvers import METHODS, solve
 from cellopt.solvers import reference as reference_module
-from cellopt.solvers.common import dual_bound, loads, objective_terms, repair
+from cellopt.solvers.certificate import dual_bound
+from cellopt.solvers.common import loads, objective_terms, repair
 
 TOL = 1e-8  # the reference certifies gaps of ~1e-12; ask for far less than that
 # An objective within ε of the optimum pins x down to about sqrt(ε) only (the objective is
@@ -263,8 +264,7 @@ def test_solution_fields_and_feasibility():
     assert row["upper_bound"] == pytest.approx(sol.upper_bound)
     assert row["solve_time_s"] >= 0 and row["compile_time_s"] >= 0
     assert len(calls) == 1 and set(calls[0]) == set(HISTORY)
-    users, cells = sol.to_frames()
-    assert len(users) == p.n_users and len(cells) == p.n_cells
+    assert sol.user_rate_mbps.shape == (p.n_users,) and sol.cell_airtime.shape[0] == p.n_cells
 
 
 def test_unknown_solver_lists_installed():

@@ -3,6 +3,7 @@ method table, option types and unknown options, and the option docs."""
 
 from __future__ import annotations
 
+import importlib
 import inspect
 import subprocess
 import sys
@@ -70,21 +71,22 @@ def test_every_method_is_declared():
 def test_declared_capabilities():
     # What each method declares, written out once: a change here is a change of the API.
     expected = {
-        "alm": ("optimizer", True, True, False, ("x0", "prices0", "theta0")),
-        "dual": ("optimizer", True, True, True, ("prices0",)),
-        "dual_dask": ("optimizer", False, False, False, ()),
-        "ipm": ("optimizer", True, True, True, ()),
-        "reference": ("reference", True, True, True, ()),
-        "max_rsrp": ("baseline", False, False, False, ()),
-        "max_sinr": ("baseline", False, False, False, ()),
-        "range_expansion": ("baseline", False, False, False, ()),
-        "load_aware": ("baseline", False, False, False, ()),
+        "alm": ("optimizer", True, True, False, False, ("x0", "prices0", "theta0")),
+        "dual": ("optimizer", True, True, True, False, ("prices0",)),
+        "dual_dask": ("optimizer", False, False, False, True, ()),
+        "ipm": ("optimizer", True, True, True, False, ()),
+        "reference": ("reference", True, True, True, False, ()),
+        "max_rsrp": ("baseline", False, False, False, False, ()),
+        "max_sinr": ("baseline", False, False, False, False, ()),
+        "range_expansion": ("baseline", False, False, False, False, ()),
+        "load_aware": ("baseline", False, False, False, False, ()),
     }
     assert set(expected) == set(METHODS)
     for name, want in expected.items():
         info = method_info(name)
         assert (info.kind, info.single_association, info.patterns, info.share_blocks,
-                info.warm_start) == want, name
+                info.distributed, info.warm_start) == want, name
+    assert methods_with("distributed") == ["dual_dask"]
 
 
 def test_pattern_and_block_sets_are_derived_from_the_declarations():
@@ -211,7 +213,7 @@ def test_method_table_has_one_row_per_method():
     table = method_table()
     assert sorted(table.index) == ALL and table.index.name == "method"
     assert list(table.columns) == ["kind", "single_association", "patterns", "share_blocks",
-                                   "warm_start", "options", "summary"]
+                                   "distributed", "warm_start", "options", "summary"]
     assert list(table["kind"]) == sorted(table["kind"], key=KINDS.index)
     assert table.loc["alm", "warm_start"] == "x0, prices0, theta0"
     assert table.loc["ipm", "warm_start"] == "" and table.loc["ipm", "options"] == ""
@@ -219,8 +221,9 @@ def test_method_table_has_one_row_per_method():
     for name in ALL:
         info = method_info(name)
         row = table.loc[name]
-        assert (row["kind"], row["single_association"], row["patterns"], row["share_blocks"]) \
-            == (info.kind, info.single_association, info.patterns, info.share_blocks)
+        assert (row["kind"], row["single_association"], row["patterns"], row["share_blocks"],
+                row["distributed"]) \
+            == (info.kind, info.single_association, info.patterns, info.share_blocks, info.distributed)
         assert len([s for s in row["options"].split("; ") if s]) == len(info.options)
 
 
@@ -323,7 +326,7 @@ def test_a_function_set_into_methods_directly_declares_nothing(monkeypatch):
     monkeypatch.setitem(METHODS, "_fake", fake)
     info = method_info("_fake")
     assert (info.kind, info.single_association, info.patterns, info.share_blocks,
-            info.warm_start) == ("optimizer", False, False, False, ())
+            info.distributed, info.warm_start) == ("optimizer", False, False, False, False, ())
     assert list(info.options) == ["knob"] and info.options["knob"].annotation == "float"
     assert "_fake" in method_table().index
     assert solve(small_problem(0), "_fake", knob=2).status == "optimal"
@@ -344,6 +347,8 @@ def test_register_refuses_bad_declarations():
 
     with pytest.raises(ValueError, match="warm_start names"):
         register("_bad", kind="optimizer", warm_start=("prices0",))(fn)
+    with pytest.raises(ValueError, match=r"lacks the option\(s\) \['scheduler', 'user_xy_m'\]"):
+        register("_bad", kind="optimizer", distributed=True)(fn)
     assert "_bad" not in METHODS and "_bad" not in METHOD_INFO
 
 
@@ -351,3 +356,32 @@ def test_importing_the_solvers_does_not_import_cvxpy():
     code = "import sys, cellopt.solvers; print('cvxpy' in sys.modules)"
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
     assert out.stdout.strip() == "False"
+
+
+# ====================================================================== moved names
+@pytest.mark.parametrize(("old", "name", "new"), [
+    ("cellopt.solvers.common", "dual_bound", "cellopt.solvers.certificate"),
+    ("cellopt.solvers.common", "certified_gap", "cellopt.solvers.certificate"),
+    ("cellopt.solvers.common", "utility_scale", "cellopt.solvers.certificate"),
+    ("cellopt.solvers.common", "block_airtime_value", "cellopt.solvers.certificate"),
+    ("cellopt.solvers.common", "build_solution", "cellopt.solvers.result"),
+    ("cellopt.solvers.registry", "nothing_to_allocate", "cellopt.solvers.api"),
+    ("cellopt.solvers.dask_dual", "local_client", "cellopt.cluster"),
+    ("cellopt.solvers.dask_dual", "WORKER_MALLOC_ENV", "cellopt.cluster"),
+])
+def test_moved_names_still_import_with_a_warning(old, name, new):
+    with pytest.warns(DeprecationWarning, match=rf"{old}\.{name} moved to {new}\.{name}"):
+        value = getattr(importlib.import_module(old), name)
+    assert value is getattr(importlib.import_module(new), name)
+    assert name not in vars(importlib.import_module(old))
+
+
+def test_status_constants_are_the_strings():
+    from cellopt import status
+    from cellopt.solution import STATUSES
+
+    assert STATUSES is status.STATUSES
+    assert status.OPTIMAL == "optimal" and type(status.OPTIMAL) is str
+    assert set(status.SUCCESSFUL) <= set(STATUSES)
+    assert {getattr(status, n) for n in status.__all__ if n.isupper() and n not in
+            ("STATUSES", "SUCCESSFUL")} == set(STATUSES)

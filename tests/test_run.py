@@ -13,7 +13,8 @@ import pytest
 
 import cellopt
 from cellopt import ValidationError, radio, topology
-from cellopt.study import Drop, load_scenario, run_scenario
+from cellopt.drop import Drop
+from cellopt.study import load_scenario, run_scenario
 
 #: Picos, femtocells with a backhaul cap and a price, a guard band, and users in outage:
 #: every column of the outputs has something to show.
@@ -176,10 +177,12 @@ def test_drop_from_a_network_built_by_hand():
 def test_solution_to_frames_refuses_a_network_of_the_wrong_size(run):
     """It used to join by position: 50 rows of the wrong users, without a word."""
     drop, sol = run.drop, run.solutions["optimized"]
-    with pytest.raises(ValidationError, match=r"drop.frames\(solution\)"):
+    with (pytest.warns(DeprecationWarning, match=r"drop\.frames"),
+          pytest.raises(ValidationError, match=r"drop.frames\(solution\)")):
         sol.to_frames(drop.network)  # all users, but the problem has the solvable ones only
     solvable = drop.network.replace(users=drop.network.users[drop.solvable].reset_index(drop=True))
-    users, _ = sol.to_frames(solvable)
+    with pytest.warns(DeprecationWarning, match=r"drop\.frames"):
+        users, _ = sol.to_frames(solvable)
     assert len(users) == drop.problem.n_users
 
 

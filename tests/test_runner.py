@@ -17,7 +17,8 @@ import pytest
 from small_scenario import small_scenario
 
 from cellopt.errors import StoreError, ValidationError
-from cellopt.study.scenario import drop_seeds, load_scenario
+from cellopt.study.scenario import load_scenario
+from cellopt.study.seeds import drop_seeds
 from cellopt.study.store import cached_frame
 from cellopt.study.sweep import collect, load_rates, run_sweep
 

@@ -10,7 +10,8 @@ import pandas as pd
 import pytest
 
 from cellopt import ValidationError
-from cellopt.study.scenario import SHIPPED_DIR, Distribution, drop_seeds, load_scenario
+from cellopt.study.scenario import SHIPPED_DIR, Distribution, load_scenario
+from cellopt.study.seeds import drop_seeds
 
 TOPOLOGIES = SHIPPED_DIR
 
@@ -302,7 +303,7 @@ def test_shipped_scenarios_build(name):
 # ---------------------------------------------------------------------- limits
 @pytest.mark.parametrize("base", [0, 1, 7, 2**40])
 def test_drop_seed_is_the_kth_spawned_child(base):
-    from cellopt.study.scenario import DropSeeds, drop_seed
+    from cellopt.study.seeds import DropSeeds, drop_seed
 
     spawned = [int(c.generate_state(1)[0]) for c in np.random.SeedSequence(base).spawn(20)]
     assert [drop_seed(base, k) for k in range(20)] == spawned == drop_seeds(base, 20)
@@ -333,8 +334,9 @@ def test_huge_counts_are_refused_at_load_time(tmp_path, monkeypatch):
         load_scenario(write(tmp_path, SMALL))
 
 
-# The scenario schema is written by hand (it needs TOML types); these tests keep it in step
-# with the builders it feeds, in both directions.
+# The [network] keys are read from the builders' signatures; the other sections are written
+# by hand (they need TOML types). These tests keep both in step with the functions they feed,
+# in both directions.
 def _parameters(fn) -> set[str]:
     import inspect
 
@@ -359,19 +361,14 @@ def test_schema_matches_the_builders_signatures(section):
     import dataclasses
 
     from cellopt import radio, topology
-    from cellopt.study.scenario import (
-        COUNTRY_KEYS,
-        FILE_KEYS,
-        HEX_GRID_KEYS,
-        POISSON_KEYS,
-        SECTION_KEYS,
-    )
+    from cellopt.study.builders import BUILDERS
+    from cellopt.study.schema import SECTION_KEYS
 
     keys, builder = {
-        "hex_grid": (HEX_GRID_KEYS, _parameters(topology.hex_grid)),
-        "poisson": (POISSON_KEYS, _parameters(topology.poisson_layout)),
-        "country": (COUNTRY_KEYS, _parameters(topology.country_layout)),
-        "file": (FILE_KEYS, _parameters(topology.read_cells)),
+        "hex_grid": (BUILDERS["hex_grid"].keys, _parameters(topology.hex_grid)),
+        "poisson": (BUILDERS["poisson"].keys, _parameters(topology.poisson_layout)),
+        "country": (BUILDERS["country"].keys, _parameters(topology.country_layout)),
+        "file": (BUILDERS["file"].keys, _parameters(topology.read_cells)),
         "picos": (SECTION_KEYS["picos"], _parameters(topology.add_picos)),
         "femtocells": (SECTION_KEYS["femtocells"], _parameters(topology.add_femtocells)),
         "users": (SECTION_KEYS["users"], _parameters(topology.drop_users)),
@@ -384,7 +381,7 @@ def test_schema_matches_the_builders_signatures(section):
 
 def test_schema_covers_the_problem_options():
     from cellopt import Problem
-    from cellopt.study.scenario import SECTION_KEYS
+    from cellopt.study.schema import SECTION_KEYS
 
     scenario_only = {"alpha", "interference", "n_interferers"}  # the last two: Drop.solve
     assert set(SECTION_KEYS["problem"]) <= _parameters(Problem.from_links) | scenario_only

@@ -30,7 +30,7 @@ from problems import ALPHAS, one_cell, random_problem
 import cellopt
 from cellopt import Problem, ValidationError, radio, topology
 from cellopt.solution import STATUSES
-from cellopt.solvers.common import dual_bound
+from cellopt.solvers.certificate import dual_bound
 
 OPTIMIZERS = ("alm", "dual", "ipm")
 BASELINES = ("max_rsrp", "max_sinr", "range_expansion", "load_aware")
@@ -289,14 +289,16 @@ def test_every_method_fills_every_field(hetnet, hetnet_reference, method):
         assert sol.upper_bound >= hetnet_reference.objective - 1e-9 * rel(hetnet_reference.objective)
     if method in OPTIMIZERS or method == "reference":
         assert sol.status == "optimal", sol.message
-    users, cells = sol.to_frames()
+    with pytest.warns(DeprecationWarning, match=r"Drop\.from_network"):  # kept for one release
+        users, cells = sol.to_frames()
     assert isinstance(users, pd.DataFrame) and len(users) == p.n_users
     assert isinstance(cells, pd.DataFrame) and len(cells) == p.n_cells
     assert {"rate_mbps", "serving_cell"} <= set(users.columns)
     assert {"airtime", "traffic_mbps", "airtime_price", "backhaul_price_per_mbps"} <= set(cells.columns)
     np.testing.assert_array_equal(users["rate_mbps"].to_numpy(), sol.user_rate_mbps)
     np.testing.assert_array_equal(users["serving_cell"].to_numpy(), sol.serving_cell)
-    users_g, cells_g = sol.to_frames(net)
+    with pytest.warns(DeprecationWarning, match=r"drop\.frames"):
+        users_g, cells_g = sol.to_frames(net)
     assert isinstance(users_g, gpd.GeoDataFrame) and isinstance(cells_g, gpd.GeoDataFrame)
     assert len(users_g) == net.n_users and len(cells_g) == net.n_cells
     assert set(net.users.columns) <= set(users_g.columns)

@@ -15,7 +15,7 @@ from cellopt import ValidationError, topology
 from cellopt.study.capacity import pooled_rates_mbps
 from cellopt.study.scenario import SHIPPED_DIR, load_scenario
 from cellopt.study.sweep import load_rates, run_sweep
-from cellopt.topology.files import OPENCELLID_COLUMNS
+from cellopt.topology.cellfiles import OPENCELLID_COLUMNS
 
 SF_CSV = (Path(__file__).resolve().parents[1].parent / "shared" / "data"
           / "opencellid_sf_verizon_lte.csv")

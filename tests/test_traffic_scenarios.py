@@ -189,7 +189,7 @@ def test_demand_capacity_sweep_resumes(tmp_path):
 
 
 def test_tier_schema_matches_the_builder():
-    from cellopt.study.scenario import POISSON_TIER_KEYS
+    from cellopt.study.schema import POISSON_TIER_KEYS
     from cellopt.topology.poisson import TIER_KEYS
 
     assert set(POISSON_TIER_KEYS) == set(TIER_KEYS)

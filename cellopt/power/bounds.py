@@ -31,7 +31,9 @@ from cellopt.power.clusters import ClusterConfigs, cluster_cells_by_coupling
 from cellopt.power.gains import GainTable
 from cellopt.power.patterns import PatternSpace, link_coefficients
 from cellopt.problem import Problem
-from cellopt.solvers.common import link_prices, user_min, user_value, utility_scale
+from cellopt.solvers.api import solve
+from cellopt.solvers.certificate import utility_scale
+from cellopt.solvers.common import link_prices, user_min, user_value
 
 __all__ = ["joint_bound", "relaxed_bound"]
 
@@ -210,8 +212,6 @@ def _solve_relaxation(network: Network, gains: GainTable, space: PatternSpace, a
                       prices: tuple[np.ndarray, np.ndarray] | None, method: str,
                       max_rounds: int) -> dict[str, Any]:
     """Column generation on one cluster relaxation: its best bound and last prices."""
-    from cellopt.solvers import solve
-
     t0 = time.perf_counter()
     cluster = cluster_cells_by_coupling(gains, cluster_cells)
     rel = _Relaxation(gains, space, cluster)

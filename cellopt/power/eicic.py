@@ -24,7 +24,7 @@ from cellopt.network import Network
 from cellopt.power.gains import GainTable
 from cellopt.problem import Problem
 from cellopt.solution import Solution
-from cellopt.solvers import solve
+from cellopt.solvers.api import solve
 
 __all__ = ["abs_grid", "abs_problem", "solve_abs"]
 

@@ -17,6 +17,7 @@ from collections.abc import Callable
 
 import numpy as np
 
+from cellopt.drop import Drop
 from cellopt.errors import ValidationError
 from cellopt.network import Network
 from cellopt.radio.links import BLOCK_ELEMENTS, shadowing_seed
@@ -56,6 +57,34 @@ class GainTable:
     bandwidth_mhz: float
     efficiency: Callable[[np.ndarray], np.ndarray]
     max_power_dbm: np.ndarray
+
+    @classmethod
+    def from_drop(cls, drop: Drop, *, n_interferers: int = 32) -> GainTable:
+        """Gains of every user of a drop's network, with the model, shadowing seed and
+        candidate count its link table was built with, so that both agree by construction.
+
+        Parameters
+        ----------
+        drop : Drop
+            Its link table made by :func:`cellopt.radio.link_table`.
+        n_interferers : int
+            Cells whose power a pattern can change, per user (≥ the table's candidates).
+
+        Raises
+        ------
+        ValidationError
+            For a link table made by hand (it records no model or seed), and as
+            :meth:`from_network`.
+        """
+        links = drop.links
+        if links.model is None or links.shadowing_seed is None or links.n_candidates is None:
+            raise ValidationError("the drop's link table records no radio model, shadowing seed or "
+                                  "candidate count (it was not made by radio.link_table); fix: "
+                                  "build it with cellopt.radio.link_table(network, ...), or use "
+                                  "GainTable.from_network with the model and seed it was made with")
+        return cls.from_network(drop.network, n_candidates=links.n_candidates,
+                                n_interferers=n_interferers, model=links.model,
+                                rng=links.shadowing_seed)
 
     @classmethod
     def from_network(

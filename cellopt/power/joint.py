@@ -32,8 +32,12 @@ from cellopt.power.search import Neighbourhoods, search_patterns
 from cellopt.problem import Problem
 from cellopt.radio.model import RadioModel
 from cellopt.solution import Solution
-from cellopt.solvers import PATTERN_METHODS, solve
-from cellopt.solvers.common import build_solution, certified_gap, link_prices, repair, user_min
+from cellopt.solvers.api import solve
+from cellopt.solvers.certificate import certified_gap
+from cellopt.solvers.common import link_prices, repair, user_min
+from cellopt.solvers.registry import PATTERN_METHODS
+from cellopt.solvers.result import build_solution
+from cellopt.status import CONVERGED, LOCAL_OPTIMUM, OPTIMAL, STOPPED, TAIL_OFF, TIME_LIMIT
 
 __all__ = ["EXACT_WORK_MAX", "PRICING_WORK_MAX", "master_duals", "master_problem", "solve_power"]
 
@@ -335,23 +339,23 @@ def _stop_reason(run: _ColumnGeneration, it: dict[str, Any], history: list[dict[
     gap = certified_gap(run.best_problem, run.certified_bound, run.best.objective,
                         run.best.utility)
     if gap is not None and gap <= tol:
-        return "optimal", f"certified gap {gap:.2e} ≤ tol={tol:g}"
+        return OPTIMAL, f"certified gap {gap:.2e} ≤ tol={tol:g}"
     if not len(it["new"]):
         if exact_pricing:
-            return "converged", (f"no pattern improves (exact pricing), but the certified gap "
-                                 f"is {gap:.2e} > tol={tol:g}")
-        return "local_optimum", "the search finds no improving pattern"
+            return CONVERGED, (f"no pattern improves (exact pricing), but the certified gap "
+                               f"is {gap:.2e} > tol={tol:g}")
+        return LOCAL_OPTIMUM, "the search finds no improving pattern"
     if asked:
-        return "stopped", "the callback asked to stop"
+        return STOPPED, "the callback asked to stop"
     # The next iteration is assumed to take as long as this one: stop if it would not fit.
     spent = history[-1]["time_s"] - (history[-2]["time_s"] if len(history) > 1 else 0.0)
     if it["cut_short"] or (budget is not None and time.perf_counter() - t0 + spent > budget):
-        return "time_limit", f"reached time_limit_s={time_limit_s:g}"
+        return TIME_LIMIT, f"reached time_limit_s={time_limit_s:g}"
     if not exact_pricing and gain_tol is not None and len(history) > 3:
         gained = history[-1]["objective"] - history[-4]["objective"]
         if gained < gain_tol * total_weight:
-            return "tail_off", (f"tailing off: three iterations gained {gained:.3g} < gain_tol × "
-                                f"Σw = {gain_tol * total_weight:.3g}")
+            return TAIL_OFF, (f"tailing off: three iterations gained {gained:.3g} < gain_tol × "
+                              f"Σw = {gain_tol * total_weight:.3g}")
     return None
 
 
@@ -421,7 +425,7 @@ class _ColumnGeneration:
         new = _distinct(found[improving][np.argsort(-values[improving], kind="stable")],
                         pset.patterns)
         return dict(new=new, estimate=estimate, pricing=pricing,
-                    cut_short=sol.status == "time_limit", inner_iterations=sol.n_iter,
+                    cut_short=sol.status == TIME_LIMIT, inner_iterations=sol.n_iter,
                     inner_time_s=t_search - t_inner, search_time_s=time.perf_counter() - t_search)
 
     def _master_tol(self) -> float:
@@ -542,9 +546,9 @@ class _ColumnGeneration:
                                     time_limit_s=left, prices=(lam, nu))
             upper, info = relaxed["upper_bound"], relaxed["info"]
         gap = certified_gap(problem, upper, sol.objective, sol.utility)
-        if status in ("converged", "local_optimum", "tail_off") and gap is not None \
+        if status in (CONVERGED, LOCAL_OPTIMUM, TAIL_OFF) and gap is not None \
                 and gap <= self.tol:
-            status, message = "optimal", f"{message}; the {bound} bound certifies gap {gap:.2e}"
+            status, message = OPTIMAL, f"{message}; the {bound} bound certifies gap {gap:.2e}"
         # The factors by which every rate could still rise: 1 + the rate-equivalent gap.
         info = dict(info or {})
         estimate_gap = certified_gap(problem, self.estimate, sol.objective, sol.utility)

@@ -382,6 +382,7 @@ def link_table(
         rsrp_dbm=rsrp, sinr_db=sinr, rate_mbps=rate,
         n_users=network.n_users, n_cells=network.n_cells, resource_mhz=network.resource_mhz.copy(),
         radius_m=radius_m, far_field_db=None if nearby is None else columns[5],
+        model=model, shadowing_seed=coupling.seed, n_candidates=n_candidates,
     )
     # Last guard: no NaN may leave the radio model, whatever the inputs were.
     return table.validate(network.users["user_id"].to_numpy(), network.cells["cell_id"].to_numpy())

@@ -38,11 +38,9 @@ import scipy.sparse.linalg as spla
 from cellopt.errors import ValidationError
 from cellopt.problem import Problem, utility, utility_derivative
 from cellopt.solution import Solution
+from cellopt.solvers.certificate import certified_gap, dual_bound
 from cellopt.solvers.common import (
     block_zero_capacity,
-    build_solution,
-    certified_gap,
-    dual_bound,
     energy_cost,
     feasible_shares,
     group_capacity,
@@ -51,7 +49,10 @@ from cellopt.solvers.common import (
     one_blas_thread,
     repair,
 )
+from cellopt.solvers.dual import solve_dual
 from cellopt.solvers.registry import register
+from cellopt.solvers.result import build_solution
+from cellopt.status import MAX_ITER, OPTIMAL, STOPPED, TIME_LIMIT
 
 __all__ = ["solve_alm"]
 
@@ -289,7 +290,7 @@ def solve_alm(
     ----------
     problem : Problem
     tol : float
-        Target certified rate-equivalent gap (:func:`~cellopt.solvers.common.certified_gap`).
+        Target certified rate-equivalent gap (:func:`~cellopt.solvers.certificate.certified_gap`).
     max_iter : int, optional
         Outer iterations (default 200).
     time_limit_s : float, optional
@@ -327,8 +328,6 @@ def solve_alm(
         raise ValidationError(f"warm_start={warm_start!r}; fix: 'dual' or None")
     said = ""
     if warm_start == "dual" and x0 is None and prices0 is None and p.n_links:
-        from cellopt.solvers.dual import solve_dual
-
         warm = solve_dual(p, tol=max(tol, 1e-2), time_limit_s=time_limit_s)
         x0, prices0 = warm.x, (warm.prices["airtime"], warm.prices["backhaul"])
         theta0 = warm.pattern_share if theta0 is None else theta0
@@ -358,7 +357,7 @@ def solve_alm(
     sigma = float(sigma0) if sigma0 is not None else 10.0 * scale
 
     history: list[dict[str, Any]] = []
-    status, message = "max_iter", f"reached max_iter={max_iter} before gap ≤ tol={tol:g}"
+    status, message = MAX_ITER, f"reached max_iter={max_iter} before gap ≤ tol={tol:g}"
     best: tuple[float, np.ndarray, np.ndarray, np.ndarray, float] | None = None
     prev_violation = np.inf
     n_iter = 0
@@ -393,13 +392,13 @@ def solve_alm(
                    time_s=time.perf_counter() - t0)
         history.append(row)
         if callback is not None and callback(dict(row)):
-            status, message = "stopped", "the callback asked to stop"
+            status, message = STOPPED, "the callback asked to stop"
             break
         if gap is not None and gap <= tol:
-            status, message = "optimal", f"certified gap {gap:.2e} ≤ tol={tol:g}"
+            status, message = OPTIMAL, f"certified gap {gap:.2e} ≤ tol={tol:g}"
             break
         if time_limit_s is not None and time.perf_counter() - t0 > time_limit_s:
-            status, message = "time_limit", f"reached time_limit_s={time_limit_s:g}"
+            status, message = TIME_LIMIT, f"reached time_limit_s={time_limit_s:g}"
             break
         # A larger penalty only helps once the inner problem is actually solved; raising
         # it on an unfinished inner solve makes the next one harder still.

@@ -34,16 +34,12 @@ from cellopt.errors import ValidationError
 from cellopt.network import TIERS
 from cellopt.problem import Problem, utility
 from cellopt.solution import Solution
-from cellopt.solvers.common import (
-    best_rate,
-    build_solution,
-    certified_gap,
-    dual_bound,
-    loads,
-    objective_terms,
-    repair,
-)
+from cellopt.solvers.api import solve
+from cellopt.solvers.certificate import certified_gap, dual_bound
+from cellopt.solvers.common import best_rate, loads, objective_terms, repair
 from cellopt.solvers.registry import method_info, methods_with, register
+from cellopt.solvers.result import build_solution
+from cellopt.status import MAX_ITER, OPTIMAL, SOLVED, STOPPED, TIME_LIMIT
 
 __all__ = [
     "DEFAULT_BIAS_DB", "in_cell_shares", "load_aware", "max_rsrp", "max_sinr", "range_expansion",
@@ -318,8 +314,8 @@ def load_aware(
             history.append(game.row(rounds, len(mover)))
             if _call(callback, history[-1]):
                 reason = "stopped"
-    status = {"equilibrium": "solved", "cap": "max_iter", "time": "time_limit",
-              "stopped": "stopped"}[reason]
+    status = {"equilibrium": SOLVED, "cap": MAX_ITER, "time": TIME_LIMIT,
+              "stopped": STOPPED}[reason]
     what = {"equilibrium": "reached a Nash equilibrium",
             "cap": f"hit the round cap ({cap}) with improving moves left",
             "time": f"hit the time limit ({time_limit_s:g} s) with improving moves left"
@@ -394,8 +390,6 @@ def in_cell_shares(
     if not method_info(inner_method).convex:
         raise ValidationError(f"inner_method={inner_method!r} is a baseline; fix: use a solver of the "
                               f"convex problem: one of {methods_with('convex')}")
-    from cellopt.solvers import solve  # late: cellopt.solvers imports this module
-
     inner = solve(sub, method=inner_method, tol=tol, time_limit_s=time_limit_s,
                   **dict(inner_options or {}))
     x[keep] = inner.x
@@ -688,13 +682,13 @@ def _finish(
     inner: dict[str, Any],
     n_iter: int = 1,
     history: list[dict[str, Any]] | None = None,
-    status: str = "solved",
+    status: str = SOLVED,
 ) -> Solution:
     """In-cell shares for `assoc`, backhaul repair, and the Solution."""
     remaining = None if time_limit_s is None else max(0.0, time_limit_s - (time.perf_counter() - t0))
     x, mu, inner_status, how = in_cell_shares(problem, assoc, tol=tol, time_limit_s=remaining,
                                               **inner)
-    if inner_status is not None and inner_status not in ("optimal", "solved") and status == "solved":
+    if inner_status is not None and inner_status not in (OPTIMAL, SOLVED) and status == SOLVED:
         status = inner_status
     _, _, traffic = loads(problem, x)
     exceeded = np.flatnonzero(traffic > problem.backhaul_mbps * (1.0 + 1e-9))

@@ -59,21 +59,20 @@ arrays to compute the price units) and the returned shares.
 
 from __future__ import annotations
 
-import contextlib
-import os
 import pickle
 import time
-from collections.abc import Callable, Iterator
+from collections.abc import Callable
 from typing import Any
 
 import numpy as np
 import scipy.sparse as sp
 
-from cellopt.cluster import connect, distributed
-from cellopt.errors import CelloptError, ValidationError, describe_rows
+from cellopt._deprecated import moved_names
+from cellopt.cluster import open_client
+from cellopt.errors import ValidationError, describe_rows
 from cellopt.problem import Problem, utility
 from cellopt.solution import Solution
-from cellopt.solvers.common import build_solution, link_prices, user_min, user_value
+from cellopt.solvers.common import link_prices, user_min, user_value
 from cellopt.solvers.dual import (
     DualPoint,
     NewtonResult,
@@ -86,19 +85,17 @@ from cellopt.solvers.dual import (
 )
 from cellopt.solvers.linalg import SymmetricSystem
 from cellopt.solvers.registry import register
+from cellopt.solvers.result import build_solution
 
-__all__ = ["CONNECT_TIMEOUT_S", "WORKER_MALLOC_ENV", "local_client", "partition_users",
-           "solve_dual_dask"]
+__all__ = ["CONNECT_TIMEOUT_S", "partition_users", "solve_dual_dask"]
+
+#: Names that moved out of this module: importable from here, with a DeprecationWarning,
+#: until the next release.
+__getattr__ = moved_names("cellopt.solvers.dask_dual", {"WORKER_MALLOC_ENV": "cellopt.cluster",
+                                                        "local_client": "cellopt.cluster"})
 
 #: Seconds to wait for a Dask scheduler (and for its first worker) before giving up.
 CONNECT_TIMEOUT_S = 10.0
-
-#: Environment of the worker processes :func:`local_client` starts. Dask's nanny sets
-#: ``MALLOC_TRIM_THRESHOLD_=65536`` by default, which (glibc) also fixes the mmap threshold
-#: at 128 kB: every large temporary of an evaluation is then a fresh mmap, paid in page
-#: faults — evaluations ran 2–3× slower than in a plain process. These values keep large
-#: arrays on the heap and the heap untrimmed (up to 1 GiB).
-WORKER_MALLOC_ENV = {"MALLOC_MMAP_THRESHOLD_": "33554432", "MALLOC_TRIM_THRESHOLD_": "1073741824"}
 
 
 # ============================================================================ partition
@@ -182,7 +179,7 @@ def partition_users(x_m: np.ndarray, y_m: np.ndarray, n_parts: int) -> np.ndarra
 
 
 # ============================================================================ the method
-@register("dual_dask", kind="optimizer")
+@register("dual_dask", kind="optimizer", distributed=True)
 def solve_dual_dask(
     problem: Problem,
     *,
@@ -205,7 +202,7 @@ def solve_dual_dask(
     (see :mod:`cellopt.solvers.dask_dual` for what runs where). The certificate is the
     exact dual function ``Σ μ + Σ ν C + Σ_parts Σ_users φ_i(π_i*)`` at the returned
     prices, summed over the parts on the workers, and the gap its
-    :func:`~cellopt.solvers.common.certified_gap` against the returned feasible shares.
+    :func:`~cellopt.solvers.certificate.certified_gap` against the returned feasible shares.
 
     Parameters
     ----------
@@ -281,7 +278,7 @@ def solve_dual_dask(
             raise ValidationError(f"user_xy_m has shape {user_xy_m.shape} or non-finite values; "
                                   f"fix: give the finite positions of the problem's users, shape "
                                   f"({p.n_users}, 2) [m]")
-    client, close = _connect(scheduler)
+    client, close = open_client(scheduler, CONNECT_TIMEOUT_S)
     model = None
     try:
         if labels is None:
@@ -348,82 +345,6 @@ def _check_parts(p: Problem, part: Any, n_parts: Any) -> np.ndarray | None:
 
 
 # ============================================================================ cluster
-@contextlib.contextmanager
-def local_client(n_workers: int = 2) -> Iterator[Any]:
-    """A ``dask.distributed.Client`` of a local cluster set up for ``dual_dask``; the
-    client and the cluster are closed on exit.
-
-    `n_workers` worker processes with one thread each, the scheduler's HTTP server
-    (dashboard) on a free port, and the worker processes started with
-    :data:`WORKER_MALLOC_ENV` (what ``dual_dask`` starts when given no scheduler).
-
-    Parameters
-    ----------
-    n_workers : int
-        Worker processes ≥ 1.
-
-    Yields
-    ------
-    dask.distributed.Client
-    """
-    dask_distributed = distributed()
-    Client, LocalCluster = dask_distributed.Client, dask_distributed.LocalCluster
-    import dask
-
-    # The nanny reads these from os.environ first, from its settings second: set both
-    # while the workers start, then put the environment back.
-    saved = {k: os.environ.get(k) for k in WORKER_MALLOC_ENV}
-    try:
-        os.environ.update(WORKER_MALLOC_ENV)
-        with dask.config.set({f"distributed.nanny.pre-spawn-environ.{k}": v
-                              for k, v in WORKER_MALLOC_ENV.items()}):
-            # The scheduler's HTTP server starts in any case, on 8787 unless told
-            # otherwise: a free port, so a second cluster does not warn about 8787.
-            cluster = LocalCluster(n_workers=n_workers, threads_per_worker=1, processes=True,
-                                   dashboard_address=":0")
-    finally:
-        for k, v in saved.items():
-            if v is None:
-                os.environ.pop(k, None)
-            else:
-                os.environ[k] = v
-    try:
-        client = Client(cluster)
-        try:
-            yield client
-        finally:
-            client.close()
-    finally:
-        cluster.close()
-
-
-def _connect(scheduler: Any) -> tuple[Any, Callable[[], None]]:
-    """A connected ``dask.distributed.Client`` with at least one worker, and how to close
-    what was opened for the call (nothing for a Client passed in)."""
-    if scheduler is None:
-        stack = contextlib.ExitStack()
-        client = stack.enter_context(local_client())
-        return client, stack.close
-    client = connect(scheduler, CONNECT_TIMEOUT_S)
-    if client is scheduler:  # a Client passed in: the caller's to close
-        _wait_for_a_worker(client, repr(client))
-        return client, lambda: None
-    try:
-        _wait_for_a_worker(client, scheduler)
-    except BaseException:
-        client.close()
-        raise
-    return client, client.close
-
-
-def _wait_for_a_worker(client: Any, where: str) -> None:
-    try:
-        client.wait_for_workers(1, timeout=CONNECT_TIMEOUT_S)
-    except (OSError, TimeoutError) as err:
-        raise CelloptError(f"the Dask scheduler {where} has no worker after {CONNECT_TIMEOUT_S:g} "
-                           f"s ({err}); fix: start workers with `dask worker ADDRESS`") from None
-
-
 def _workers(client: Any) -> list[str]:
     """Addresses of every worker (``scheduler_info`` may list only a few)."""
     return sorted(client.nthreads())
@@ -850,7 +771,7 @@ class _PartWorker:
         return top[zero], low[zero], float(np.max(pi, initial=0.0))
 
     def bound_term(self, mu: np.ndarray, nu: np.ndarray) -> float:
-        """Σ_users φ_i(π_i*) of the part, as :func:`~cellopt.solvers.common.dual_bound`."""
+        """Σ_users φ_i(π_i*) of the part, as :func:`~cellopt.solvers.certificate.dual_bound`."""
         p = self.problem
         pi = user_min(p, link_prices(p, mu, nu))
         value = user_value(np.where(np.isfinite(pi), pi, 0.0), p.weight, p.alpha,

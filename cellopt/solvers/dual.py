@@ -84,7 +84,7 @@ to airtime exactly 1 (priced groups are saturated at the optimum); the better is
 The best feasible x and the best (lowest) exact bound seen — at every evaluation,
 line-search trials included — are kept separately: any prices give a bound and any
 feasible x a lower bound, and the reported gap is the rate-equivalent
-:func:`~cellopt.solvers.common.certified_gap` of those two; its bound is always the
+:func:`~cellopt.solvers.certificate.certified_gap` of those two; its bound is always the
 exact, unsmoothed g at the returned prices.
 
 Iterations, history, stopping
@@ -144,17 +144,12 @@ from scipy.special import expit
 from cellopt.errors import ValidationError, describe_rows
 from cellopt.problem import Problem, utility, utility_derivative
 from cellopt.solution import Solution
-from cellopt.solvers.common import (
-    block_zero_capacity,
-    build_solution,
-    certified_gap,
-    dual_bound,
-    recover_feasible,
-    user_value,
-    utility_scale,
-)
+from cellopt.solvers.certificate import certified_gap, dual_bound, utility_scale
+from cellopt.solvers.common import block_zero_capacity, recover_feasible, user_value
 from cellopt.solvers.linalg import SymmetricSystem, share_curvature
 from cellopt.solvers.registry import register
+from cellopt.solvers.result import build_solution
+from cellopt.status import FAILED, MAX_ITER, OPTIMAL, STOPPED, TIME_LIMIT
 
 __all__ = ["DualModel", "DualPoint", "NewtonResult", "Recovered", "SmoothedDual", "newton_prices",
            "solve_dual"]
@@ -565,7 +560,7 @@ def solve_dual(
     ----------
     problem : Problem
     tol : float
-        Target certified rate-equivalent gap (:func:`~cellopt.solvers.common.certified_gap`).
+        Target certified rate-equivalent gap (:func:`~cellopt.solvers.certificate.certified_gap`).
     max_iter : int, optional
         Cap on Newton steps (= iterations; default 500).
     time_limit_s : float, optional
@@ -635,8 +630,8 @@ def final_status(problem: Problem, res: NewtonResult, bound: float, tol: float) 
     """(status, message) of a run whose certificate, recomputed at the returned prices, is
     `bound`: "optimal" is kept only if that certificate still gives a gap ≤ tol."""
     final_gap = certified_gap(problem, bound, res.objective, res.utility)
-    if res.status == "optimal" and (final_gap is None or final_gap > tol):
-        return "max_iter", f"the recomputed certificate gives gap {final_gap} > tol={tol:g}"
+    if res.status == OPTIMAL and (final_gap is None or final_gap > tol):
+        return MAX_ITER, f"the recomputed certificate gives gap {final_gap} > tol={tol:g}"
     return res.status, res.message
 
 
@@ -747,20 +742,20 @@ def newton_prices(
     recover(pt)
     n_iter, n_eval, stage, stage_steps = 0, 1, 1, 0
     gap, _, stop = record(0, stage, tau, pt, np.nan, 0.0, n_eval)
-    status, message = "max_iter", ""
+    status, message = MAX_ITER, ""
     while True:
         if gap <= tol:
-            status, message = "optimal", f"certified gap {gap:.2e} ≤ tol={tol:g}"
+            status, message = OPTIMAL, f"certified gap {gap:.2e} ≤ tol={tol:g}"
             break
         if stop:
-            status, message = "stopped", f"the callback asked to stop (gap {gap:.2e})"
+            status, message = STOPPED, f"the callback asked to stop (gap {gap:.2e})"
             break
         if n_iter >= max_iter:
-            status = "max_iter"
+            status = MAX_ITER
             message = f"reached max_iter={max_iter} before gap ≤ tol={tol:g} (gap {gap:.2e})"
             break
         if time_limit_s is not None and time.perf_counter() - t0 > time_limit_s:
-            status = "time_limit"
+            status = TIME_LIMIT
             message = f"reached time_limit_s={time_limit_s:g} (gap {gap:.2e})"
             break
         # ---- one projected Newton step at temperature τ, Armijo search on the projection arc
@@ -792,7 +787,7 @@ def newton_prices(
         converged = residual <= target or decrement <= 1e-15 * scale
         done = converged or ls_failed or stage_steps >= stage_maxiter
         if ls_failed and tau <= tau_min and gap > tol:
-            status = "failed"
+            status = FAILED
             message = (f"no descent step at the smallest temperature τ={tau:g}; certified gap "
                        f"{gap:.2e} > tol={tol:g}")
             break

@@ -49,17 +49,12 @@ import scipy.sparse as sp
 from cellopt.errors import ValidationError, describe_rows
 from cellopt.problem import Problem, utility_derivative
 from cellopt.solution import Solution
-from cellopt.solvers.common import (
-    block_zero_capacity,
-    build_solution,
-    certified_gap,
-    dual_bound,
-    feasible_shares,
-    one_blas_thread,
-    recover_feasible,
-)
+from cellopt.solvers.certificate import certified_gap, dual_bound
+from cellopt.solvers.common import block_zero_capacity, feasible_shares, one_blas_thread, recover_feasible
 from cellopt.solvers.linalg import SymmetricSystem, share_curvature
 from cellopt.solvers.registry import register
+from cellopt.solvers.result import build_solution
+from cellopt.status import FAILED, MAX_ITER, OPTIMAL, STOPPED, TIME_LIMIT
 
 __all__ = ["solve_ipm"]
 
@@ -191,7 +186,7 @@ def solve_ipm(
     ----------
     problem : Problem
     tol : float
-        Target certified rate-equivalent gap (:func:`~cellopt.solvers.common.certified_gap`).
+        Target certified rate-equivalent gap (:func:`~cellopt.solvers.certificate.certified_gap`).
     max_iter : int, optional
         Interior-point iterations (default 200).
     time_limit_s : float, optional
@@ -215,12 +210,12 @@ def solve_ipm(
     history: list[dict[str, Any]] = []
     if st.L == 0:  # nothing to allocate: x = () is optimal (users without links, α < 1)
         _certify(p, st, None, 1.0, best)
-        status, message = "optimal", "no links, nothing to solve"
+        status, message = OPTIMAL, "no links, nothing to solve"
         return _finish(p, best, status, message, 0, t0, history, tol)
 
     scale = _objective_scale(st)
     v = _initial_point(st, scale)
-    status, message = "max_iter", f"reached max_iter={max_iter} before gap ≤ tol={tol:g}"
+    status, message = MAX_ITER, f"reached max_iter={max_iter} before gap ≤ tol={tol:g}"
     short_steps = 0
     n_iter = 0
     for n_iter in range(1, max_iter + 1):
@@ -249,17 +244,17 @@ def solve_ipm(
                    dual_residual=res["dual_norm"], step=step, time_s=time.perf_counter() - t0)
         history.append(row)
         if gap <= tol:
-            status, message = "optimal", f"certified gap {gap:.2e} ≤ tol={tol:g}"
+            status, message = OPTIMAL, f"certified gap {gap:.2e} ≤ tol={tol:g}"
             break
         if callback is not None and callback(dict(row)):
-            status, message = "stopped", f"the callback asked to stop (gap {gap:.2e})"
+            status, message = STOPPED, f"the callback asked to stop (gap {gap:.2e})"
             break
         if time_limit_s is not None and time.perf_counter() - t0 > time_limit_s:
-            status, message = "time_limit", f"reached time_limit_s={time_limit_s:g} (gap {gap:.2e})"
+            status, message = TIME_LIMIT, f"reached time_limit_s={time_limit_s:g} (gap {gap:.2e})"
             break
         short_steps = short_steps + 1 if step < _MIN_STEP else 0
         if short_steps >= 2:
-            status = "failed"
+            status = FAILED
             message = f"the interior point stalled (steps < {_MIN_STEP:g}); certified gap {gap:.2e}"
             break
     return _finish(p, best, status, message, n_iter, t0, history, tol)
@@ -634,8 +629,8 @@ def _finish(p: Problem, best: dict[str, Any], status: str, message: str, n_iter:
             t0: float, history: list[dict[str, Any]], tol: float) -> Solution:
     bound = dual_bound(p, best["mu"], best["nu"])
     gap = certified_gap(p, bound, best["obj"], best["util"])
-    if status == "optimal" and (gap is None or gap > tol):
-        status, message = "max_iter", f"the recomputed certificate gives gap {gap} > tol={tol:g}"
+    if status == OPTIMAL and (gap is None or gap > tol):
+        status, message = MAX_ITER, f"the recomputed certificate gives gap {gap} > tol={tol:g}"
     return build_solution(p, best["x"], method="ipm", status=status, message=message,
                           mu=best["mu"], nu=best["nu"], upper_bound=bound, n_iter=n_iter,
                           wall_s=time.perf_counter() - t0, history=history, theta=best["theta"])

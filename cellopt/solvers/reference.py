@@ -3,7 +3,7 @@
 The oracle of the test suite. The problem is written on rescaled data (user rates
 divided by estimates of them, the objective normalised) so that the solver sees numbers
 of order one; everything reported is in the problem's units. The answer is
-certified by the shared dual function :func:`~cellopt.solvers.common.dual_bound`
+certified by the shared dual function :func:`~cellopt.solvers.certificate.dual_bound`
 evaluated at the solver's dual values, never by the solver's own claim.
 """
 
@@ -22,17 +22,11 @@ from cellopt.errors import ValidationError, check_memory
 from cellopt.parameters import is_integer
 from cellopt.problem import Problem
 from cellopt.solution import Solution
-from cellopt.solvers.common import (
-    block_zero_capacity,
-    build_solution,
-    certified_gap,
-    dual_bound,
-    energy_cost,
-    feasible_shares,
-    objective_terms,
-    repair,
-)
+from cellopt.solvers.certificate import certified_gap, dual_bound
+from cellopt.solvers.common import block_zero_capacity, energy_cost, feasible_shares, objective_terms, repair
 from cellopt.solvers.registry import register
+from cellopt.solvers.result import build_solution
+from cellopt.status import FAILED, MAX_ITER, OPTIMAL, TIME_LIMIT
 
 if TYPE_CHECKING:  # cvxpy takes most of a second to import: only where a solve needs it
     import cvxpy as cp
@@ -302,7 +296,7 @@ def solve_reference(
     ----------
     problem : Problem
     tol : float
-        Rate-equivalent gap (:func:`~cellopt.solvers.common.certified_gap`) required for
+        Rate-equivalent gap (:func:`~cellopt.solvers.certificate.certified_gap`) required for
         status ``"optimal"``. The solver is asked for ``min(1e-12, tol / 100)``
         (Clarabel, ECOS: gap and feasibility; SCS: ``tol / 100``).
     max_iter : int or None
@@ -451,7 +445,7 @@ def _finish(problem: Problem, x: np.ndarray, mu: np.ndarray, nu: np.ndarray, *, 
         + ("" if solver_gap is None else f" (its own relative gap {solver_gap:.3e})")
     gap_text = "undefined (objective not finite)" if gap is None else f"{gap:.3e}"
     if certified:
-        status = "optimal"
+        status = OPTIMAL
         message = f"{said}; certified gap {gap_text} ≤ tol {tol:g}"
     elif status_cvx == cp.USER_LIMIT or (time_limit_s is not None
                                          and solve_s >= 0.9 * time_limit_s):
@@ -459,14 +453,14 @@ def _finish(problem: Problem, x: np.ndarray, mu: np.ndarray, nu: np.ndarray, *, 
         low = raw_status.lower()
         hit_time = "time" in low or ("iter" not in low and time_limit_s is not None
                                      and solve_s >= 0.9 * time_limit_s)
-        status = "time_limit" if hit_time else "max_iter"
+        status = TIME_LIMIT if hit_time else MAX_ITER
         message = f"{said}; stopped at the solver's limit with certified gap {gap_text} > tol {tol:g}"
     elif status_cvx in (cp.OPTIMAL, cp.OPTIMAL_INACCURATE):
-        status = "failed"
+        status = FAILED
         message = (f"{said}, but the gap certified by the dual function at its prices is "
                    f"{gap_text} > tol {tol:g}; tighten the solver tolerances or try another solver")
     else:
-        status = "failed"
+        status = FAILED
         message = f"{said}: no usable solution (x = 0 returned); try another solver"
     row = {"iteration": n_iter, "objective": objective, "upper_bound": upper,
            "gap": np.nan if gap is None else gap, "solve_time_s": solve_s,

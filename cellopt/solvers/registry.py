@@ -2,10 +2,10 @@
 
 Each method declares what it can do where it is registered (:func:`register`): its kind,
 whether it serves each user by one cell on request, whether it handles free pattern
-shares and several share blocks, and which of its options take a warm start. Its options
-— their types, defaults and one-line docs — are read from its signature and docstring.
-:func:`method_info` returns all of it as a :class:`MethodInfo`; :func:`method_table`
-lists every method.
+shares and several share blocks, whether it runs on a Dask cluster, and which of its
+options take a warm start. Its options — their types, defaults and one-line docs — are
+read from its signature and docstring. :func:`method_info` returns all of it as a
+:class:`MethodInfo`; :func:`method_table` lists every method.
 """
 
 from __future__ import annotations
@@ -13,7 +13,6 @@ from __future__ import annotations
 import dataclasses
 import inspect
 import re
-import time
 import types
 import typing
 from collections.abc import Callable
@@ -22,6 +21,7 @@ from typing import Any, Literal
 import numpy as np
 import pandas as pd
 
+from cellopt._deprecated import moved_names
 from cellopt.errors import ValidationError
 from cellopt.parameters import is_integer, is_real
 from cellopt.problem import Problem
@@ -32,6 +32,10 @@ __all__ = [
     "OptionInfo", "check_arguments", "check_problem", "get_method", "method_info",
     "method_options", "method_table", "methods_with", "register",
 ]
+
+#: Names that moved out of this module: importable from here, with a DeprecationWarning,
+#: until the next release.
+__getattr__ = moved_names("cellopt.solvers.registry", {"nothing_to_allocate": "cellopt.solvers.api"})
 
 Kind = Literal["optimizer", "baseline", "reference"]
 #: The kinds of method: optimizers and the reference solve the convex (fractional)
@@ -54,6 +58,8 @@ BLOCK_METHODS: set[str] = set()
 
 #: Arguments :func:`cellopt.solve` takes itself for every method.
 _COMMON = ("tol", "max_iter", "time_limit_s", "callback")
+#: Options every distributed method takes: its Dask scheduler and the users' positions.
+_DISTRIBUTED_OPTIONS = ("scheduler", "user_xy_m")
 
 
 # ============================================================================ declarations
@@ -111,6 +117,9 @@ class MethodInfo:
         Handles free power-pattern shares (``Problem.pattern_cost``).
     share_blocks : bool
         Handles several pattern-share blocks (``Problem.share_block``).
+    distributed : bool
+        Runs on a Dask cluster: takes a ``scheduler`` option (None: a local cluster) and
+        ``user_xy_m``, the users' positions, to split them into parts by region.
     warm_start : tuple of str
         The options that take a warm start (starting shares, prices, pattern shares);
         empty if none.
@@ -128,6 +137,7 @@ class MethodInfo:
     single_association: bool = False
     patterns: bool = False
     share_blocks: bool = False
+    distributed: bool = False
     warm_start: tuple[str, ...] = ()
     options: dict[str, OptionInfo] = dataclasses.field(default_factory=dict)
     summary: str = ""
@@ -140,7 +150,8 @@ class MethodInfo:
 
 
 def register(name: str, *, kind: Kind, single_association: bool = False, patterns: bool = False,
-             share_blocks: bool = False, warm_start: tuple[str, ...] = ()
+             share_blocks: bool = False, distributed: bool = False,
+             warm_start: tuple[str, ...] = ()
              ) -> Callable[[Callable[..., Solution]], Callable[..., Solution]]:
     """Decorator: make a solver available as ``solve(problem, method=name)``.
 
@@ -156,6 +167,8 @@ def register(name: str, *, kind: Kind, single_association: bool = False, pattern
         The method handles free pattern shares (``Problem.pattern_cost``).
     share_blocks : bool
         It also handles several share blocks (``Problem.share_block``); needs `patterns`.
+    distributed : bool
+        The method runs on a Dask cluster (see :class:`MethodInfo`).
     warm_start : tuple of str
         Names of the options that take a warm start.
 
@@ -167,9 +180,10 @@ def register(name: str, *, kind: Kind, single_association: bool = False, pattern
     Raises
     ------
     ValueError
-        For an unknown kind, block support without pattern support, or a warm-start
-        name that is not one of the method's options (mistakes in the declaration, found
-        when the module is imported).
+        For an unknown kind, block support without pattern support, a warm-start name
+        that is not one of the method's options, or a distributed method without the
+        options ``scheduler`` and ``user_xy_m`` (mistakes in the declaration, found when
+        the module is imported).
     """
     if kind not in KINDS:
         raise ValueError(f"register({name!r}): kind={kind!r}; fix: one of {list(KINDS)}")
@@ -182,9 +196,14 @@ def register(name: str, *, kind: Kind, single_association: bool = False, pattern
         if missing:
             raise ValueError(f"register({name!r}): warm_start names {missing} that are not options "
                              f"of {fn.__name__}; fix: use some of {list(options)}")
+        lacking = [o for o in _DISTRIBUTED_OPTIONS if distributed and o not in options]
+        if lacking:
+            raise ValueError(f"register({name!r}): distributed=True, but {fn.__name__} lacks the "
+                             f"option(s) {lacking} every distributed method takes")
         info = MethodInfo(name=name, function=fn, kind=kind,
                           single_association=bool(single_association), patterns=bool(patterns),
-                          share_blocks=bool(share_blocks), warm_start=tuple(warm_start),
+                          share_blocks=bool(share_blocks), distributed=bool(distributed),
+                          warm_start=tuple(warm_start),
                           options=options, summary=_summary(fn))
         METHOD_INFO[name] = info
         METHODS[name] = fn
@@ -249,7 +268,8 @@ def methods_with(capability: str) -> list[str]:
     """The registered methods whose :class:`MethodInfo` has `capability` true, sorted.
 
     `capability` is a boolean attribute or property of :class:`MethodInfo`, e.g.
-    ``"single_association"``, ``"patterns"``, ``"share_blocks"`` or ``"convex"``.
+    ``"single_association"``, ``"patterns"``, ``"share_blocks"``, ``"distributed"`` or
+    ``"convex"``.
     """
     return sorted(n for n in METHODS if getattr(method_info(n), capability))
 
@@ -262,18 +282,18 @@ def method_table() -> pd.DataFrame:
     pandas.DataFrame
         Index ``method`` (optimizers first, then the reference, then the baselines, by
         name within a kind); columns ``kind``, ``single_association``, ``patterns``,
-        ``share_blocks`` (bool), ``warm_start`` (the warm-start options, comma-separated,
+        ``share_blocks``, ``distributed`` (bool), ``warm_start`` (the warm-start options, comma-separated,
         "" if none), ``options`` (``"name: type = default"`` per option, separated by
         ``"; "``) and ``summary`` (the first line of the method's docstring).
     """
     infos = sorted((method_info(n) for n in METHODS), key=lambda i: (KINDS.index(i.kind), i.name))
     rows = [dict(method=i.name, kind=i.kind, single_association=i.single_association,
-                 patterns=i.patterns, share_blocks=i.share_blocks,
+                 patterns=i.patterns, share_blocks=i.share_blocks, distributed=i.distributed,
                  warm_start=", ".join(i.warm_start),
                  options="; ".join(str(o) for o in i.options.values()), summary=i.summary)
             for i in infos]
-    columns = ["method", "kind", "single_association", "patterns", "share_blocks", "warm_start",
-               "options", "summary"]
+    columns = ["method", "kind", "single_association", "patterns", "share_blocks", "distributed",
+               "warm_start", "options", "summary"]
     return pd.DataFrame(rows, columns=columns).set_index("method")
 
 
@@ -381,31 +401,6 @@ def _converted(value: Any, expected: str) -> Any:
     except (TypeError, ValueError, OverflowError):
         return None
     return None
-
-
-def nothing_to_allocate(problem: Problem, method: str) -> Solution:
-    """The answer to a problem without links: every user at rate 0, certified optimal.
-
-    The objective is ``Σ w U(0)`` (finite only for α < 1, where users without links are
-    allowed; 0 without users) minus, with free pattern shares, the cheapest pattern's
-    energy cost in every block, which is also the dual bound at zero prices.
-    """
-    from cellopt.solvers.common import build_solution
-
-    t0 = time.perf_counter()
-    theta = None
-    if problem.free_shares:
-        cost = problem.block_cost
-        theta = (cost == cost.min(axis=1, keepdims=True)).astype(float)
-        theta /= theta.sum(axis=1, keepdims=True)
-        theta = theta[0] if problem.share_block is None else theta
-    sol = build_solution(
-        problem, np.zeros(0), method=method, status="optimal",
-        message="no links: nothing to allocate, every user gets rate 0", mu=None, nu=None,
-        n_iter=0, wall_s=time.perf_counter() - t0, theta=theta)
-    sol.history = pd.DataFrame([dict(iteration=0, objective=sol.objective,
-                                     upper_bound=sol.upper_bound, gap=sol.gap)])
-    return sol
 
 
 # ============================================================================ introspection

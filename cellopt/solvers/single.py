@@ -19,7 +19,11 @@ import numpy as np
 
 from cellopt.problem import Problem
 from cellopt.solution import Solution
-from cellopt.solvers.common import build_solution, certified_gap, link_prices, user_value
+from cellopt.solvers.alm import solve_alm
+from cellopt.solvers.certificate import certified_gap
+from cellopt.solvers.common import link_prices, user_value
+from cellopt.solvers.result import build_solution
+from cellopt.status import OPTIMAL, SOLVED, STOPPED, TIME_LIMIT
 
 __all__ = ["round_to_single", "solve_association"]
 
@@ -40,8 +44,6 @@ def solve_association(problem: Problem, serving_cell: np.ndarray, *, tol: float 
     Solution
         Of the restricted problem, with x mapped back onto the links of `problem`.
     """
-    from cellopt.solvers.alm import solve_alm
-
     keep = problem.cell == serving_cell[problem.user]
     sub = problem.restrict(keep)
     sol = solve_alm(sub, tol=tol)
@@ -123,7 +125,7 @@ def round_to_single(
     sol = solve_association(problem, serving)
     bound = fractional.upper_bound
     history = []
-    status, message = "solved", "no move improves the objective"
+    status, message = SOLVED, "no move improves the objective"
     n_round = 0
     for n_round in range(1, rounds + 1):
         gap = certified_gap(problem, bound, sol.objective, sol.utility)
@@ -133,12 +135,12 @@ def round_to_single(
         row["moves"] = len(users)
         history.append(row)
         if callback is not None and callback(dict(row)):
-            status, message = "stopped", "the callback asked to stop"
+            status, message = STOPPED, "the callback asked to stop"
             break
         if gap is not None and gap <= tol:
             break
         if time_limit_s is not None and time.perf_counter() - t0 > time_limit_s:
-            status, message = "time_limit", f"reached time_limit_s={time_limit_s:g}"
+            status, message = TIME_LIMIT, f"reached time_limit_s={time_limit_s:g}"
             break
         if not len(users):
             break
@@ -158,8 +160,8 @@ def round_to_single(
     else:
         message = f"stopped after max_iter={rounds} rounds of moves"
     gap = certified_gap(problem, bound, sol.objective, sol.utility)
-    if status == "solved" and gap is not None and gap <= tol:
-        status = "optimal"
+    if status == SOLVED and gap is not None and gap <= tol:
+        status = OPTIMAL
     return build_solution(
         problem, sol.x, method=fractional.method, status=status,
         message=f"single association (rounded {fractional.method}, {n_round} round(s)): {message}",

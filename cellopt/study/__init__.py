@@ -1,7 +1,7 @@
 """Studies: scenario files, one-drop runs, resumable sweeps, capacity searches, summaries.
 
-- :mod:`~cellopt.study.scenario` — TOML scenario files, and the :class:`Drop` one draw
-  builds (with the map from a solution back to the network's rows);
+- :mod:`~cellopt.study.scenario` — TOML scenario files; one draw builds a
+  :class:`cellopt.Drop`;
 - :mod:`~cellopt.study.run` — one drop solved by every method, with tables, a
   GeoPackage, figures and an HTML report (``cellopt run``);
 - :mod:`~cellopt.study.sweep` — drops × a parameter grid (``cellopt experiment``);
@@ -15,26 +15,28 @@
 
 # The function capacity stays in its module (cellopt.study.capacity.capacity, or cellopt.capacity):
 # re-exported here it would hide the module of the same name.
+from cellopt._deprecated import moved_names
 from cellopt.study.capacity import CapacityResult, capacity_sweep, pooled_rates_mbps
 from cellopt.study.run import RunResult, run_scenario
 from cellopt.study.scenario import (
-    Drop,
     MethodSpec,
     Scenario,
-    drop_seed,
-    drop_seeds,
     find_scenario,
     load_scenario,
     shipped_scenarios,
 )
+from cellopt.study.seeds import drop_seed, drop_seeds
 from cellopt.study.store import cached_frame
 from cellopt.study.summary import link_summary, method_summary, rate_summary, sweep_table
 from cellopt.study.sweep import collect, load_rates, run_sweep
 from cellopt.study.tasks import run_tasks
 
 __all__ = [
-    "CapacityResult", "Drop", "MethodSpec", "RunResult", "Scenario", "cached_frame",
+    "CapacityResult", "MethodSpec", "RunResult", "Scenario", "cached_frame",
     "capacity_sweep", "collect", "drop_seed", "drop_seeds", "find_scenario", "link_summary",
     "load_rates", "load_scenario", "method_summary", "pooled_rates_mbps", "rate_summary",
     "run_scenario", "run_sweep", "run_tasks", "shipped_scenarios", "sweep_table",
 ]
+
+#: ``cellopt.study.Drop`` moved to :class:`cellopt.Drop` (module :mod:`cellopt.drop`).
+__getattr__ = moved_names("cellopt.study", {"Drop": "cellopt.drop"})

@@ -42,7 +42,8 @@ import pandas as pd
 from cellopt.errors import StoreError, ValidationError, check_memory
 from cellopt.parameters import check_count
 from cellopt.solvers import METHODS
-from cellopt.study.scenario import Scenario, drop_seeds
+from cellopt.study.scenario import Scenario
+from cellopt.study.seeds import drop_seeds
 from cellopt.study.store import (
     TASK_BYTES,
     Damaged,

@@ -21,18 +21,23 @@ forbids any network fetch. The page holds
   their size on screen when zooming;
 * the figures, embedded as inline SVG (text drawn as paths, so no font is needed).
 
+The page's skeleton, style sheet and script are package data, in ``assets/`` beside this
+module (``report_template.html``, ``report.css``, ``report.js``); the page holds their text.
+
 There is no basemap: map tiles would have to be fetched from a server, which the page
 never does.
 """
 
 from __future__ import annotations
 
+import functools
 import html
+import importlib.resources
 import io
 import math
 import os
 import re
-import uuid
+import string
 import warnings
 from collections.abc import Iterable, Mapping, Sequence
 from pathlib import Path
@@ -44,8 +49,9 @@ import numpy as np
 import pandas as pd
 from matplotlib.figure import Figure
 
-from cellopt import network
+from cellopt import __version__, network
 from cellopt.errors import ValidationError
+from cellopt.study.atomic import atomic_write
 
 __all__ = ["ASSOCIATION_LINES_MAX_USERS", "TIER_COLORS", "format_value", "write_report"]
 
@@ -137,9 +143,9 @@ def write_report(
         _figures_section(figures),
         _footer(),
     ]
-    page = _PAGE.format(title=_esc(title), csp=_CSP, css=_CSS, body="\n".join(b for b in body if b),
-                        script=_SCRIPT)
-    _write_atomic(path, page)
+    page = _page(title, "\n".join(b for b in body if b))
+    path.parent.mkdir(parents=True, exist_ok=True)
+    atomic_write(path, lambda f: f.write(page))
     return path
 
 
@@ -297,9 +303,7 @@ def _header(title: str, notes: list[str], *, has_tables: bool, has_figures: bool
 
 
 def _footer() -> str:
-    import cellopt  # late: this module may be imported while the package initialises
-
-    version = getattr(cellopt, "__version__", "")
+    version = __version__
     return (f'<footer>Written by cellopt {_esc(version)}. Self-contained page: it fetches nothing '
             f'from the network.</footer>')
 
@@ -662,186 +666,18 @@ def _legend(cells: gpd.GeoDataFrame, user_tier: np.ndarray, in_area: np.ndarray,
         '</aside>')
 
 
-# ---------------------------------------------------------------------- writing
-def _write_atomic(path: Path, text: str) -> None:
-    path.parent.mkdir(parents=True, exist_ok=True)
-    tmp = path.with_name(f".{path.name}.{uuid.uuid4().hex[:12]}.tmp")
-    try:
-        with open(tmp, "x", encoding="utf-8", newline="\n") as f:
-            f.write(text)
-            f.flush()
-            os.fsync(f.fileno())
-        os.replace(tmp, path)
-    except BaseException:
-        tmp.unlink(missing_ok=True)
-        raise
-
-
 # ---------------------------------------------------------------------- page template
-_CSP = ("default-src 'none'; style-src 'unsafe-inline'; script-src 'unsafe-inline'; "
-        "img-src data:; font-src 'none'; connect-src 'none'; base-uri 'none'; form-action 'none'")
-
-_PAGE = """<!DOCTYPE html>
-<html lang="en">
-<head>
-<meta charset="utf-8">
-<meta http-equiv="Content-Security-Policy" content="{csp}">
-<meta name="viewport" content="width=device-width, initial-scale=1">
-<title>{title}</title>
-<style>{css}</style>
-</head>
-<body>
-{body}
-<script>{script}</script>
-</body>
-</html>
-"""
-
 _TIER_CSS = "".join(f".t-{t},.tier-{t}{{--c:{c}}}" for t, c in TIER_COLORS.items()) + \
     f".t-other,.tier-other{{--c:{_OTHER_COLOR}}}"
 
-_CSS = """
-:root{color-scheme:light;--fg:#1d2330;--muted:#5b6475;--line:#d9dde5;--head:#f2f4f8}
-*{box-sizing:border-box}
-body{margin:0 auto;padding:18px 24px 32px;max-width:1680px;color:var(--fg);background:#fff;
- font:14px/1.45 system-ui,-apple-system,"Segoe UI",Roboto,"Helvetica Neue",Arial,sans-serif}
-h1{font-size:22px;margin:0 0 6px}
-h2{font-size:17px;margin:22px 0 8px;padding-bottom:3px;border-bottom:1px solid var(--line)}
-nav{font-size:13px;color:var(--muted)}
-nav a{color:#1f5fa8;text-decoration:none}
-.notes{list-style:none;margin:4px 0 8px;padding:0;display:flex;flex-wrap:wrap;gap:6px}
-.notes li{background:var(--head);border:1px solid var(--line);border-radius:4px;padding:1px 8px;
- font-size:13px}
-.map-row{display:flex;gap:14px;align-items:stretch}
-.map-box{flex:1 1 auto;min-width:0}
-#map{display:block;width:100%;height:min(76vh,860px);min-height:420px;border:1px solid var(--line);
- border-radius:4px;background:#f6f7f9;cursor:grab;touch-action:none;user-select:none}
-#map.dragging{cursor:grabbing}
-#map .bg{fill:#f6f7f9}
-#map .user{fill:var(--c);r:calc(var(--k) * 2.2px);opacity:.9}
-#map .user.unusable{fill:#fff;stroke:#9a9a9a;stroke-width:1px;vector-effect:non-scaling-stroke}
-#map .user:hover{stroke:#000;stroke-width:1.5px;vector-effect:non-scaling-stroke;opacity:1}
-#map .guard{opacity:.28}
-#map .assoc{fill:none;stroke:var(--c);stroke-width:.8px;vector-effect:non-scaling-stroke;opacity:.45}
-#map .assoc.guard{opacity:.15}
-#map .cell path{transform:scale(var(--k));fill:var(--c);stroke:#1b1b1b;stroke-width:1px;
- vector-effect:non-scaling-stroke;stroke-linejoin:round}
-#map .cell.third path{fill:#fff;stroke:var(--c);stroke-width:2.2px}
-#map .cell:hover path{stroke:#000;stroke-width:2.5px}
-.map-row.by-load #map .cell path{fill:var(--lc)}
-.map-row.by-load #map .cell.third path{stroke:var(--c)}
-.map-row:not(.show-assoc) #layer-assoc,.map-row:not(.show-users) #layer-users,
-.map-row:not(.show-guard) #map .guard{display:none}
-.map-row:not(.by-load) #load-legend{display:none}
-.legend{flex:0 0 250px;font-size:13px;border:1px solid var(--line);border-radius:4px;padding:10px 12px;
- background:#fff;align-self:flex-start}
-.legend ul{list-style:none;margin:2px 0 10px;padding:0}
-.legend li{display:flex;align-items:center;gap:6px;margin:2px 0}
-.legend .n{margin-left:auto;color:var(--muted);font-variant-numeric:tabular-nums}
-.legend-title{font-weight:600;margin:8px 0 2px;display:flex}
-.legend fieldset{border:1px solid var(--line);border-radius:4px;margin:8px 0;padding:4px 8px 6px}
-.legend fieldset label{display:block;margin:2px 0}
-.legend legend{font-weight:600;padding:0 4px}
-.sw{width:18px;height:18px;flex:none}
-.small{font-size:12px;color:var(--muted);display:flex;align-items:center;gap:6px}
-.hint{margin:8px 0 0}
-.tools{display:flex;gap:6px}
-.tools button{font:inherit;min-width:34px;padding:3px 8px;border:1px solid #b9c0cc;border-radius:4px;
- background:var(--head);cursor:pointer}
-.tools button:hover{background:#e3e7ee}
-.scale{display:flex;align-items:center;gap:8px;margin:8px 0 2px;font-size:12px;color:var(--muted)}
-#scale-bar{display:inline-block;height:6px;border:2px solid #333;border-top:none;width:80px}
-.ramp{display:block;width:100%;height:12px;border:1px solid var(--line)}
-.ramp-labels{display:flex;justify-content:space-between;font-size:11px;color:var(--muted)}
-.table-wrap{overflow-x:auto;margin:0 0 16px}
-table.summary-table{border-collapse:collapse;font-size:13px;font-variant-numeric:tabular-nums}
-.summary-table caption{text-align:left;font-weight:600;padding:4px 0;caption-side:top}
-.summary-table th,.summary-table td{padding:3px 10px;border-bottom:1px solid var(--line);text-align:left;
- white-space:nowrap}
-.summary-table thead th{background:var(--head);border-bottom:2px solid #c4cad5;vertical-align:bottom}
-.summary-table tbody th{font-weight:600}
-.summary-table .num{text-align:right}
-.summary-table tbody tr:nth-child(even){background:#fafbfc}
-.figures{display:flex;flex-wrap:wrap;gap:18px}
-figure.figure{margin:0;flex:1 1 460px;max-width:760px;border:1px solid var(--line);border-radius:4px;
- padding:8px}
-figure.figure svg{display:block;width:100%;height:auto}
-figure.figure figcaption{font-weight:600;font-size:13px;margin-top:4px}
-footer{margin-top:26px;font-size:12px;color:var(--muted)}
-@media (max-width:900px){.map-row{flex-direction:column}.legend{flex:none;align-self:stretch}}
-""" + _TIER_CSS
 
-_SCRIPT = """
-(() => {
-  "use strict";
-  const svg = document.getElementById("map"), row = document.getElementById("map-row");
-  if (!svg || !row) return;
-  const home = svg.getAttribute("viewBox").split(/[\\s,]+/).map(Number);
-  let vb = home.slice();
-  const bar = document.getElementById("scale-bar"), label = document.getElementById("scale-label");
-  const perPixel = () => {  // metres per screen pixel ("meet": the larger ratio)
-    const r = svg.getBoundingClientRect();
-    return r.width > 0 && r.height > 0 ? Math.max(vb[2] / r.width, vb[3] / r.height) : vb[2] / 1000;
-  };
-  let frame = 0, lastK = NaN;
-  const apply = () => { if (!frame) frame = requestAnimationFrame(draw); };
-  const draw = () => {
-    frame = 0;
-    svg.setAttribute("viewBox", vb.map(v => +v.toFixed(2)).join(" "));
-    const k = perPixel();
-    if (k !== lastK) { svg.style.setProperty("--k", k); lastK = k; }
-    const target = 110 * k, p10 = Math.pow(10, Math.floor(Math.log10(target)));
-    let nice = p10;
-    for (const m of [2, 5]) if (m * p10 <= target) nice = m * p10;
-    bar.style.width = (nice / k).toFixed(1) + "px";
-    label.textContent = nice >= 1000 ? (nice / 1000) + " km" : nice + " m";
-  };
-  const zoom = (f, cx, cy) => {  // f > 1 zooms in around the fixed point (cx, cy) [user units]
-    const w = Math.min(home[2] * 5, Math.max(home[2] / 500, vb[2] / f)), g = w / vb[2];
-    vb = [cx - (cx - vb[0]) * g, cy - (cy - vb[1]) * g, vb[2] * g, vb[3] * g];
-    apply();
-  };
-  const toUser = ev => {
-    const m = svg.getScreenCTM();
-    if (!m) return [vb[0] + vb[2] / 2, vb[1] + vb[3] / 2];
-    const p = new DOMPoint(ev.clientX, ev.clientY).matrixTransform(m.inverse());
-    return [p.x, p.y];
-  };
-  const centre = () => [vb[0] + vb[2] / 2, vb[1] + vb[3] / 2];
-  svg.addEventListener("wheel", ev => {
-    ev.preventDefault();
-    const [x, y] = toUser(ev);
-    zoom(Math.exp(-ev.deltaY * (ev.deltaMode ? 0.05 : 0.0015)), x, y);
-  }, {passive: false});
-  let drag = null;
-  svg.addEventListener("pointerdown", ev => {
-    if (ev.button !== 0) return;
-    drag = [ev.clientX, ev.clientY];
-    svg.setPointerCapture(ev.pointerId);
-    svg.classList.add("dragging");
-  });
-  svg.addEventListener("pointermove", ev => {
-    if (!drag) return;
-    const k = perPixel();
-    vb[0] -= (ev.clientX - drag[0]) * k;
-    vb[1] -= (ev.clientY - drag[1]) * k;
-    drag = [ev.clientX, ev.clientY];
-    apply();
-  });
-  const end = () => { drag = null; svg.classList.remove("dragging"); };
-  svg.addEventListener("pointerup", end);
-  svg.addEventListener("pointercancel", end);
-  svg.addEventListener("dblclick", ev => { const [x, y] = toUser(ev); zoom(2, x, y); });
-  document.getElementById("zoom-in").addEventListener("click", () => zoom(1.5, ...centre()));
-  document.getElementById("zoom-out").addEventListener("click", () => zoom(1 / 1.5, ...centre()));
-  document.getElementById("zoom-reset").addEventListener("click", () => { vb = home.slice(); apply(); });
-  for (const box of document.querySelectorAll("input[data-toggle]")) {
-    const sync = () => row.classList.toggle(box.dataset.toggle, box.checked);
-    box.addEventListener("change", sync);
-    sync();
-  }
-  window.addEventListener("resize", apply);
-  row.dataset.ready = "1";
-  draw();
-})();
-"""
+@functools.cache
+def _asset(name: str) -> str:
+    """The text of ``assets/<name>`` (package data: the page skeleton, its style sheet, its script)."""
+    return (importlib.resources.files("cellopt.study") / "assets" / name).read_text(encoding="utf-8")
+
+
+def _page(title: str, body: str) -> str:
+    """The whole HTML page: the skeleton of ``assets/report_template.html`` filled in."""
+    return string.Template(_asset("report_template.html")).substitute(
+        title=_esc(title), css=_asset("report.css") + _TIER_CSS, body=body, script=_asset("report.js"))

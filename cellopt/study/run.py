@@ -40,8 +40,9 @@ import pandas as pd
 from cellopt.drop import Drop
 from cellopt.errors import ValidationError
 from cellopt.solution import Solution
+from cellopt.study.atomic import atomic_path, atomic_write, save_figure
+from cellopt.study.report import write_report
 from cellopt.study.scenario import MethodSpec, Scenario
-from cellopt.study.store import atomic_write, save_figure
 from cellopt.study.summary import link_summary, method_summary
 
 __all__ = ["CHUNK_USERS", "PLOT_USERS", "RunResult", "run_scenario"]
@@ -174,8 +175,6 @@ def run_scenario(scenario: Scenario, out: str | Path, *, seed: int | None = None
             save_figure(fig, out / name)
             result.files.append(out / name)
         if report:
-            from cellopt.study.report import write_report
-
             last = list(solutions)[-1]
             u = drop.user_frame(columns[last], sample)
             c = cells[cells["method"] == last].drop(columns="method").reset_index(drop=True)
@@ -258,9 +257,7 @@ def _write_geopackage(path: Path, layers: dict[str, Callable[[], Iterator[gpd.Ge
     (four times slower: 7 minutes for 20 million rows), and GIS tools build it on
     demand (QGIS: layer properties, "Create spatial index").
     """
-    tmp = path.with_name(f".{path.stem}.tmp{path.suffix}")
-    tmp.unlink(missing_ok=True)
-    try:
+    with atomic_path(path, keep_suffix=True) as tmp:  # GDAL wants the .gpkg extension
         for name, chunks in layers.items():
             parts = chunks()
             first, second = next(parts), next(parts, None)
@@ -268,9 +265,6 @@ def _write_geopackage(path: Path, layers: dict[str, Callable[[], Iterator[gpd.Ge
                           layer_options={"SPATIAL_INDEX": "YES" if second is None else "NO"})
             for frame in itertools.chain([] if second is None else [second], parts):
                 frame.to_file(tmp, layer=name, driver="GPKG", mode="a")
-        tmp.replace(path)
-    finally:
-        tmp.unlink(missing_ok=True)
 
 
 def _figures(result: RunResult, seed: int, sample: np.ndarray | None) -> dict[str, Any]:

@@ -5,7 +5,8 @@ Every long run (:func:`~cellopt.study.sweep.run_sweep`,
 
     scenario.toml    the scenario file's exact text
     meta.json        what the folder holds (one schema, see :meth:`ResultsFolder.write_meta`)
-    <task files>     one or more files per task, each written whole by :func:`atomic_write`
+    <task files>     one or more files per task, each written whole by
+                     :func:`~cellopt.study.atomic.atomic_write`
 
 A task is finished when its last file (its *marker*) exists and is sound. On resume,
 :meth:`ResultsFolder.open` refuses a folder written for another scenario or other
@@ -21,7 +22,6 @@ import io
 import itertools
 import json
 import math
-import os
 import warnings
 from collections.abc import Callable, Mapping, Sequence
 from pathlib import Path
@@ -29,7 +29,10 @@ from typing import Any
 
 import pandas as pd
 
+from cellopt import __version__
 from cellopt.errors import StoreError, ValidationError
+from cellopt.study.atomic import atomic_write
+from cellopt.study.atomic import save_figure as save_figure  # re-exported, as atomic_write
 
 __all__ = [
     "TASK_BYTES",
@@ -54,38 +57,6 @@ class Damaged(Exception):
 
 
 # ---------------------------------------------------------------------------- files
-def atomic_write(path: Path, write: Callable[[Any], Any], mode: str = "w") -> None:
-    """Call ``write(f)`` on a temporary file next to `path`, then move it onto `path`.
-
-    The data is flushed to disk before the move, so `path` is either the old file or the
-    whole new one, never a part: a crash, a kill or a full disk leaves at most a hidden
-    ``.<name>.<pid>.tmp``, which is removed here (or by the next resume). An ``OSError``
-    names `path` rather than the temporary file.
-    """
-    path = Path(path)
-    tmp = path.with_name(f".{path.name}.{os.getpid()}.tmp")
-    try:
-        with open(tmp, mode, **({} if "b" in mode else {"encoding": "utf-8", "newline": ""})) as f:
-            write(f)
-            f.flush()
-            os.fsync(f.fileno())
-        os.replace(tmp, path)
-    except OSError as err:
-        if err.errno is None or err.filename == str(path):
-            raise
-        raise OSError(err.errno, err.strerror, str(path)) from err  # same subclass, by errno
-    finally:
-        try:
-            tmp.unlink(missing_ok=True)
-        except OSError:  # e.g. a folder that became read-only: the .tmp is cleaned up on resume
-            pass
-
-
-def save_figure(fig: Any, path: Path, dpi: int = 120) -> None:
-    """Save a matplotlib figure as PNG atomically (a full disk leaves no half-written image)."""
-    atomic_write(path, lambda f: fig.savefig(f, format="png", dpi=dpi, bbox_inches="tight"), "wb")
-
-
 def read_whole_csv(path: Path) -> pd.DataFrame:
     """A CSV written whole by :func:`atomic_write`; raise :class:`Damaged` for a torn or garbled one."""
     raw = Path(path).read_bytes()
@@ -260,11 +231,9 @@ class ResultsFolder:
         ``scenario.toml`` is lost), ``settings`` (compared exactly on resume), ``started``,
         ``resumed`` (times, UTC) and the run's `extra` keys.
         """
-        import cellopt
-
         now = datetime.datetime.now(datetime.UTC).isoformat(timespec="seconds")
         old = self._old
-        meta = {"kind": self.kind, "cellopt_version": cellopt.__version__,
+        meta = {"kind": self.kind, "cellopt_version": __version__,
                 "scenario": self._scenario[0], "scenario_sha256": self._scenario[1],
                 "settings": self._settings, "started": old.get("started", now),
                 "resumed": [*old.get("resumed", []), now] if old else [], **as_stored(extra)}

@@ -42,18 +42,18 @@ import pandas as pd
 
 from cellopt.errors import StoreError, check_memory
 from cellopt.parameters import check_count
-from cellopt.study.scenario import Scenario, drop_seeds
+from cellopt.study.atomic import atomic_write, save_figure
+from cellopt.study.scenario import Scenario
+from cellopt.study.seeds import drop_seeds
 from cellopt.study.store import (
     TASK_BYTES,
     Damaged,
     ResultsFolder,
-    atomic_write,
     grid_ids,
     grid_points,
     overrides,
     read_whole_csv,
     same_value,
-    save_figure,
 )
 from cellopt.study.summary import rate_summary
 from cellopt.study.tasks import run_tasks

@@ -76,8 +76,8 @@ print(f"service area: {area.area / 1e6:.2f} km2")
 # 300 users uniformly in the area (there are no picos here, so no hotspot users).
 net = topology.drop_users(net, 300, rng=2)
 links = radio.link_table(net, n_candidates=6, rng=3)
-problem = cellopt.Problem.from_network(net, links)
-sol = cellopt.solve(problem, method="alm", tol=1e-4)
+drop = cellopt.Drop.from_network(net, links)
+sol = drop.solve("alm", tol=1e-4)
 
 # %% 5. Results
 # The gap compares the objective with an upper bound on the optimum: it certifies that
@@ -87,16 +87,17 @@ print(f"\nalm: status {sol.status!r}, objective {sol.objective:.2f}, "
 
 # Per-cell loads: airtime used (fraction of the frame), traffic carried [Mbit/s], the
 # airtime price (the dual variable: how congested the cell is) and the users it serves.
-users, cells = sol.to_frames(net)
-cells["n_users"] = users["serving_cell"].value_counts().reindex(cells.index, fill_value=0)
+users, cells = drop.frames(sol)
+cells["airtime_price"] = sol.prices["airtime"].mean(axis=1)
 with pd.option_context("display.width", 120):
-    print(cells[["cell_id", "site_id", "azimuth_deg", "n_users", "airtime", "traffic_mbps",
+    print(cells[["cell_id", "site_id", "azimuth_deg", "n_users", "load", "traffic_mbps",
                  "airtime_price"]].to_string(index=False, float_format="{:.3f}".format))
 
 # %% 6. Map
 # Cells (triangles, with their boresights), the service area, and users coloured by the
 # cell that serves them.
-ax = plot_network(net, serving_cell=sol.serving_cell, association_lines=True, color_by="cell")
+ax = plot_network(net, serving_cell=drop.per_user(sol.serving_cell, fill=-1), association_lines=True,
+                  color_by="cell")
 ax.set_title("Lyon: six three-sector sites, ALM association")
 ax.figure.savefig(out / "custom_topology_map.png", dpi=120, bbox_inches="tight")
 plt.close(ax.figure)

@@ -51,7 +51,8 @@ print(links.to_frame().head())
 # %% 3. The association problem
 # Maximise the sum of log rates (proportional fairness) over fractional associations and
 # airtime shares, subject to each cell's airtime (and backhaul) budget.
-problem = cellopt.Problem.from_network(net, links)
+drop = cellopt.Drop.from_network(net, links)  # the network, its links and the problem
+problem = drop.problem
 
 # %% 4. Solve with four methods
 # - max_rsrp: each user picks its strongest cell (what LTE does by default);
@@ -88,18 +89,20 @@ for name, sol in solutions.items():
           "of the optimum")
 
 # %% 6. Tables per user and per cell
-# Joined to the network's tables, these are GeoDataFrames: each user's rate and serving
-# cell, each cell's airtime, traffic and prices (the dual variables).
-users, cells = best.to_frames(net)
-print(users[["user_id", "rate_mbps", "serving_cell"]].head())
-print(cells[["cell_id", "tier", "airtime", "traffic_mbps", "airtime_price"]].head())
+# Joined to the network's tables, these are GeoDataFrames: each user's rate, serving cell
+# and SINR, each cell's load, users served and traffic (columns: docs/conventions.md,
+# "Result tables"). The airtime prices (the dual variables) are in best.prices.
+users, cells = drop.frames(best)
+cells["airtime_price"] = best.prices["airtime"].mean(axis=1)
+print(users[["user_id", "rate_mbps", "serving_cell_id", "sinr_db"]].head())
+print(cells[["cell_id", "tier", "load", "n_users", "traffic_mbps", "airtime_price"]].head())
 print(cells.groupby("tier")[["traffic_mbps"]].sum())
 
 # %% 7. Figures
 # The map colours every user by the tier of its serving cell (macro or pico) under the
 # optimised association; the CDF compares the user rates of all four methods (dots: 5th
 # percentile and median).
-ax = plot_network(net, serving_cell=best.serving_cell)
+ax = plot_network(net, serving_cell=drop.per_user(best.serving_cell, fill=-1))
 ax.set_title("HetNet: users coloured by the tier of their ALM serving cell")
 ax.figure.savefig(out / "network_map.png", dpi=120, bbox_inches="tight")
 plt.close(ax.figure)

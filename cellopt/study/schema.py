@@ -1,0 +1,430 @@
+"""The scenario file schema: TOML kinds of the keys, and the checks of tables and values.
+
+The sections and keys are described in :mod:`cellopt.study.scenario`. The keys of
+``[network]`` are those of its builder (:data:`cellopt.study.builders.BUILDERS`); the
+ranges, counts and names are those of the parameter catalogue
+(:mod:`cellopt.parameters`). :class:`Checker` validates a parsed file, raising a
+:class:`~cellopt.ValidationError` (or a :class:`~cellopt.ResourceLimitError`) that names
+the file, the section and the key.
+
+Kinds of values: "int", "float" (an integer is accepted and converted), "str", "bool",
+"floats" (array of numbers), "str|strs", "int|ints", "dist" (number or distribution),
+"tiers" (table of tier tables), "per_tier" (number or table of numbers per tier),
+"float|auto" (number or "auto") and "path" (a string, a path relative to the TOML file).
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import math
+from collections.abc import Mapping
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+import pyproj
+
+from cellopt.errors import ValidationError, check_memory
+from cellopt.network import TIERS
+from cellopt.parameters import (
+    CHOICES,
+    LIMITS,
+    TIER_LIMITS,
+    check_choice,
+    check_count,
+    check_per_tier,
+    check_real,
+    kind_of,
+)
+from cellopt.radio.links import link_table_nbytes
+from cellopt.solvers import METHODS
+from cellopt.solvers.registry import check_arguments
+from cellopt.study.builders import BUILDERS, has_tier
+from cellopt.topology.femto import WIFI_DENSITY_PER_KM2, add_femtocells_nbytes
+from cellopt.topology.hexgrid import add_picos_nbytes
+from cellopt.topology.poisson import TIER_KEYS
+from cellopt.topology.users import drop_users_nbytes
+
+__all__ = ["INTERFERENCE", "POISSON_TIER_KEYS", "SECTION_KEYS", "Checker", "Distribution",
+           "MethodSpec", "check_range", "toml_type"]
+
+#: Keys of each tier table of a Poisson layout (``[network.tiers.<tier>]``), with their kinds.
+POISSON_TIER_KEYS = {k: kind_of(k) for k in TIER_KEYS}
+#: Interference models of the ``[problem]`` section.
+INTERFERENCE = CHOICES["interference"].values()
+SECTION_KEYS: dict[str, dict[str, str]] = {
+    "picos": {
+        "per_sector": "int", "min_dist_macro_m": "float", "min_dist_pico_m": "float",
+        "tx_power_dbm": "float", "antenna_gain_dbi": "float", "height_m": "float",
+        "max_rounds": "int",
+    },
+    "femtocells": {
+        "density_per_km2": "float", "adoption": "float", "wifi_density_per_km2": "float",
+        "tx_power_dbm": "float", "antenna_gain_dbi": "float", "height_m": "float",
+        "owner": "str", "backhaul_mbps": "dist", "price_per_mbps": "dist",
+    },
+    "users": {
+        "n": "int", "density_per_km2": "float", "clustered_fraction": "float",
+        "cluster_radius_m": "float", "cluster_tier": "str", "indoor_fraction": "float",
+        "colocated_fraction": "float", "colocated_tier": "str", "weight": "float",
+        "demand_mbps": "dist",
+    },
+    "radio": {
+        "noise_figure_db": "float", "wall_loss_db": "float", "theta_3db_deg": "float",
+        "max_attenuation_db": "float", "spectral_efficiency": "str", "n_candidates": "int",
+        "window_db": "float", "indoor_tiers": "str|strs", "building_radius_m": "float",
+        "shadowing_std_db": "per_tier", "pathloss_exponent": "per_tier",
+        "pathloss_reference_db": "per_tier", "interference_radius_m": "float|auto",
+        "far_field": "bool",
+    },
+    "problem": {"alpha": "float", "backhaul_mbps": "float", "price_per_mbps": "float",
+                "interference": "str", "n_interferers": "int"},
+    "seeds": {"base": "int", "drops": "int"},
+}
+TOP_KEYS = ["name", "description", "network", *SECTION_KEYS, "methods"]
+REQUIRED = ("network", "users")
+_EXPECTED = {
+    "int": "integer", "float": "number", "str": "string", "bool": "boolean", "path": "string",
+    "floats": "array of numbers", "str|strs": "string or array of strings",
+    "int|ints": "integer or array of integers",
+    "dist": "number or distribution table {distribution = 'uniform' | 'lognormal', ...}",
+    "tiers": "table of tier tables, e.g. [network.tiers.macro]",
+    "per_tier": "number, or table of numbers per tier, e.g. {macro = 3.5, pico = 4.0}",
+    "float|auto": 'number or "auto"',
+}
+_DIST_KEYS = {"uniform": ("low", "high"), "lognormal": ("median", "sigma")}
+
+
+@dataclasses.dataclass(frozen=True)
+class Distribution:
+    """Per-cell random values, ``f(rng, n) -> ndarray of shape (n,)``.
+
+    ``uniform``: U(low, high). ``lognormal``: ``median · exp(sigma · Z)``, Z standard
+    normal (``sigma`` is the standard deviation of the natural log).
+    """
+
+    kind: str
+    params: tuple[tuple[str, float], ...]
+
+    def __call__(self, rng: np.random.Generator, n: int) -> np.ndarray:
+        p = dict(self.params)
+        if self.kind == "uniform":
+            return rng.uniform(p["low"], p["high"], n)
+        return p["median"] * np.exp(p["sigma"] * rng.standard_normal(n))
+
+
+@dataclasses.dataclass(frozen=True)
+class MethodSpec:
+    """One method to run: ``solve(problem, method=name, **options)``, reported as `label`."""
+
+    name: str
+    label: str
+    options: Mapping[str, Any] = dataclasses.field(default_factory=dict)
+
+
+def check_range(key: str, value: Any) -> None:
+    """Raise a ValidationError naming `key` if its (well-typed) value is out of range.
+
+    Parameters
+    ----------
+    key : str
+        A scenario key.
+    value : any
+        Its value, of the key's TOML kind.
+
+    Raises
+    ------
+    ValidationError
+        Outside the range of the parameter catalogue, or an unknown name.
+    """
+    limit = LIMITS.get(key)
+    if limit is not None and limit.kind == "int":
+        for v in value if isinstance(value, list) else [value]:
+            check_count(v, key)
+    elif limit is not None and isinstance(value, float):
+        check_real(value, key, warn=False)
+    elif key in TIER_LIMITS:
+        check_per_tier(value, key)
+    elif key in CHOICES:
+        check_choice(value, key)
+    elif key == "resource_mhz":
+        bad = [v for v in value if not (math.isfinite(v) and v > 0)]
+        if bad or not value:
+            raise ValidationError(f"resource_mhz={value}; fix: give positive subband widths in MHz")
+    elif key in ("bbox", "window"):
+        if len(value) != 4 or not all(math.isfinite(v) for v in value):
+            raise ValidationError(f"{key}={value}; fix: give 4 finite numbers")
+    elif key == "demand_mbps" and not (value.kind == "lognormal" or dict(value.params)["low"] > 0
+                                       if isinstance(value, Distribution) else value > 0):
+        raise ValidationError(f"demand_mbps={value}; fix: give demands > 0 in Mbit/s (a uniform "
+                              "distribution needs low > 0), or inf for full buffer")
+    elif key == "interference_radius_m" and value != "auto" and not (math.isfinite(value)
+                                                                    and value > 0):
+        raise ValidationError(f"interference_radius_m={value}; fix: give a radius > 0 in metres, "
+                              'or "auto"')
+    elif key == "tiers":
+        _check_tier_tables(value)
+    elif key in ("crs", "source_crs"):
+        try:
+            pyproj.CRS(value)
+        except pyproj.exceptions.CRSError:
+            raise ValidationError(f"{key}={value!r} is not a CRS pyproj knows; fix: give one such as "
+                                  "'EPSG:32631' (UTM 31N) or 'EPSG:4326'") from None
+
+
+def _check_tier_tables(value: Mapping[str, Mapping[str, Any]]) -> None:
+    """The ranges of Poisson tier tables, and their sectors and densities."""
+    for tier, table in value.items():
+        for k, v in table.items():
+            try:
+                check_range(k, v)
+            except ValidationError as err:
+                raise ValidationError(f"tiers.{tier}: {err.problems[0]}") from None
+        if table.get("sectors", 1) not in (1, 3):
+            raise ValidationError(f"tiers.{tier}: sectors={table['sectors']}; fix: use 1 "
+                                  "(omni) or 3 (sectorised)")
+        if not table.get("density_per_km2", 0.0) > 0:
+            raise ValidationError(f"tiers.{tier}: density_per_km2="
+                                  f"{table.get('density_per_km2')}; fix: give a density > 0 "
+                                  "per km² (leave the tier out for none)")
+
+
+def toml_type(value: Any) -> str:
+    """The TOML name of a parsed value's type, for messages."""
+    for py, name in ((bool, "boolean"), (int, "integer"), (float, "float"), (str, "string"),
+                     (list, "array"), (dict, "table")):
+        if isinstance(value, py):
+            return name
+    return type(value).__name__
+
+
+def _is_int(v: Any) -> bool:
+    return isinstance(v, int) and not isinstance(v, bool)
+
+
+def _is_number(v: Any) -> bool:
+    return isinstance(v, (int, float)) and not isinstance(v, bool)
+
+
+class Checker:
+    """Validates a parsed scenario file, with messages that name the file and the key.
+
+    Parameters
+    ----------
+    path : Path
+        The scenario file, named in every message.
+    """
+
+    def __init__(self, path: Path):
+        self.path = path
+
+    def fail(self, where: str, message: str) -> ValidationError:
+        """The error to raise: `message` about `where` (a section or key) of the file."""
+        return ValidationError(f"{self.path}: {where} {message}")
+
+    def table(self, raw: Any, where: str, keys: Mapping[str, str]) -> dict[str, Any]:
+        """A table whose keys are those of `keys`, each value checked against its kind."""
+        if not isinstance(raw, dict):
+            raise self.fail(where, f"must be a table, got {toml_type(raw)}")
+        unknown = [k for k in raw if k not in keys]
+        if unknown:
+            raise self.fail(where, f"unknown key {unknown[0]!r}; valid: {sorted(keys)}")
+        return {k: self.value(v, keys[k], f"{where} key {k!r}") for k, v in raw.items()}
+
+    def value(self, v: Any, kind: str, where: str) -> Any:
+        """`v` checked against the TOML `kind`, as the builders take it (floats as float)."""
+        ok = {
+            "int": _is_int(v), "float": _is_number(v), "str": isinstance(v, str),
+            "path": isinstance(v, str),
+            "bool": isinstance(v, bool),
+            "floats": isinstance(v, list) and all(_is_number(x) for x in v),
+            "str|strs": isinstance(v, str) or (isinstance(v, list)
+                                               and all(isinstance(x, str) for x in v)),
+            "int|ints": _is_int(v) or (isinstance(v, list) and all(_is_int(x) for x in v)),
+            "dist": _is_number(v) or isinstance(v, dict),
+            "float|auto": _is_number(v) or v == "auto",
+            "tiers": isinstance(v, dict) and all(isinstance(t, dict) for t in v.values()),
+            "per_tier": _is_number(v) or (isinstance(v, dict)
+                                          and all(_is_number(x) for x in v.values())),
+        }[kind]
+        if not ok:
+            hint = ""
+            if kind in ("int", "int|ints") and isinstance(v, float):
+                hint = ("; fix: write a whole number without a decimal point or exponent "
+                        "(1e9 is a float in TOML; write 1_000_000_000)")
+            raise self.fail(where, f"expected {_EXPECTED[kind]}, got {toml_type(v)} ({v!r}){hint}")
+        if kind == "float" or (kind == "float|auto" and v != "auto"):
+            return float(v)
+        if kind == "floats":
+            return [float(x) for x in v]
+        if kind == "dist":
+            return float(v) if _is_number(v) else self.distribution(v, where)
+        if kind in ("tiers", "per_tier") and isinstance(v, dict):
+            unknown = [t for t in v if t not in TIERS]
+            if unknown:
+                raise self.fail(where, f"has unknown tiers {unknown}; valid: {list(TIERS)}")
+            if kind == "tiers":
+                return {t: self.table(table, f"{where} tier {t!r}", POISSON_TIER_KEYS)
+                        for t, table in v.items()}
+            return {t: float(x) for t, x in v.items()}
+        return float(v) if kind == "per_tier" else v
+
+    def ranges(self, section: str, values: Mapping[str, Any]) -> None:
+        """Check every value of a section against its range, naming the section and key."""
+        for key, v in values.items():
+            try:
+                check_range(key, v)
+            except ValidationError as err:
+                raise self.fail(f"[{section}]", err.problems[0]) from None
+
+    def consistency(self, network: Mapping[str, Any], sections: Mapping[str, Any]) -> None:
+        """Check keys against each other, and that the counts fit in memory, before a build."""
+        users, picos, femtos = sections["users"], sections["picos"], sections["femtocells"]
+        if ("n" in users) == ("density_per_km2" in users):
+            raise self.fail("[users]", "give exactly one of the keys 'n' and 'density_per_km2'; "
+                            "fix: e.g. n = 100 or density_per_km2 = 500")
+        if femtos is not None and ("density_per_km2" in femtos) == ("adoption" in femtos):
+            raise self.fail("[femtocells]", "give exactly one of the keys 'density_per_km2' and "
+                            "'adoption'; fix: e.g. density_per_km2 = 40 or adoption = 0.05")
+        for share, tier_key, default, what in (
+                ("clustered_fraction", "cluster_tier", "pico", "clusters users around"),
+                ("colocated_fraction", "colocated_tier", "femto", "places indoor users inside the "
+                 "buildings of")):
+            tier = users.get(tier_key, default)
+            if users.get(share, 0.0) > 0 and has_tier(tier, network, picos, femtos) is False:
+                raise self.fail("[users]", f"{share} > 0 {what} {tier} cells, but the network gets "
+                                f"none; fix: add {tier} cells (or set {tier_key}) or set "
+                                f"{share} = 0")
+        interference = (sections["problem"] or {}).get("interference", "full")
+        if interference == "load_coupled" and len(network.get("resource_mhz", [0.0])) > 1:
+            raise self.fail("[problem]", "interference = 'load_coupled' needs one band; fix: "
+                            "remove [network] resource_mhz or use interference = 'full'")
+        bandwidth = network.get("bandwidth_mhz", 10.0)
+        widths = network.get("resource_mhz", [bandwidth])
+        subbands = "resource_mhz" in BUILDERS[network["builder"]].keys
+        if subbands and not np.isclose(sum(widths), bandwidth, rtol=1e-9, atol=0):
+            raise self.fail("[network]", f"resource_mhz sums to {sum(widths):g} MHz, not "
+                            f"bandwidth_mhz = {bandwidth:g}; fix: make the subband widths add up "
+                            "to the band")
+        self.memory(network, sections)
+
+    def memory(self, network: Mapping[str, Any], sections: Mapping[str, Any]) -> None:
+        """Refuse counts whose arrays cannot fit in memory, stage by stage, naming the keys.
+
+        The counts are those the builders will see: the network's cells (the footprint
+        of its builder, :class:`~cellopt.study.builders.Footprint`), picos per macro
+        cell, femtocells and users as density × area (the mean), and the links
+        users × candidates × resources. A file-based network's cells and area are known
+        only once read: its counts are checked when the drop is built.
+        """
+        users, picos, femtos = sections["users"], sections["picos"], sections["femtocells"]
+        radio_opts = sections["radio"] or {}
+        area_km2 = n_cells = None
+        n_images, n_resources = 1, 1
+        footprint = BUILDERS[network["builder"]].estimate(
+            {k: v for k, v in network.items() if k != "builder"})
+        if footprint is not None:
+            self.check_memory(footprint.nbytes, footprint.what, footprint.fix)
+            area_km2, n_cells = footprint.area_km2, footprint.n_cells
+            n_images, n_resources = footprint.n_images, footprint.n_resources
+            if picos is not None and footprint.pico_hosts:
+                n_picos = picos.get("per_sector", 4) * n_cells
+                self.check_memory(add_picos_nbytes(n_picos, n_cells),
+                                  f"[picos] per_sector={picos.get('per_sector', 4):,} × {n_cells:,} "
+                                  "macro cells", "use fewer picos per sector (per_sector)")
+                n_cells += n_picos
+        if femtos is not None and area_km2 is not None:
+            density = femtos.get("density_per_km2")
+            if density is None:
+                density = femtos["adoption"] * femtos.get("wifi_density_per_km2",
+                                                          WIFI_DENSITY_PER_KM2)
+            mean = density * area_km2
+            self.check_memory(add_femtocells_nbytes(mean, n_cells),
+                              f"[femtocells] {density:g} per km² over {area_km2:.3g} km² (about "
+                              f"{mean:.3g} cells)", "use a lower density_per_km2 or adoption")
+            n_cells += mean
+        n_users = users.get("n")
+        if n_users is None and area_km2 is not None:
+            n_users = users["density_per_km2"] * area_km2
+        if n_users is None:
+            return
+        key = "n" if "n" in users else "density_per_km2"
+        self.check_memory(drop_users_nbytes(n_users), f"[users] {key}={users[key]:,}: "
+                          f"{n_users:.3g} users", "use fewer users")
+        n_candidates = radio_opts.get("n_candidates", 8)
+        self.check_memory(
+            link_table_nbytes(n_users, n_candidates if n_cells is None else n_cells, n_resources,
+                              n_candidates, n_images,
+                              nearby="interference_radius_m" in radio_opts),
+            f"[users] {key}={users[key]:,} with [radio] n_candidates={n_candidates}: a link table "
+            f"of {n_users:.3g} users × {n_candidates} candidates × {n_resources} resource(s)",
+            "use fewer users or fewer candidates (n_candidates)")
+
+    def check_memory(self, n_bytes: float, what: str, fix: str) -> None:
+        """Refuse `n_bytes` beyond the memory limit, naming the file and `what`."""
+        check_memory(n_bytes, f"{self.path}: {what}", fix)
+
+    def distribution(self, raw: dict[str, Any], where: str) -> Distribution:
+        """The :class:`Distribution` of a distribution table."""
+        kind = raw.get("distribution")
+        if kind not in _DIST_KEYS:
+            raise self.fail(where, f"needs distribution = one of {sorted(_DIST_KEYS)}, got "
+                            f"{kind!r}")
+        names = _DIST_KEYS[kind]
+        p = self.table({k: v for k, v in raw.items() if k != "distribution"}, where,
+                       dict.fromkeys(names, "float"))
+        missing = [k for k in names if k not in p]
+        if missing:
+            raise self.fail(where, f"{kind} distribution needs keys {list(names)}; missing "
+                            f"{missing}")
+        if kind == "uniform" and not 0 <= p["low"] <= p["high"] < math.inf:
+            raise self.fail(where, f"uniform needs 0 ≤ low ≤ high < inf, got low={p['low']}, "
+                            f"high={p['high']}")
+        if kind == "lognormal" and not (0 < p["median"] < math.inf and 0 <= p["sigma"] < math.inf):
+            raise self.fail(where, f"lognormal needs median > 0 and sigma ≥ 0, got "
+                            f"median={p['median']}, sigma={p['sigma']}")
+        return Distribution(kind, tuple((k, p[k]) for k in names))
+
+    def methods(self, raw: Any) -> tuple[MethodSpec, ...]:
+        """The methods of the ``methods`` array, checked as ``solve()`` would check them."""
+        where = "methods"
+        if not isinstance(raw, list):
+            raise self.fail(where, f"expected array of method names or tables, got "
+                            f"{toml_type(raw)}")
+        specs = []
+        for i, item in enumerate(raw):
+            at = f"methods[{i}]"
+            if isinstance(item, str):
+                name, label, options = item, None, {}
+            elif isinstance(item, dict):
+                if not isinstance(item.get("name"), str):
+                    raise self.fail(at, f"key 'name' expected string, got "
+                                    f"{toml_type(item.get('name')) if 'name' in item else 'nothing'}")
+                name, label = item["name"], item.get("label")
+                if label is not None and not isinstance(label, str):
+                    raise self.fail(at, f"key 'label' expected string, got {toml_type(label)}")
+                options = {k: v for k, v in item.items() if k not in ("name", "label")}
+                for k, v in options.items():
+                    if isinstance(v, dict) and not all(_is_number(x) for x in v.values()):
+                        raise self.fail(at, f"key {k!r} expected number, string, boolean, "
+                                        f"array or table of numbers (e.g. per tier), got {v!r}")
+            else:
+                raise self.fail(at, f"expected string or table, got {toml_type(item)}")
+            if name not in METHODS:
+                raise self.fail(at, f"unknown method {name!r}; valid: {sorted(METHODS)}")
+            common = {"tol": 1e-4, "max_iter": None, "time_limit_s": None,
+                      "single_association": False}
+            try:  # the checks solve() makes, now rather than after the network is built
+                check_arguments(name, METHODS[name], callback=None,
+                                **{k: options.get(k, v) for k, v in common.items()},
+                                options={k: v for k, v in options.items() if k not in common})
+            except ValidationError as err:
+                raise self.fail(at, "; ".join(err.problems)) from None
+            if label is None:
+                label = name + ("".join(f" {k}={v}" for k, v in options.items()))
+            specs.append(MethodSpec(name, label, options))
+        labels = [s.label for s in specs]
+        dup = sorted({x for x in labels if labels.count(x) > 1})
+        if dup:
+            raise self.fail(where, f"duplicate labels {dup}; fix: give each a distinct 'label'")
+        return tuple(specs)

@@ -1,0 +1,18 @@
+"""Read real cell positions from files: plain CSV, vector files and OpenCelliD exports.
+
+:func:`read_cells` is the entry point. The package's modules, by job:
+:mod:`~cellopt.topology.cellfiles.reader` (``read_cells``, a read in one go),
+:mod:`~cellopt.topology.cellfiles.formats` (telling formats apart, reading columns),
+:mod:`~cellopt.topology.cellfiles.chunks` (reading ``chunk_rows`` rows at a time),
+:mod:`~cellopt.topology.cellfiles.filters` (radio / mcc / mnc / bbox / polygon),
+:mod:`~cellopt.topology.cellfiles.projection` (the metric CRS),
+:mod:`~cellopt.topology.cellfiles.opencellid` (OpenCelliD codes, de-duplication, sites),
+:mod:`~cellopt.topology.cellfiles.checks` and :mod:`~cellopt.topology.cellfiles.problems`
+(row checks, and the problem report naming the offending rows), and
+:mod:`~cellopt.topology.cellfiles.records` (the records they pass each other).
+"""
+
+from cellopt.topology.cellfiles.opencellid import OPENCELLID_COLUMNS, OPENCELLID_REQUIRED
+from cellopt.topology.cellfiles.reader import read_cells
+
+__all__ = ["OPENCELLID_COLUMNS", "OPENCELLID_REQUIRED", "read_cells"]

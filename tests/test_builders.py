@@ -1,0 +1,120 @@
+"""Tests of the builder registry (cellopt.study.builders), square_grid and the parameter table."""
+
+from __future__ import annotations
+
+import re
+import textwrap
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+from cellopt import ValidationError, topology
+from cellopt.parameters import parameter_table
+from cellopt.study.builders import BUILDERS
+from cellopt.study.scenario import load_scenario
+
+ROOT = Path(__file__).resolve().parents[1]
+
+SQUARE = """
+methods = ["max_rsrp", "alm"]
+
+[network]
+builder = "square_grid"
+n_side = 3
+spacing_m = 400
+
+[users]
+n = 30
+
+[radio]
+n_candidates = 4
+
+[seeds]
+base = 3
+"""
+
+
+def write(tmp_path: Path, text: str) -> Path:
+    path = tmp_path / "square.toml"
+    path.write_text(textwrap.dedent(text))
+    return path
+
+
+def test_square_grid_is_a_torus_of_omni_sites():
+    net = topology.square_grid(3, 400.0)
+    assert net.n_cells == 9 and (net.cells["tier"] == "macro").all()
+    assert net.cells["azimuth_deg"].isna().all()
+    xy = np.column_stack([net.cells.geometry.x, net.cells.geometry.y])
+    steps = np.unique(np.round(np.diff(np.sort(np.unique(xy[:, 0]))), 6))
+    np.testing.assert_allclose(steps, [400.0])
+    assert net.region.area == pytest.approx(1200.0**2)
+    assert net.wrap_shifts_m.shape == (9, 2) and not net.wrap_shifts_m[0].any()
+    assert topology.square_grid(2, wraparound=False).wrap_shifts_m is None
+    with pytest.raises(ValidationError, match="n_side=0 is below 1"):
+        topology.square_grid(0)
+
+
+def test_a_square_grid_scenario_builds_and_solves(tmp_path):
+    scenario = load_scenario(write(tmp_path, SQUARE))
+    drop = scenario.build()
+    assert drop.network.n_cells == 9 and drop.network.n_users == 30
+    solution = drop.solve("max_rsrp")
+    assert np.isfinite(solution.user_rate_mbps).all() and (solution.user_rate_mbps > 0).any()
+    assert set(np.unique(solution.serving_cell)) <= set(range(9))
+
+
+def test_a_square_grid_scenario_refuses_a_key_of_another_builder(tmp_path):
+    path = write(tmp_path, SQUARE.replace("n_side = 3", "n_side = 3\nisd_m = 500"))
+    with pytest.raises(ValidationError, match=r"\[network\] \(builder 'square_grid'\) unknown key "
+                                              r"'isd_m'; valid: \['antenna_gain_dbi', .*'n_side'"):
+        load_scenario(path)
+    with pytest.raises(ValidationError, match=r"key 'n_side' expected integer, got float"):
+        load_scenario(write(tmp_path, SQUARE.replace("n_side = 3", "n_side = 3.5")))
+
+
+def test_square_grid_counts_are_checked_at_load_time(tmp_path):
+    from cellopt import ResourceLimitError
+
+    with pytest.raises(ResourceLimitError, match=r"\[network\] n_side=1,000,000 \(1,000,000,000,000 sites\)"):
+        load_scenario(write(tmp_path, SQUARE.replace("n_side = 3", "n_side = 1_000_000")))
+    with pytest.raises(ValidationError, match=r"colocated_fraction > 0 places indoor users inside the "
+                                              r"buildings of femto cells, but the network gets none"):
+        load_scenario(write(tmp_path, SQUARE.replace("n = 30", "n = 30\ncolocated_fraction = 0.5")))
+
+
+def test_builder_keys_come_from_the_signatures():
+    assert dict(BUILDERS["square_grid"].keys) == {
+        "n_side": "int", "spacing_m": "float", "wraparound": "bool", "tx_power_dbm": "float",
+        "antenna_gain_dbi": "float", "height_m": "float", "bandwidth_mhz": "float", "crs": "str"}
+    assert BUILDERS["hex_grid"].keys["resource_mhz"] == "floats"
+    assert BUILDERS["country"].keys["city_radius_m"] == "floats"
+    file_keys = BUILDERS["file"].keys
+    assert file_keys["path"] == file_keys["area"] == file_keys["stand_in"] == "path"
+    assert file_keys["radio"] == "str|strs" and file_keys["mcc"] == "int|ints"
+    assert file_keys["bbox"] == file_keys["window"] == "floats"
+    assert "polygon" not in file_keys and "progress" not in file_keys
+    assert BUILDERS["file"].required == ("path",) and BUILDERS["poisson"].required == ()
+
+
+def test_the_parameter_table_of_the_docs_is_current():
+    text = (ROOT / "docs" / "scenarios.md").read_text()
+    found = re.search(r"<!-- parameters:begin -->\n(.*?)<!-- parameters:end -->", text, re.S)
+    assert found, "docs/scenarios.md has no parameters:begin / parameters:end markers"
+    assert found.group(1) == parameter_table(), (
+        "docs/scenarios.md: the Parameters table is stale; regenerate it from "
+        "cellopt.parameters.parameter_table()")
+
+
+@pytest.mark.parametrize(("name", "module"), [("drop_seeds", "cellopt.study.seeds"),
+                                              ("DropSeeds", "cellopt.study.seeds"),
+                                              ("MAX_DROPS", "cellopt.study.seeds"),
+                                              ("SECTION_KEYS", "cellopt.study.schema")])
+def test_moved_names_still_import_from_scenario_with_a_warning(name, module):
+    import importlib
+
+    scenario = importlib.import_module("cellopt.study.scenario")
+    assert name not in vars(scenario)
+    with pytest.warns(DeprecationWarning, match=f"moved to {module}.{name}"):
+        value = getattr(scenario, name)
+    assert value is getattr(importlib.import_module(module), name)

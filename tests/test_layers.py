@@ -1,0 +1,123 @@
+"""The package is layered: no module imports one of a higher layer, not even late.
+
+Layers, from the bottom: the catalogue, the errors and the cluster connection; the data
+model; radio; topology; problem and solution; solvers; the drop (network → problem →
+tables); the problems built on a drop (power, load coupling); plotting; studies; the
+command line. A module may
+import its own layer and the layers below. Every import counts, at the top of a module or
+inside a function.
+"""
+
+from __future__ import annotations
+
+import ast
+from pathlib import Path
+
+PACKAGE = Path(__file__).resolve().parents[1] / "cellopt"
+
+#: Module-name prefixes of each layer, bottom first.
+LAYERS: list[tuple[str, ...]] = [
+    ("cellopt.errors", "cellopt._deprecated", "cellopt.status", "cellopt.parameters", "cellopt.crs",
+     "cellopt.cluster"),
+    ("cellopt.network",),
+    ("cellopt.linktable", "cellopt.radio"),
+    ("cellopt.topology",),
+    ("cellopt.problem", "cellopt.solution"),
+    ("cellopt.solvers",),
+    ("cellopt.drop",),
+    ("cellopt.load_coupling", "cellopt.power"),
+    ("cellopt.plotting",),
+    ("cellopt.study",),
+    ("cellopt.cli",),
+]
+
+
+def layer_of(module: str) -> int | None:
+    """The layer of a ``cellopt`` module (None for the package itself, which loads lazily)."""
+    best = None
+    for level, prefixes in enumerate(LAYERS):
+        for prefix in prefixes:
+            if module == prefix or module.startswith(prefix + "."):
+                best = level
+    return best
+
+
+def module_name(path: Path, package: Path = PACKAGE) -> str:
+    parts = path.relative_to(package.parent).with_suffix("").parts
+    return ".".join(parts[:-1] if parts[-1] == "__init__" else parts)
+
+
+def imported(tree: ast.AST, module: str, is_package: bool) -> list[tuple[str, int]]:
+    """Every cellopt module `tree` imports, with its line (relative imports resolved)."""
+    out = []
+    for node in ast.walk(tree):
+        if isinstance(node, ast.Import):
+            out += [(a.name, node.lineno) for a in node.names if a.name.startswith("cellopt")]
+        elif isinstance(node, ast.ImportFrom):
+            base = node.module or ""
+            if node.level:
+                package = module if is_package else module.rpartition(".")[0]
+                for _ in range(node.level - 1):
+                    package = package.rpartition(".")[0]
+                base = f"{package}.{base}" if base else package
+            if not base.startswith("cellopt"):
+                continue
+            if base == "cellopt":  # "from cellopt import radio" imports the subpackage
+                out += [(f"cellopt.{a.name}", node.lineno) for a in node.names]
+            else:
+                out.append((base, node.lineno))
+    return out
+
+
+def upward_imports(package: Path = PACKAGE) -> list[str]:
+    """Every import of a higher layer in `package`, as ``module:line -> module``."""
+    found = []
+    for path in sorted(package.rglob("*.py")):
+        module = module_name(path, package)
+        level = layer_of(module)
+        if level is None:
+            continue
+        tree = ast.parse(path.read_text(encoding="utf-8"))
+        for target, line in imported(tree, module, path.name == "__init__.py"):
+            target_level = layer_of(target)
+            if target_level is not None and target_level > level:
+                found.append(f"{module}:{line} -> {target}")
+    return found
+
+
+def test_every_module_has_a_layer():
+    missing = [module_name(p) for p in PACKAGE.rglob("*.py")
+               if module_name(p) != "cellopt" and layer_of(module_name(p)) is None]
+    assert not missing, f"add these modules to a layer of tests/test_layers.py: {missing}"
+
+
+def test_no_import_runs_back_up_a_layer():
+    assert upward_imports() == []
+
+
+#: Modules allowed to import cellopt modules inside functions: the command line imports
+#: each subcommand's modules only when it runs, so that ``cellopt --help`` stays quick.
+LATE_IMPORTS_ALLOWED = ("cellopt.cli",)
+#: Modules anyone may import inside a function: plotting loads matplotlib (about half a
+#: second), which a study that draws nothing should not pay for.
+LATE_TARGETS_ALLOWED = ("cellopt.plotting",)
+
+
+def late_imports(package: Path = PACKAGE) -> list[str]:
+    """Every import of a cellopt module inside a function, as ``module:line``."""
+    found = []
+    for path in sorted(package.rglob("*.py")):
+        module = module_name(path, package)
+        if module in LATE_IMPORTS_ALLOWED:
+            continue
+        tree = ast.parse(path.read_text(encoding="utf-8"))
+        is_package = path.name == "__init__.py"
+        for fn in ast.walk(tree):
+            if isinstance(fn, (ast.FunctionDef, ast.AsyncFunctionDef)):
+                found += [f"{module}:{line}" for target, line in imported(fn, module, is_package)
+                          if target not in LATE_TARGETS_ALLOWED]
+    return sorted(set(found))
+
+
+def test_no_late_imports_of_cellopt_modules():
+    assert late_imports() == []
