@@ -155,7 +155,7 @@ class Solution:
         network : Network, optional
             The network of the problem this solves: the same users and cells, in order.
             For a scenario's drop, whose problem leaves out the users without a usable
-            link, use :meth:`cellopt.study.Drop.frames`, which maps them back.
+            link, use :meth:`cellopt.Drop.frames`, which maps them back.
 
         Returns
         -------

@@ -585,3 +585,17 @@ def test_validation_collects_several_problems():
                alpha=-1.0)
     text = str(err.value)
     assert re.search(r"rows \[0\].*rate_mbps", text) and "weight" in text and "alpha" in text
+
+
+def test_one_blas_thread_governs_every_blas_library():
+    """numpy and scipy each bundle an OpenBLAS; a controller that missed scipy's (made before
+    it was loaded) left the solvers' dense steps multithreaded, their last digits then
+    depending on the order in which modules happened to be imported."""
+    import scipy.sparse.linalg  # noqa: F401  (whatever a solver may load)
+    from threadpoolctl import threadpool_info
+
+    from cellopt.solvers.common import _BLAS
+
+    ours = {i["filepath"] for i in threadpool_info() if i["user_api"] == "blas"
+            and ("numpy" in i["filepath"] or "scipy" in i["filepath"])}  # not cvxpy's solvers'
+    assert ours and ours <= {i["filepath"] for i in _BLAS.info() if i["user_api"] == "blas"}

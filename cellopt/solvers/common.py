@@ -9,6 +9,7 @@ from __future__ import annotations
 from typing import Any
 
 import numpy as np
+import scipy.linalg  # noqa: F401  (loads scipy's own BLAS before the controller below looks)
 from threadpoolctl import ThreadpoolController
 
 from cellopt._deprecated import moved_names
@@ -42,6 +43,9 @@ __getattr__ = moved_names("cellopt.solvers.common", {
 })
 
 
+#: Every BLAS library loaded when this module is imported: numpy's and scipy's (each
+#: wheel bundles its own OpenBLAS). A controller made before scipy's was loaded would
+#: leave it multithreaded, and the solvers' results would then depend on import order.
 _BLAS = ThreadpoolController()
 
 

@@ -116,7 +116,7 @@ def add_femtocells(
         On a negative or non-finite density, an adoption outside [0, 1], both or neither
         of `density_per_km2` and `adoption`, a missing, empty or non-polygonal region,
         unusable buildings, bad cell parameters (out of their possible range, see
-        :data:`cellopt.network.LIMITS`; outside the usual range they warn), or per-cell
+        :data:`cellopt.parameters.LIMITS`; outside the usual range they warn), or per-cell
         values of the wrong shape or sign.
     ResourceLimitError
         When the femtocells would not fit in memory (:func:`add_femtocells_nbytes`),

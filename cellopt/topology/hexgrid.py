@@ -142,7 +142,7 @@ def hex_grid(
     ------
     ValidationError
         A parameter of the wrong type or outside its possible range
-        (:data:`cellopt.network.LIMITS`); values outside the usual range warn.
+        (:data:`cellopt.parameters.LIMITS`); values outside the usual range warn.
     ResourceLimitError
         When the layout would not fit in memory (:func:`hex_grid_nbytes`), before it is
         built.

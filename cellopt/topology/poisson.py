@@ -120,7 +120,7 @@ def poisson_layout(
     ValidationError
         An unknown tier or key, a missing, non-finite or non-positive
         ``density_per_km2``, ``sectors`` other than 1 or 3, an unknown owner, a
-        parameter outside its possible range (:data:`cellopt.network.LIMITS`; values
+        parameter outside its possible range (:data:`cellopt.parameters.LIMITS`; values
         outside the usual range warn), a `side_m` that is not finite and > 0, or a draw
         without any cell (raise a density or `side_m`). Messages name the tier and key.
     ResourceLimitError
