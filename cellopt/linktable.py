@@ -162,6 +162,26 @@ class LinkTable:
         """Mask of the users with at least one link of positive rate, shape (n_users,)."""
         return np.bincount(self.user[self.rate_mbps > 0], minlength=self.n_users) > 0
 
+    def radio_settings(self, builder: str) -> tuple[RadioModel, int, int]:
+        """The radio model, shadowing seed and candidate count the table was made with.
+
+        Parameters
+        ----------
+        builder : str
+            What needs them, for the message (e.g. ``"LoadCoupling.from_network"``).
+
+        Raises
+        ------
+        ValidationError
+            For a table made by hand, which records none of them.
+        """
+        if self.model is None or self.shadowing_seed is None or self.n_candidates is None:
+            raise ValidationError("the drop's link table records no radio model, shadowing seed or "
+                                  "candidate count (it was not made by radio.link_table); fix: "
+                                  "build it with cellopt.radio.link_table(network, ...), or use "
+                                  f"{builder} with the model and seed it was made with")
+        return self.model, self.shadowing_seed, self.n_candidates
+
     def select_users(self, keep: np.ndarray) -> LinkTable:
         """The links of the users in the mask `keep` (n_users,), users renumbered 0..n−1."""
         keep = np.asarray(keep)

@@ -199,15 +199,10 @@ class LoadCoupling:
             For a link table made by hand (it records no model or seed), and as
             :meth:`from_network`.
         """
-        links = drop.links
-        if links.model is None or links.shadowing_seed is None or links.n_candidates is None:
-            raise ValidationError("the drop's link table records no radio model, shadowing seed or "
-                                  "candidate count (it was not made by radio.link_table); fix: "
-                                  "build it with cellopt.radio.link_table(network, ...), or use "
-                                  "LoadCoupling.from_network with the model and seed it was made with")
+        model, seed, n_candidates = drop.links.radio_settings("LoadCoupling.from_network")
         return cls.from_network(drop.network, drop.problem, user_rows=np.flatnonzero(drop.solvable),
-                                n_candidates=links.n_candidates, n_interferers=n_interferers,
-                                model=links.model, rng=links.shadowing_seed)
+                                n_candidates=n_candidates, n_interferers=n_interferers, model=model,
+                                rng=seed)
 
     def solve(self, problem: Problem, method: str = "alm", **options: Any) -> Solution:
         """:func:`solve_load_coupled` of `problem` under this coupling (what

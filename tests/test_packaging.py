@@ -13,9 +13,12 @@ ROOT = Path(__file__).resolve().parents[1]
 
 def test_pyproject_lists_every_package_of_the_tree():
     setuptools = tomllib.loads((ROOT / "pyproject.toml").read_text(encoding="utf-8"))["tool"]["setuptools"]
-    in_tree = {".".join(p.parent.relative_to(ROOT).parts) for p in (ROOT / "cellopt").rglob("__init__.py")}
+    folders = [d for d in (ROOT / "cellopt").rglob("*") if d.is_dir() and d.name != "__pycache__"]
+    in_tree = {".".join(d.relative_to(ROOT).parts) for d in [ROOT / "cellopt", *folders]}
     mapped = set(setuptools["package-dir"])
     assert set(setuptools["packages"]) == in_tree | mapped, "update [tool.setuptools] packages"
+    data = {name for name in in_tree if not (ROOT / name.replace(".", "/") / "__init__.py").exists()}
+    assert data <= set(setuptools["package-data"]), f"data folders {data} need package-data globs"
     assert setuptools["package-dir"] == {"cellopt.topologies": "topologies"}
 
 

@@ -76,15 +76,9 @@ class GainTable:
             For a link table made by hand (it records no model or seed), and as
             :meth:`from_network`.
         """
-        links = drop.links
-        if links.model is None or links.shadowing_seed is None or links.n_candidates is None:
-            raise ValidationError("the drop's link table records no radio model, shadowing seed or "
-                                  "candidate count (it was not made by radio.link_table); fix: "
-                                  "build it with cellopt.radio.link_table(network, ...), or use "
-                                  "GainTable.from_network with the model and seed it was made with")
-        return cls.from_network(drop.network, n_candidates=links.n_candidates,
-                                n_interferers=n_interferers, model=links.model,
-                                rng=links.shadowing_seed)
+        model, seed, n_candidates = drop.links.radio_settings("GainTable.from_network")
+        return cls.from_network(drop.network, n_candidates=n_candidates, n_interferers=n_interferers,
+                                model=model, rng=seed)
 
     @classmethod
     def from_network(

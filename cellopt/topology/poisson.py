@@ -184,13 +184,21 @@ def poisson_layout(
         azimuth_deg=azimuth,
         owner=column("owner"),
     )
+    return square_network(cells, lower, side_m, wraparound, bandwidth_mhz)
+
+
+def square_network(cells: Any, lower: np.ndarray, side_m: float, wraparound: bool,
+                   bandwidth_mhz: float) -> Network:
+    """The network of `cells` in the square of side `side_m` [m] from corner `lower` (2,),
+    that square its region, and with `wraparound` a torus: the 9 shifts by 0 and
+    ``± side_m`` along each axis, (0, 0) first."""
     x0, y0 = lower
     region = shapely.box(x0, y0, x0 + side_m, y0 + side_m)
     shifts = None
     if wraparound:
         steps = np.array([0.0, -side_m, side_m])
         sx, sy = np.meshgrid(steps, steps, indexing="ij")
-        shifts = np.column_stack([sx.ravel(), sy.ravel()])  # (0, 0) first
+        shifts = np.column_stack([sx.ravel(), sy.ravel()])
     return Network(cells=cells, bandwidth_mhz=bandwidth_mhz, region=region,
                    wrap_shifts_m=shifts).validate()
 

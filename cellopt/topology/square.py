@@ -3,12 +3,12 @@
 from __future__ import annotations
 
 import numpy as np
-import shapely
 
 from cellopt.errors import ValidationError, check_memory
 from cellopt.network import CELL_BYTES, Network, cells_frame
 from cellopt.parameters import check_count, check_real
 from cellopt.topology.hexgrid import SYNTHETIC_CRS, SYNTHETIC_ORIGIN_M, check_synthetic_crs
+from cellopt.topology.poisson import square_network
 
 __all__ = ["square_grid", "square_grid_nbytes"]
 
@@ -98,12 +98,4 @@ def square_grid(
         azimuth_deg=np.nan, tx_power_dbm=tx_power_dbm, antenna_gain_dbi=antenna_gain_dbi,
         height_m=height_m,
     )
-    x0, y0 = SYNTHETIC_ORIGIN_M - side_m / 2
-    region = shapely.box(x0, y0, x0 + side_m, y0 + side_m)
-    shifts = None
-    if wraparound:
-        steps = np.array([0.0, -side_m, side_m])
-        sx, sy = np.meshgrid(steps, steps, indexing="ij")
-        shifts = np.column_stack([sx.ravel(), sy.ravel()])  # (0, 0) first
-    return Network(cells=cells, bandwidth_mhz=bandwidth_mhz, region=region,
-                   wrap_shifts_m=shifts).validate()
+    return square_network(cells, SYNTHETIC_ORIGIN_M - side_m / 2, side_m, wraparound, bandwidth_mhz)
