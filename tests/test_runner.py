@@ -196,7 +196,7 @@ def test_resume_checks_every_result_and_refuses_a_folder_without_metadata(
 
 
 def test_atomic_write_leaves_no_part_and_names_the_target(tmp_path: Path) -> None:
-    from cellopt.study.store import atomic_write as _atomic_write
+    from cellopt.study.atomic import atomic_write as _atomic_write
 
     target = tmp_path / "table.csv"
     target.write_text("old\n", encoding="utf-8")

@@ -42,13 +42,13 @@ import pandas as pd
 from cellopt.errors import StoreError, ValidationError, check_memory
 from cellopt.parameters import check_count
 from cellopt.solvers import METHODS
+from cellopt.study.atomic import atomic_write
 from cellopt.study.scenario import Scenario
 from cellopt.study.seeds import drop_seeds
 from cellopt.study.store import (
     TASK_BYTES,
     Damaged,
     ResultsFolder,
-    atomic_write,
     grid_ids,
     grid_points,
     overrides,

@@ -30,16 +30,15 @@ from typing import Any
 import pandas as pd
 
 from cellopt import __version__
+from cellopt._deprecated import moved_names
 from cellopt.errors import StoreError, ValidationError
-from cellopt.study.atomic import atomic_write
-from cellopt.study.atomic import save_figure as save_figure  # re-exported, as atomic_write
+from cellopt.study import atomic
 
 __all__ = [
     "TASK_BYTES",
     "Damaged",
     "ResultsFolder",
     "as_stored",
-    "atomic_write",
     "cached_frame",
     "grid_ids",
     "grid_points",
@@ -47,6 +46,10 @@ __all__ = [
     "read_whole_csv",
     "same_value",
 ]
+
+#: The writers moved to :mod:`cellopt.study.atomic`, the one atomic writer.
+__getattr__ = moved_names("cellopt.study.store", dict.fromkeys(["atomic_write", "save_figure"],
+                                                                "cellopt.study.atomic"))
 
 #: Rough memory of one queued task (its arguments and seed) [bytes], to refuse absurd runs.
 TASK_BYTES = 4096
@@ -81,7 +84,7 @@ def cached_frame(path: str | Path, resume: bool, run: Callable[[], Any]) -> pd.D
         except Damaged as err:
             warnings.warn(f"{path} is damaged: {err}; computing it again", stacklevel=2)
     frame = pd.DataFrame(run())
-    atomic_write(path, lambda f: frame.to_csv(f, index=False))
+    atomic.atomic_write(path, lambda f: frame.to_csv(f, index=False))
     return frame
 
 
@@ -220,7 +223,7 @@ class ResultsFolder:
             folder.mkdir(parents=True, exist_ok=True)
             for tmp in folder.glob(".*.tmp"):  # leftovers of a killed run
                 tmp.unlink()
-        atomic_write(self.scenario_path, lambda f: f.write(text))
+        atomic.atomic_write(self.scenario_path, lambda f: f.write(text))
         return self._old
 
     def write_meta(self, **extra: Any) -> dict[str, Any]:
@@ -237,7 +240,7 @@ class ResultsFolder:
                 "scenario": self._scenario[0], "scenario_sha256": self._scenario[1],
                 "settings": self._settings, "started": old.get("started", now),
                 "resumed": [*old.get("resumed", []), now] if old else [], **as_stored(extra)}
-        atomic_write(self.meta_path, lambda f: json.dump(meta, f, indent=2))
+        atomic.atomic_write(self.meta_path, lambda f: json.dump(meta, f, indent=2))
         return meta
 
     def _check_resumable(self, text: str, sha: str, settings: Mapping[str, Any], n_results: int,
