@@ -166,7 +166,8 @@ class LoadCoupling:
         kept = np.unique(rows)
         gains = dataclasses.replace(gains, cell=gains.cell[kept],
                                     gain_mw_per_mw=gains.gain_mw_per_mw[kept],
-                                    background_mw=gains.background_mw[kept])
+                                    background_mw=gains.background_mw[kept],
+                                    background_by_group_mw=gains.background_by_group_mw[kept])
         user = np.searchsorted(kept, rows[problem.user])
         match = gains.cell[user] == problem.cell[:, None]  # (L, n_interferers)
         missing = ~match.any(axis=1)

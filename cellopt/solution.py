@@ -83,7 +83,10 @@ class Solution:
         (0 with no traffic); None when the problem does not say who owns the cells.
     bound_info : dict or None
         What the bound is and its parameters (power optimization: ``kind``, for a relaxed
-        bound ``relaxation``, ``cluster_cells``, ...; also ``bound_factor`` (1 + gap) and
+        bound ``relaxation``, ``cluster_cells``, ...; ``certifies``: ``"physical model"``,
+        the bound holds with every cell interfering at its pattern's power; ``lumped``:
+        cells beyond the users' gain tables were lumped, and the gap includes that
+        truncation's looseness; also ``bound_factor`` (1 + gap) and
         ``estimate_factor`` (the same for the estimate): the factor by which every user's
         rate would have to grow to reach the bound or the estimate).
     estimate : float or None

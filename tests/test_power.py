@@ -13,12 +13,13 @@ from cellopt.power.bounds import relaxed_bound
 from cellopt.power.joint import _PatternSet
 from cellopt.power.patterns import (
     best_pattern_exhaustive,
+    enumerate_patterns,
     link_coefficients,
     local_search,
     reduced_values,
 )
 from cellopt.power.search import Neighbourhoods, neighbourhood_search
-from cellopt.solvers.certificate import dual_bound
+from cellopt.solvers.certificate import certified_gap, dual_bound
 from cellopt.topology.hexgrid import SYNTHETIC_CRS
 
 X0, Y0 = 500_000.0, 5_000_000.0
@@ -211,6 +212,44 @@ def test_solve_power_against_exhaustive_optimum(seed):
     assert exact.patterns.shape == (len(exact.pattern_share), n_cells)
 
 
+def family_member(k):
+    """Network k of the family of benchmarks/bench_power_small.py (the same draws): 4–9
+    cells, 2 or 3 levels, 25–200 users, α ∈ {0.5, 1, 2}, energy price in [0, 1] per W."""
+    rng = np.random.default_rng(900 + k)
+    n_cells = int(rng.integers(4, 10))
+    levels = [0.0, None] if rng.choice([2, 3]) == 2 else LEVELS
+    n_users = int(rng.integers(25, 201))
+    alpha = float(rng.choice([0.5, 1.0, 2.0]))
+    price = float(rng.uniform(0, 1))
+    return small_network(k, n_cells=n_cells, n_users=n_users), levels, alpha, price
+
+
+# Fast members: 7 cells × 2 levels, 113 users, α = 0.5; 8 × 2, 170 users, α = 2 (its
+# optimal mixture has more than 40 patterns: with the former cap of 40 patterns exact
+# pricing re-added the patterns the cap pushed out, and the run stalled); 9 × 2, 80 users;
+# 5 × 2, 86 users; 5 × 3, 37 users, energy price 0.99 per W; 4 × 2, 108 users, α = 2.
+@pytest.mark.parametrize("k", [0, 2, 4, 13, 25, 30])
+def test_small_networks_are_solved_exactly_with_the_defaults(k):
+    net, levels, alpha, price = family_member(k)
+    gains = GainTable.from_network(net, rng=1)
+    space = PatternSpace.from_network(net, levels, price)
+    every = enumerate_patterns(space, 0, int(space.n_patterns))
+    full = master_problem(gains, space, every, net, alpha)
+    best = solve(full, "ipm", tol=1e-9)  # the optimum over every pattern
+    assert best.status == "optimal"
+    sol = cellopt.solve_power(net, levels, energy_price_per_w=price, alpha=alpha, rng=1,
+                              progress=False)
+    tol, scale = 1e-4, max(1.0, abs(best.objective))
+    assert sol.status == "optimal", sol.message
+    assert sol.bound_kind == "exact" and sol.gap <= tol
+    assert sol.objective <= best.objective + 1e-6 * scale
+    assert sol.upper_bound >= best.objective - 1e-6 * scale
+    # Within tol of the optimum, as a rate factor (like the gap).
+    assert certified_gap(full, best.objective, sol.objective, sol.utility) <= tol
+    if k == 2:
+        assert (sol.pattern_share > 0).sum() > 40
+
+
 @pytest.mark.parametrize("seed", range(6))
 @pytest.mark.parametrize("price", [0.0, 0.05])
 @pytest.mark.parametrize("cluster_cells", [1, 2, 3])
@@ -287,6 +326,10 @@ def test_retired_patterns_leave_the_set():
     pset.record_use(np.array([0.3, 0.7, 0.0]))
     pset.add(np.array([[1, 1, 1], [2, 2, 2]]), max_patterns=3, retire_after=None)
     assert pset.patterns.tolist() == [[1, 0, 0], [1, 1, 1], [2, 2, 2]]
+    # Without a cap (exact pricing's default) nothing in use ever leaves.
+    pset.record_use(np.array([0.2, 0.3, 0.5]))
+    pset.add(np.array([[2, 1, 0], [0, 1, 2]]), max_patterns=None, retire_after=1)
+    assert len(pset) == 5
 
 
 def test_links_left_out_of_the_master_can_stop_it_short_of_the_bound():
@@ -344,6 +387,10 @@ def test_bad_power_inputs_are_named():
         cellopt.solve_power(net, LEVELS, retire_after=0)
     with pytest.raises(ValueError, match="time_limit_s"):
         cellopt.solve_power(net, LEVELS, time_limit_s=-1.0)
+    with pytest.raises(ValueError, match="max_iter"):
+        cellopt.solve_power(net, LEVELS, max_iter=0)
+    with pytest.raises(ValueError, match="max_patterns"):
+        cellopt.solve_power(net, LEVELS, max_patterns=0)
     with pytest.raises(ValueError, match="cluster_cells"):
         cellopt.solve_power(net, LEVELS, cluster_cells=0)
     big = small_network(0, n_cells=25)  # 3^25 patterns: too many to enumerate
@@ -417,6 +464,20 @@ def test_abs_shares_powers_and_energy():
     assert (sol.cell_airtime <= 1 + 1e-9).all()
     with pytest.raises(ValidationError, match="muted_share"):
         cellopt.power.solve_abs(net, muted_share=1.0, rng=1)
+
+
+def test_work_budget_stops_the_run_and_is_a_prefix_of_a_longer_run():
+    """max_iter counts iterations, not seconds: a run cut at 3 iterations is the first 3
+    of a longer one, whatever the machine's load, and says why it stopped."""
+    net = small_network(8, n_cells=10, n_users=60, size_m=900.0)
+    short = cellopt.solve_power(net, LEVELS, rng=1, max_iter=3, gain_tol=None, bound=None,
+                                progress=False)
+    longer = cellopt.solve_power(net, LEVELS, rng=1, max_iter=5, gain_tol=None, bound=None,
+                                 progress=False)
+    assert short.status == "max_iter" and "max_iter=3" in short.message
+    assert len(short.history) == 3 and len(longer.history) > 3
+    cols = ["objective", "estimate", "n_patterns"]
+    np.testing.assert_array_equal(short.history[cols], longer.history[cols][:3])
 
 
 def test_time_limit_stops_after_the_solve_in_progress():

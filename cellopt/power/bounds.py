@@ -17,6 +17,14 @@ share of the global patterns that restrict to it; rates only rise when interfere
 falls), so its optimum — and the dual bound of any of its solves — bounds the joint
 optimum. With one cell per cluster this is the interference-free bound; larger clusters
 keep the interference between the cells of a site and the small cells it covers.
+
+Both bounds are bounds on the *physical model*, in which every cell interferes at its
+pattern's power — not only on the gain table's model, which lumps the cells beyond each
+user's `n_interferers` strongest into a background at full power. They are computed on
+:func:`bound_gains`, the table with that background at its lowest (each lumped cell at
+its lowest level, 0 when it may be off): its rates are at least the physical ones in
+every pattern, while the answers keep the background at full power, so objective ≤
+physical optimum ≤ bound. The gap then includes the truncation's looseness.
 """
 
 from __future__ import annotations
@@ -35,7 +43,19 @@ from cellopt.solvers.api import solve
 from cellopt.solvers.certificate import utility_scale
 from cellopt.solvers.common import link_prices, user_min, user_value
 
-__all__ = ["joint_bound", "relaxed_bound"]
+__all__ = ["bound_gains", "joint_bound", "relaxed_bound"]
+
+
+def bound_gains(gains: GainTable, space: PatternSpace) -> GainTable:
+    """The gain table for bounds: the lumped background at its lowest in `space`.
+
+    Each cell beyond a user's table counts at its lowest allowed level (0 when it may be
+    off; :meth:`GainTable.background_floor_mw`). Every rate of every pattern is then at
+    least its rate in the physical model (every cell at its pattern's power), so
+    ``max_s V(s)`` on this table, and any relaxation of it, bounds the physical
+    problem. `gains` itself when nothing is lumped.
+    """
+    return gains.optimistic(space.level_dbm.min(axis=1))
 
 
 def joint_bound(gains: GainTable, space: PatternSpace, problem: Problem, lam: np.ndarray,
@@ -43,7 +63,9 @@ def joint_bound(gains: GainTable, space: PatternSpace, problem: Problem, lam: np
     """The Lagrangian bound UB(λ, ν) with `max_value` for ``max_s V(s)`` (or a bound on it).
 
     ``r̂_i`` caps the user's rate in any pattern: its demand, or the sum of its
-    candidates' interference-free rates at their highest level.
+    candidates' interference-free rates at their highest level. A bound on the physical
+    model when `max_value` bounds ``max_s V(s)`` there (e.g. computed on
+    :func:`bound_gains`).
 
     Parameters
     ----------
@@ -87,7 +109,9 @@ class _Relaxation:
         p_low = 10.0 ** (space.level_dbm.min(axis=1) / 10.0)
         low_rx = gains.gain_mw_per_mw * p_low[gains.cell]                      # (U, n_int)
         outside = np.where(same, 0.0, low_rx[:, None, :]).sum(axis=2)          # (U, n_c)
-        self.base_mw = (outside + gains.background_mw[:, None] + gains.noise_mw).ravel()
+        # The lumped cells at their lowest: the relaxation bounds the physical model.
+        floor_mw = gains.background_floor_mw(space.level_dbm.min(axis=1))
+        self.base_mw = (outside + floor_mw[:, None] + gains.noise_mw).ravel()
         G = np.zeros((len(self.user), self.m))
         inside = same & ~is_self
         u_i, c_i, t_i = np.nonzero(inside)
@@ -157,6 +181,9 @@ def relaxed_bound(network: Network, gains: GainTable, space: PatternSpace, alpha
                   prices: tuple[np.ndarray, np.ndarray] | None = None, method: str = "ipm",
                   max_rounds: int = 50) -> dict[str, Any]:
     """A valid upper bound on the joint problem: the cluster relaxation, prices optimized.
+
+    Valid for the physical model (every cell at its pattern's power): the cells lumped
+    beyond each user's table count at their lowest level (module docstring).
 
     Column generation on the relaxed problem (see the module docstring): every cluster
     starts with its best configurations at `prices` (e.g. the joint master's) and full

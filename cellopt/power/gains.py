@@ -7,7 +7,11 @@ the `n_interferers` cells with the strongest received power at full power (the f
 :func:`cellopt.radio.link_table`) and lumps the remaining cells into one background
 power counted at their full power whatever the pattern — a conservative choice: rates
 are never overestimated, and when every cell is in the table (small networks) the model
-is exact. Memory is users × n_interferers, never users × cells.
+is exact. The lumped power is also kept per tier, so that bounds can count it at its
+*lowest* (:meth:`GainTable.background_floor_mw`, :meth:`GainTable.optimistic`): rates
+are then never underestimated, and a bound computed on that table holds for the
+*physical model*, in which every cell interferes at its pattern's power. Memory is
+users × n_interferers, never users × cells.
 """
 
 from __future__ import annotations
@@ -47,6 +51,11 @@ class GainTable:
         Spectral efficiency [bit/s/Hz] of a linear SINR.
     max_power_dbm : ndarray, shape (n_cells,)
         Each cell's full transmit power.
+    cell_group : ndarray of int64, shape (n_cells,), optional
+        Group of every cell (its tier, numbered) for `background_by_group_mw`.
+    background_by_group_mw : ndarray, shape (n_users, n_groups), optional
+        `background_mw` split by the group of the cells it comes from [mW] (same cells,
+        full power). Without it (a table made by hand) bounds count the background as 0.
     """
 
     cell: np.ndarray
@@ -57,6 +66,8 @@ class GainTable:
     bandwidth_mhz: float
     efficiency: Callable[[np.ndarray], np.ndarray]
     max_power_dbm: np.ndarray
+    cell_group: np.ndarray | None = None
+    background_by_group_mw: np.ndarray | None = None
 
     @classmethod
     def from_drop(cls, drop: Drop, *, n_interferers: int = 32) -> GainTable:
@@ -121,7 +132,11 @@ class GainTable:
         n_keep = min(int(n_interferers), network.n_cells)
         n_images = 1 if network.wrap_shifts_m is None else len(network.wrap_shifts_m)
         block = max(1, BLOCK_ELEMENTS // (network.n_cells * n_images))
-        cells, gains, background = [], [], []
+        # The lumped cells' power per group (tier): bounds scale each group to its lowest.
+        _, group = np.unique(network.cells["tier"].to_numpy(str), return_inverse=True)
+        group = group.astype(np.int64).ravel()
+        one_hot = np.eye(int(group.max()) + 1)[group] * p_max_mw[:, None]   # (n_cells, n_groups)
+        cells, gains, background, by_group = [], [], [], []
         for start in range(0, network.n_users, block):  # blocks bound the memory
             users = np.arange(start, min(start + block, network.n_users))
             g_db = coupling.gain_db(users)
@@ -137,6 +152,9 @@ class GainTable:
             cells.append(top.astype(np.int64))
             gains.append(kept)
             background.append(np.maximum(total - np.einsum("uk,uk->u", kept, p_max_mw[top]), 0.0))
+            lumped = linear.copy()
+            lumped[rows, top] = 0.0
+            by_group.append(lumped @ one_hot)
         return cls(
             cell=np.concatenate(cells), gain_mw_per_mw=np.concatenate(gains),
             background_mw=np.concatenate(background),
@@ -144,7 +162,8 @@ class GainTable:
             noise_mw=float(10.0 ** (thermal_noise_dbm(network.bandwidth_mhz,
                                                       model.noise_figure_db) / 10.0)),
             bandwidth_mhz=float(network.bandwidth_mhz), efficiency=model.efficiency(),
-            max_power_dbm=p_max_dbm,
+            max_power_dbm=p_max_dbm, cell_group=group,
+            background_by_group_mw=np.concatenate(by_group),
         )
 
     @property
@@ -174,6 +193,44 @@ class GainTable:
         signal = rx[:, :, :self.n_candidates]
         sinr = signal / np.maximum(total[:, :, None] - signal, self.noise_mw)
         return self.bandwidth_mhz * self.efficiency(sinr)
+
+    def background_floor_mw(self, lowest_dbm: np.ndarray) -> np.ndarray:
+        """The least background of every user when each cell transmits at least its lowest level.
+
+        Each group's lumped power (:attr:`background_by_group_mw`, at full power) scaled by
+        the smallest ratio of lowest to full power among the group's cells: the least
+        power the lumped cells can bring under any pattern, exact when a group's cells
+        share their levels relative to full power (levels given per tier). Zero when a
+        lumped cell may be off, and for a table made without the split.
+
+        Parameters
+        ----------
+        lowest_dbm : ndarray, shape (n_cells,)
+            Each cell's lowest allowed power [dBm]; −inf = off.
+
+        Returns
+        -------
+        ndarray, shape (n_users,) [mW]
+        """
+        if self.background_by_group_mw is None or self.cell_group is None:
+            return np.zeros(self.n_users)
+        ratio = 10.0 ** ((np.asarray(lowest_dbm, float) - self.max_power_dbm) / 10.0)
+        least = np.full(self.background_by_group_mw.shape[1], np.inf)
+        np.minimum.at(least, self.cell_group, ratio)
+        return self.background_by_group_mw @ np.where(np.isfinite(least), least, 0.0)
+
+    def optimistic(self, lowest_dbm: np.ndarray) -> GainTable:
+        """This table with every user's background at its floor (:meth:`background_floor_mw`).
+
+        Its rates of any pattern are at least the rates of the physical model (every cell
+        interfering at its pattern's power), so a bound computed on it bounds the
+        physical optimum; the table itself (background at full power) underestimates
+        them, and its answers are feasible. The same table when nothing is lumped.
+        """
+        floor = self.background_floor_mw(lowest_dbm)
+        if self.cell.shape[1] >= self.n_cells or np.array_equal(floor, self.background_mw):
+            return self
+        return dataclasses.replace(self, background_mw=floor, background_by_group_mw=None)
 
     def isolated_rates_mbps(self, power_mw: np.ndarray) -> np.ndarray:
         """Rates with no interference at all (every other cell off, no background).

@@ -18,7 +18,7 @@ import pandas as pd
 from cellopt.errors import ValidationError
 from cellopt.network import Network
 from cellopt.parameters import is_integer, is_real
-from cellopt.power.bounds import joint_bound, relaxed_bound
+from cellopt.power.bounds import bound_gains, joint_bound, relaxed_bound
 from cellopt.power.gains import GainTable
 from cellopt.power.patterns import (
     Levels,
@@ -33,13 +33,14 @@ from cellopt.problem import Problem
 from cellopt.radio.model import RadioModel
 from cellopt.solution import Solution
 from cellopt.solvers.api import solve
-from cellopt.solvers.certificate import certified_gap
+from cellopt.solvers.certificate import certified_gap, utility_scale
 from cellopt.solvers.common import link_prices, repair, user_min
 from cellopt.solvers.registry import PATTERN_METHODS
 from cellopt.solvers.result import build_solution
-from cellopt.status import CONVERGED, LOCAL_OPTIMUM, OPTIMAL, STOPPED, TAIL_OFF, TIME_LIMIT
+from cellopt.status import CONVERGED, LOCAL_OPTIMUM, MAX_ITER, OPTIMAL, STOPPED, TAIL_OFF, TIME_LIMIT
 
-__all__ = ["EXACT_WORK_MAX", "PRICING_WORK_MAX", "master_duals", "master_problem", "solve_power"]
+__all__ = ["EXACT_WORK_MAX", "MAX_ITER_EXACT", "MAX_ITER_SEARCH", "PRICING_WORK_MAX", "master_duals",
+           "master_problem", "solve_power"]
 
 #: Most (patterns × users × table entries) that bound="auto" still enumerates exactly for
 #: the final bound; an explicit bound="exact" is allowed up to 10× more.
@@ -48,9 +49,22 @@ EXACT_WORK_MAX = 3e8
 #: iteration (about 0.2 s per pricing round on one core).
 PRICING_WORK_MAX = 3e7
 _EXACT_LIMIT = 10 * EXACT_WORK_MAX
+#: Most patterns in a master with search pricing when `max_patterns` is None (with exact
+#: pricing there is no cap: see solve_power).
+_SEARCH_MAX_PATTERNS = 40
+#: The work budget of max_iter="auto" [column-generation iterations]: with search pricing
+#: (about a minute on the README's 285-cell network on an idle 2-core machine) ...
+MAX_ITER_SEARCH = 20
+#: ... and with exact pricing, where column generation ends on its own (the pattern
+#: space is finite) and the budget is only a safety net.
+MAX_ITER_EXACT = 500
 _RELAXED_SHARE = 0.04  # share of the time limit kept for a relaxed bound at the end
 _FINISH_SHARE = 0.05   # ... and for finishing the best master
 _UNUSED_SHARE = 1e-4  # a pattern with less share of the band than this is unused
+#: With exact pricing, the share of `tol` (rate-equivalent) given to the masters and the
+#: share by which a new pattern must beat the set: together at most half of `tol`, so
+#: that when no pattern improves, the bound certifies the answer.
+_EXACT_SHARE = 0.25
 _SMALL_SHARE = 1e-3   # ... and is dropped from the answer if that costs (next to) nothing
 
 
@@ -120,12 +134,14 @@ class _PatternSet:
     def _keep(self, keep: np.ndarray) -> None:
         self.patterns, self.idle, self.share = self.patterns[keep], self.idle[keep], self.share[keep]
 
-    def add(self, new: np.ndarray, max_patterns: int, retire_after: int | None) -> int:
+    def add(self, new: np.ndarray, max_patterns: int | None, retire_after: int | None) -> int:
         """Add `new` patterns, first retiring those idle for `retire_after` masters; when
-        the set is full, the longest idle and then the least used make room. How many
-        joined."""
+        the set is full (`max_patterns`; None: never), the longest idle and then the least
+        used make room. How many joined."""
         if retire_after is not None:
             self._keep(self.idle < retire_after)
+        if max_patterns is None:
+            max_patterns = len(self) + len(new)
         new = new[:max_patterns]
         excess = len(self) + len(new) - max_patterns
         if excess > 0:
@@ -155,8 +171,9 @@ def solve_power(
     pricing: str = "auto",
     stabilization: float = 0.5,
     retire_after: int | None = 5,
-    max_patterns: int = 40,
-    time_limit_s: float | None = 60.0,
+    max_patterns: int | None = None,
+    max_iter: int | str | None = "auto",
+    time_limit_s: float | None = None,
     progress: bool = True,
     callback: Callable[[dict[str, Any]], bool | None] | None = None,
     n_candidates: int = 8,
@@ -182,6 +199,10 @@ def solve_power(
     seen, and falls back to the master's prices when that finds nothing. Patterns that
     held no share for `retire_after` masters in a row leave the set.
 
+    The run stops on a work budget, `max_iter` iterations, not on the clock: the same
+    inputs give the same answer, bit for bit, however busy the machine is. A time limit
+    (`time_limit_s`) is an explicit option; it makes the answer depend on the machine.
+
     Parameters
     ----------
     network : Network
@@ -192,11 +213,16 @@ def solve_power(
         Convex method for the master: one of :data:`cellopt.solvers.PATTERN_METHODS`
         (``"ipm"``, the fastest, by default; ``"dual"``, ``"alm"``, ``"reference"``).
     bound : {"auto", "exact", "relaxed", None}
-        Upper bound on the joint problem over every pattern. ``"exact"``: the Lagrangian
-        bound with every pattern enumerated (small networks); ``"relaxed"``: the optimum
-        of a convex relaxation with every cluster of cells on its own patterns and the
-        other clusters' interference at their lowest level (:func:`relaxed_bound`; valid
-        for any size); None: no bound. ``"auto"``: exact when the enumeration is at most
+        Upper bound on the joint problem over every pattern, valid for the physical
+        model (every cell interfering at its pattern's power, not only the
+        `n_interferers` of each user's table): the cells lumped beyond the table count
+        at their lowest level in the bound (0 when they may be off) and at full power in
+        the answer, so objective ≤ physical optimum ≤ bound, and the gap includes the
+        truncation's looseness. ``"exact"``: the Lagrangian bound with every pattern
+        enumerated (small networks); ``"relaxed"``: the optimum of a convex relaxation
+        with every cluster of cells on its own patterns and the other clusters'
+        interference at their lowest level (:func:`relaxed_bound`; valid for any size);
+        None: no bound. ``"auto"``: exact when the enumeration is at most
         :data:`EXACT_WORK_MAX` (patterns × users × table entries), else relaxed.
         ``Solution.bound_kind`` and ``bound_info`` say which was computed.
     energy_price_per_w : float or ndarray, shape (n_cells,)
@@ -216,13 +242,26 @@ def solve_power(
         Weight β ∈ [0, 1) of the stability center in the pricing prices (0: none).
     retire_after : int or None
         Masters in a row without share after which a pattern leaves the set (None: never).
-    max_patterns : int
+    max_patterns : int or None
         Most patterns in a master; when it is full, the longest idle patterns and then
-        the least used make room for new ones.
+        the least used make room for new ones. None (default): no cap with exact pricing
+        (an optimal mixture can need as many patterns as users + cells, and a cap below
+        that makes exact pricing re-add the patterns it pushes out, without end), 40 with
+        the search.
+    max_iter : int, "auto" or None
+        Work budget [column-generation iterations; each is one master solve and one
+        pricing round]: status ``"max_iter"`` when it ends the run. ``"auto"``:
+        :data:`MAX_ITER_SEARCH` (20) with search pricing — about a minute on the README's
+        285-cell network on an idle 2-core machine — and :data:`MAX_ITER_EXACT` (500) with
+        exact pricing, which ends on its own (``"optimal"`` or ``"converged"``) long before
+        on small networks. None: no budget.
     time_limit_s : float or None
-        Wall-clock budget [s] (default 60; None: none). The last finished master is kept.
+        Wall-clock limit [s] (default None: none). An iteration that would not fit in the
+        time left is not started; status ``"time_limit"`` when it ends the run. Unlike
+        `max_iter`, the answer then depends on the machine's speed and load.
     progress : bool
-        Show a progress bar (time against the limit; patterns, objective, estimate).
+        Show a progress bar (iterations against `max_iter`; patterns, objective,
+        estimate). It only displays: the answer is the same with or without it.
     callback : callable, optional
         Called after each iteration with its history row; True stops.
     n_candidates, n_interferers : int
@@ -246,19 +285,21 @@ def solve_power(
     Solution
         Of the final master (``x`` on its links, resources = patterns), with ``patterns``
         (dBm), ``pattern_share``, ``cell_power_dbm``, ``energy_w``; the joint
-        ``upper_bound``, ``gap``, ``bound_kind`` ("exact" or "relaxed") and
-        ``bound_info``; the Lagrangian ``estimate`` (not a bound: the joint bound with the
-        best pattern the pricing found in place of ``max_s V``); and ``history``, one row
-        per iteration: ``iteration, n_patterns, objective, estimate, bound, n_new,
-        pricing, inner_iterations, inner_time_s, search_time_s, time_s``. ``status``:
-        "optimal" (a valid bound certifies gap ≤ tol), "converged" (exact pricing found
-        no improving pattern, but the gap is above tol: the masters' tolerance or the
-        links left out of them), "local_optimum" (the search found no improving
+        ``upper_bound`` (on the physical model), ``gap``, ``bound_kind`` ("exact" or
+        "relaxed") and ``bound_info`` (``certifies``: "physical model"; ``lumped``:
+        whether cells beyond the tables were lumped); the Lagrangian ``estimate`` (of the
+        table's model; not a bound: the joint bound with the best pattern the pricing
+        found in place of ``max_s V``); and ``history``, one row per iteration:
+        ``iteration, n_patterns, objective, estimate, bound, n_new, pricing,
+        inner_iterations, inner_time_s, search_time_s, time_s``. ``status``: "optimal" (a
+        valid bound certifies gap ≤ tol), "converged" (exact pricing found no improving
+        pattern, but the gap is above tol: the masters' tolerance, the links left out of
+        them, or the lumped cells), "local_optimum" (the search found no improving
         pattern; not certified), "tail_off", "max_iter", "time_limit" or "stopped".
     """
     t0 = time.perf_counter()
     _check_options(method, gain_tol, bound, pricing, stabilization, retire_after, max_patterns,
-                   time_limit_s, cluster_cells, alpha, tol)
+                   max_iter, time_limit_s, cluster_cells, alpha, tol)
     if gains is None:
         gains = GainTable.from_network(network, n_candidates=n_candidates,
                                        n_interferers=n_interferers, model=model, rng=rng)
@@ -289,6 +330,10 @@ def solve_power(
                               "pricing='search'")
     if links_per_pattern == "auto":
         links_per_pattern = None if exact_pricing else 2
+    if max_patterns is None and not exact_pricing:
+        max_patterns = _SEARCH_MAX_PATTERNS
+    if max_iter == "auto":
+        max_iter = MAX_ITER_EXACT if exact_pricing else MAX_ITER_SEARCH
 
     run = _ColumnGeneration(network, gains, space, method, alpha, tol, links_per_pattern,
                             exact_pricing, stabilization, options)
@@ -299,7 +344,7 @@ def solve_power(
     # (the best master finished to `tol`, and a margin) need at the end.
     reserve = (_RELAXED_SHARE if bound == "relaxed" else 0.0) + _FINISH_SHARE
     budget = None if time_limit_s is None else time_limit_s * (1.0 - reserve)
-    bar = _ProgressBar(time_limit_s, t0) if progress else None
+    bar = _ProgressBar(max_iter) if progress else None
     history: list[dict[str, Any]] = []
     try:
         while True:
@@ -312,7 +357,7 @@ def solve_power(
                        search_time_s=it["search_time_s"], time_s=time.perf_counter() - t0)
             history.append(row)
             stop = _stop_reason(run, it, history, tol, gain_tol, total_weight, callback, budget,
-                                time_limit_s, t0, exact_pricing)
+                                time_limit_s, t0, exact_pricing, max_iter)
             if stop is None:
                 row["n_new"] = patterns.add(it["new"], max_patterns, retire_after)
             if bar is not None:
@@ -329,11 +374,11 @@ def _stop_reason(run: _ColumnGeneration, it: dict[str, Any], history: list[dict[
                  tol: float, gain_tol: float | None, total_weight: float,
                  callback: Callable[[dict[str, Any]], bool | None] | None,
                  budget: float | None, time_limit_s: float | None, t0: float,
-                 exact_pricing: bool) -> tuple[str, str] | None:
+                 exact_pricing: bool, max_iter: int | None) -> tuple[str, str] | None:
     """(status, message) if column generation stops after this iteration, else None.
 
     The callback sees every iteration's row; its stop request counts unless the run
-    ends here for a reason of its own.
+    ends here for a reason of its own. Only the time limit reads the clock.
     """
     asked = callback is not None and bool(callback(dict(history[-1])))
     gap = certified_gap(run.best_problem, run.certified_bound, run.best.objective,
@@ -356,6 +401,8 @@ def _stop_reason(run: _ColumnGeneration, it: dict[str, Any], history: list[dict[
         if gained < gain_tol * total_weight:
             return TAIL_OFF, (f"tailing off: three iterations gained {gained:.3g} < gain_tol × "
                               f"Σw = {gain_tol * total_weight:.3g}")
+    if max_iter is not None and len(history) >= max_iter:
+        return MAX_ITER, f"reached max_iter={max_iter} iterations"
     return None
 
 
@@ -366,6 +413,9 @@ class _ColumnGeneration:
                  alpha: float, tol: float, links_per_pattern: int | None, exact_pricing: bool,
                  stabilization: float, options: dict[str, Any]):
         self.network, self.gains, self.space = network, gains, space
+        # Bounds hold for the physical model: computed with the lumped background at its
+        # lowest (the table itself when nothing is lumped).
+        self.bound_gains = bound_gains(gains, space)
         self.method, self.alpha, self.tol = method, alpha, tol
         self.links_per_pattern = links_per_pattern
         self.exact_pricing = exact_pricing
@@ -382,7 +432,8 @@ class _ColumnGeneration:
         #: at those prices (at least the best objective; a bound with exact pricing).
         self.estimate = np.inf
         self.point_values: list[float] = []
-        #: With exact pricing: the smallest Lagrangian bound computed (valid); else None.
+        #: With exact pricing: the smallest Lagrangian bound computed (valid for the
+        #: physical model: max_s V on `bound_gains`); else None.
         self.certified_bound: float | None = np.inf if exact_pricing else None
         # Stability center: the prices of the smallest Lagrangian value (bound or estimate).
         self.center: tuple[np.ndarray, np.ndarray] | None = None
@@ -414,7 +465,11 @@ class _ColumnGeneration:
             self.best_patterns, self.best_duals = pset.patterns.copy(), (lam, nu)
         coef = self._coef(lam, nu)
         current = float(reduced_values(self.gains, self.space, coef, pset.patterns).max())
-        threshold = current + self.tol * max(1.0, abs(sol.objective))
+        if self.exact_pricing:  # a quarter of tol in rate-equivalent terms (see _EXACT_SHARE)
+            margin = _EXACT_SHARE * self.tol * utility_scale(problem, sol.utility)
+        else:
+            margin = self.tol * max(1.0, abs(sol.objective))
+        threshold = current + margin
         self.point_values = []
         found, values, pricing = self._price(lam, nu, pset, threshold)
         # The estimate: the smallest Lagrangian value of the run, with the best pattern
@@ -430,9 +485,11 @@ class _ColumnGeneration:
 
     def _master_tol(self) -> float:
         """Masters solved only as far as pricing needs: to a twentieth of the relative gap
-        of the best estimate (at most 1e-2); `tol` once that is small, and always with
-        exact pricing (its bound certifies the masters)."""
-        if self.exact_pricing or self.best is None or not np.isfinite(self.estimate):
+        of the best estimate (at most 1e-2), `tol` once that is small; with exact pricing
+        always to a quarter of `tol` (its bound certifies the masters)."""
+        if self.exact_pricing:
+            return _EXACT_SHARE * self.tol
+        if self.best is None or not np.isfinite(self.estimate):
             return self.tol
         gap = certified_gap(self.best_problem, self.estimate, self.best.objective,
                             self.best.utility)
@@ -449,9 +506,11 @@ class _ColumnGeneration:
         then the master's own. Exact pricing stops at the first point whose patterns
         improve at the master's prices. The search prices at both: the union of their
         patterns joins the master (about twice the columns per master solve), and each
-        point gives its own Lagrangian value for the estimate. Every pricing point's
-        Lagrangian value is a valid bound with exact pricing, an estimate with the
-        search; the smallest makes the stability center.
+        point gives its own Lagrangian value for the estimate; the smallest makes the
+        stability center. With exact pricing each point also gives a valid bound: its
+        Lagrangian value with ``max_s V`` enumerated on the bound table (the lumped
+        background at its lowest, :func:`~cellopt.power.bounds.bound_gains`; the same
+        enumeration when nothing is lumped).
         """
         coef = self._coef(lam, nu)
         points = [(lam, nu, "master")]
@@ -475,7 +534,8 @@ class _ColumnGeneration:
                                         hoods=self.hoods)
                 p_values = reduced_values(self.gains, self.space, p_coef, found)
             known = float(reduced_values(self.gains, self.space, p_coef, pset.patterns).max())
-            self._lagrangian_value(p_lam, p_nu, max(known, float(p_values.max())))
+            best_value = max(known, float(p_values.max()))
+            self._lagrangian_value(p_lam, p_nu, best_value, self._bound_value(p_coef, best_value))
             values = p_values if name == "master" else reduced_values(self.gains, self.space,
                                                                       coef, found)
             found_all.append(found)
@@ -487,12 +547,26 @@ class _ColumnGeneration:
         return (np.vstack(found_all), np.concatenate(values_all),
                 f"{kind}, {' + '.join(names)}")
 
-    def _lagrangian_value(self, lam: np.ndarray, nu: np.ndarray, max_value: float) -> float:
-        """UB(λ, ν) with `max_value` for max_s V; a valid bound when pricing is exact."""
+    def _bound_value(self, coef: np.ndarray, value: float) -> float | None:
+        """With exact pricing, max_s V on the bound table: `value` (the pricing's own
+        enumeration) when nothing is lumped, else one more enumeration; else None."""
+        if not self.exact_pricing:
+            return None
+        if self.bound_gains is self.gains:
+            return value
+        _, top = top_patterns_exhaustive(self.bound_gains, self.space, coef, k=1,
+                                         max_patterns=int(_EXACT_LIMIT))
+        return float(top[0])
+
+    def _lagrangian_value(self, lam: np.ndarray, nu: np.ndarray, max_value: float,
+                          bound_value: float | None = None) -> float:
+        """UB(λ, ν) with `max_value` for max_s V (the estimate's value); with
+        `bound_value` (max_s V on the bound table), the valid bound at λ, ν too."""
         value = joint_bound(self.gains, self.space, self.best_problem, lam, nu, max_value)
         self.point_values.append(value)
-        if self.exact_pricing:
-            self.certified_bound = min(self.certified_bound, value)
+        if bound_value is not None:
+            self.certified_bound = min(self.certified_bound, joint_bound(
+                self.gains, self.space, self.best_problem, lam, nu, bound_value))
         if value < self.center_value:
             self.center, self.center_value = (lam.copy(), nu.copy()), value
         return value
@@ -532,8 +606,9 @@ class _ColumnGeneration:
         upper, info = None, None
         if bound == "exact":
             if not self.exact_pricing:  # one enumeration at the best master's prices
-                _, top = top_patterns_exhaustive(self.gains, self.space, self._coef(lam, nu),
-                                                 k=1, max_patterns=int(_EXACT_LIMIT))
+                _, top = top_patterns_exhaustive(self.bound_gains, self.space,
+                                                 self._coef(lam, nu), k=1,
+                                                 max_patterns=int(_EXACT_LIMIT))
                 self.certified_bound = joint_bound(self.gains, self.space, problem, lam, nu,
                                                    float(top[0]))
             upper = self.certified_bound
@@ -551,6 +626,8 @@ class _ColumnGeneration:
             status, message = OPTIMAL, f"{message}; the {bound} bound certifies gap {gap:.2e}"
         # The factors by which every rate could still rise: 1 + the rate-equivalent gap.
         info = dict(info or {})
+        if upper is not None:  # what the bound certifies, and whether cells were lumped
+            info.update(certifies="physical model", lumped=self.bound_gains is not self.gains)
         estimate_gap = certified_gap(problem, self.estimate, sol.objective, sol.utility)
         if estimate_gap is not None:
             info["estimate_factor"] = 1.0 + estimate_gap
@@ -622,8 +699,8 @@ def _distinct(found: np.ndarray, existing: np.ndarray) -> np.ndarray:
 
 
 def _check_options(method: str, gain_tol: Any, bound: Any, pricing: Any, stabilization: Any,
-                   retire_after: Any, max_patterns: Any, time_limit_s: Any, cluster_cells: Any,
-                   alpha: Any, tol: Any) -> None:
+                   retire_after: Any, max_patterns: Any, max_iter: Any, time_limit_s: Any,
+                   cluster_cells: Any, alpha: Any, tol: Any) -> None:
     """Every option checked at once; one ValidationError lists what is wrong and the fix."""
     def real(v: Any) -> bool:
         return is_real(v) and not np.isnan(v)
@@ -644,7 +721,10 @@ def _check_options(method: str, gain_tol: Any, bound: Any, pricing: Any, stabili
          f"stabilization={stabilization!r}; fix: a weight in [0, 1)"),
         (retire_after is None or whole(retire_after, 1),
          f"retire_after={retire_after!r}; fix: a whole number ≥ 1 or None"),
-        (whole(max_patterns, 1), f"max_patterns={max_patterns!r}; fix: a whole number ≥ 1"),
+        (max_patterns is None or whole(max_patterns, 1),
+         f"max_patterns={max_patterns!r}; fix: a whole number ≥ 1 or None"),
+        (max_iter is None or max_iter == "auto" or whole(max_iter, 1),
+         f"max_iter={max_iter!r}; fix: a whole number of iterations ≥ 1, 'auto' or None"),
         (time_limit_s is None or (real(time_limit_s) and time_limit_s >= 0),
          f"time_limit_s={time_limit_s!r}; fix: seconds ≥ 0, or None"),
         (whole(cluster_cells, 1), f"cluster_cells={cluster_cells!r}; fix: a whole number ≥ 1"),
@@ -659,18 +739,19 @@ def _check_options(method: str, gain_tol: Any, bound: Any, pricing: Any, stabili
 
 
 class _ProgressBar:
-    """A tqdm bar of the elapsed time against the limit, with the run's numbers."""
+    """A tqdm bar of the iterations against `max_iter`, with the run's numbers.
 
-    def __init__(self, time_limit_s: float | None, t0: float):
+    Display only: nothing of the run depends on it (tqdm's own refresh timing included).
+    """
+
+    def __init__(self, max_iter: int | None):
         from tqdm.auto import tqdm
 
-        self.t0 = t0
-        self.bar = tqdm(total=None if time_limit_s is None else round(time_limit_s, 1),
-                        unit="s", desc="solve_power", leave=False,
-                        bar_format="{desc} {n:.0f}/{total_fmt} s |{bar:20}| {postfix}")
+        self.bar = tqdm(total=max_iter, unit="it", desc="solve_power", leave=False,
+                        bar_format="{desc} {n}/{total_fmt} it |{bar:20}| {elapsed} {postfix}")
 
     def update(self, row: dict[str, Any]) -> None:
-        self.bar.n = min(time.perf_counter() - self.t0, self.bar.total or np.inf)
+        self.bar.n = row["iteration"]
         self.bar.set_postfix(patterns=row["n_patterns"], objective=f"{row['objective']:.6g}",
                              estimate=f"{row['estimate']:.6g}", refresh=True)
 

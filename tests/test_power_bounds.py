@@ -1,0 +1,132 @@
+"""solve_power's bounds hold for the physical model, not only for the truncated gain table.
+
+A gain table keeps each user's `n_interferers` strongest cells and lumps the rest into a
+background at full power. The answers use that (conservative) table; the bounds must
+bound the optimum of the *physical model*, in which every cell interferes at its
+pattern's power. The oracle here is that optimum on networks with more cells than
+`n_interferers`: column generation on the untruncated table with every pattern priced
+(exhaustive enumeration), to a gap of 1e-7.
+"""
+
+import dataclasses
+
+import numpy as np
+import pytest
+
+import cellopt
+from cellopt import solve
+from cellopt.network import Network, cells_frame, users_frame
+from cellopt.power import GainTable, PatternSpace, master_problem
+from cellopt.power.bounds import bound_gains, joint_bound, relaxed_bound
+from cellopt.power.joint import master_duals
+from cellopt.power.patterns import enumerate_patterns, link_coefficients, reduced_values
+from cellopt.topology.hexgrid import SYNTHETIC_CRS
+
+X0, Y0 = 500_000.0, 5_000_000.0
+N_CANDIDATES = 3
+
+
+def network(seed, n_cells, n_users, size_m=900.0):
+    """Macro cells (a third) and picos dropped at random, users uniform."""
+    rng = np.random.default_rng(seed)
+    n_macro = max(1, n_cells // 3)
+    tier = np.array(["macro"] * n_macro + ["pico"] * (n_cells - n_macro), dtype=object)
+    xy = rng.uniform(0, size_m, (n_cells, 2))
+    cells = cells_frame(X0 + xy[:, 0], Y0 + xy[:, 1], crs=SYNTHETIC_CRS, tier=tier,
+                        tx_power_dbm=np.where(tier == "macro", 46.0, 30.0),
+                        antenna_gain_dbi=np.where(tier == "macro", 14.0, 5.0))
+    uxy = rng.uniform(0, size_m, (n_users, 2))
+    return Network(cells=cells, users=users_frame(X0 + uxy[:, 0], Y0 + uxy[:, 1],
+                                                  crs=SYNTHETIC_CRS)).validate()
+
+
+def case(seed):
+    """9–11 cells, 20–40 users, n_interferers 4–7, α ∈ {0.5, 1, 2}, two levels."""
+    rng = np.random.default_rng(1000 + seed)
+    n_cells = int(rng.integers(9, 12))
+    n_users = int(rng.integers(20, 41))
+    n_interferers = int(rng.integers(4, 8))
+    alpha = float(rng.choice([0.5, 1.0, 2.0]))
+    levels = [[0.0, None], [0.0, -10.0]][int(rng.integers(2))]
+    price = float(rng.choice([0.0, 0.05]))
+    return network(seed, n_cells, n_users), n_interferers, alpha, levels, price
+
+
+def physical_optimum(net, levels, price, alpha):
+    """(lower, upper) on the physical optimum, at most 1e-7 apart (relative).
+
+    The table keeps every cell (nothing lumped: the physical model). Column generation
+    with every pattern priced: `lower` is the best master's objective (feasible),
+    `upper` the smallest Lagrangian value with max_s V over every pattern.
+    """
+    full = GainTable.from_network(net, n_candidates=N_CANDIDATES, n_interferers=net.n_cells,
+                                  rng=1)
+    # Every cell in the table: the background is rounding only (exactly 0 physically).
+    received = (full.gain_mw_per_mw * 10.0 ** (full.max_power_dbm[full.cell] / 10.0)).sum(axis=1)
+    assert (full.background_mw <= 1e-12 * received).all()
+    full = dataclasses.replace(full, background_mw=np.zeros(net.n_users))
+    space = PatternSpace.from_network(net, levels, price)
+    every = enumerate_patterns(space, 0, int(space.n_patterns))
+    chosen = [int(np.flatnonzero((every == space.full_power()).all(axis=1))[0])]
+    cell_price = net.cell_arrays()["price_per_mbps"]
+    lower, upper = -np.inf, np.inf
+    for _ in range(200):
+        problem = master_problem(full, space, every[chosen], net, alpha)
+        sol = solve(problem, "ipm", tol=1e-9)
+        lower = max(lower, sol.objective)
+        lam, nu = master_duals(problem, sol)
+        values = reduced_values(full, space, link_coefficients(full, lam, cell_price + nu), every)
+        upper = min(upper, joint_bound(full, space, problem, lam, nu, float(values.max())))
+        if upper - lower <= 1e-7 * max(1.0, abs(lower)):
+            return lower, upper
+        values[chosen] = -np.inf
+        chosen += [int(k) for k in np.argsort(-values)[:3] if np.isfinite(values[k])]
+    raise AssertionError("the oracle did not converge")
+
+
+@pytest.mark.parametrize("seed", range(8))
+def test_bounds_hold_for_the_physical_model(seed):
+    net, n_interferers, alpha, levels, price = case(seed)
+    assert net.n_cells > n_interferers  # cells are lumped: the case this test is about
+    lower, upper = physical_optimum(net, levels, price, alpha)
+    slack = 1e-7 * max(1.0, abs(lower))
+    sol = cellopt.solve_power(net, levels, energy_price_per_w=price, alpha=alpha, rng=1,
+                              bound="exact", n_candidates=N_CANDIDATES,
+                              n_interferers=n_interferers, progress=False)
+    assert sol.bound_kind == "exact"
+    # The answer keeps the background at full power: feasible in the physical model.
+    assert sol.objective <= upper + slack
+    # The exact bound (and so the certificate of "optimal") holds for the physical model.
+    assert sol.upper_bound >= lower - slack, (sol.status, sol.upper_bound, lower)
+    if sol.status == "optimal":
+        assert sol.gap <= 1e-4
+    assert sol.bound_info["certifies"] == "physical model" and sol.bound_info["lumped"]
+    # So does the relaxed bound, interference-free and with clusters.
+    gains = GainTable.from_network(net, n_candidates=N_CANDIDATES, n_interferers=n_interferers,
+                                   rng=1)
+    space = PatternSpace.from_network(net, levels, price)
+    for cluster_cells in (1, 3):
+        out = relaxed_bound(net, gains, space, alpha, cluster_cells=cluster_cells)
+        assert out["upper_bound"] >= lower - slack, cluster_cells
+
+
+def test_background_floor():
+    """Per tier, the lumped power at the tier's lowest level; 0 when cells may be off."""
+    net = network(3, n_cells=10, n_users=30)
+    gains = GainTable.from_network(net, n_candidates=N_CANDIDATES, n_interferers=4, rng=1)
+    # background_mw is the total minus the table (rounding relative to the total).
+    np.testing.assert_allclose(gains.background_by_group_mw.sum(axis=1), gains.background_mw,
+                               rtol=1e-6)
+    for levels, factor in (([0.0, -10.0], 0.1), ([0.0, -3.0], 10 ** -0.3), ([0.0, None], 0.0)):
+        space = PatternSpace.from_network(net, levels)
+        floor = bound_gains(gains, space).background_mw
+        np.testing.assert_allclose(floor, factor * gains.background_by_group_mw.sum(axis=1),
+                                   rtol=1e-9, atol=1e-30)
+    # Levels per tier: each tier's lumped power scales by its own lowest level.
+    space = PatternSpace.from_network(net, {"macro": [0.0, -6.0], "pico": [0.0, None]})
+    macro = gains.background_by_group_mw[:, 0]  # groups are the tiers, sorted by name
+    np.testing.assert_allclose(bound_gains(gains, space).background_mw, 10 ** -0.6 * macro,
+                               rtol=1e-9, atol=1e-30)
+    # Nothing lumped: the table itself.
+    whole = GainTable.from_network(net, n_candidates=N_CANDIDATES, n_interferers=10, rng=1)
+    assert bound_gains(whole, space) is whole
