@@ -24,7 +24,7 @@ import pandas as pd
 
 import cellopt
 from cellopt import topology
-from cellopt.power import GainTable, PatternSpace, master_problem
+from cellopt.power import GainTable, PatternSpace, PowerProblem, master_problem
 from cellopt.power.bounds import relaxed_bound
 
 LEVELS = [0.0, -10.0, None]
@@ -45,8 +45,8 @@ def main() -> None:
     net = topology.add_picos(net, per_sector=4, rng=1)
     net = topology.drop_users(net, 2000, clustered_fraction=2 / 3, rng=2)
     t0 = time.perf_counter()
-    sol = cellopt.solve_power(net, LEVELS, energy_price_per_w=args.energy_price, rng=3,
-                              time_limit_s=args.time_limit_s, progress=False,
+    power = PowerProblem.from_network(net, levels_db=LEVELS, energy_price_per_w=args.energy_price, rng=3)
+    sol = cellopt.solve_power(power, time_limit_s=args.time_limit_s, progress=False,
                               **({} if args.max_iter is None else dict(max_iter=args.max_iter)))
     total = time.perf_counter() - t0
     cols = ["iteration", "n_patterns", "n_new", "objective", "estimate", "pricing",

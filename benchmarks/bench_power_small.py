@@ -30,7 +30,7 @@ import pandas as pd
 
 import cellopt
 from cellopt.network import Network, cells_frame, users_frame
-from cellopt.power import GainTable, PatternSpace, master_problem
+from cellopt.power import ColumnGenerationOptions, GainTable, PatternSpace, PowerProblem, master_problem
 from cellopt.power.patterns import enumerate_patterns
 from cellopt.solvers.certificate import certified_gap
 from cellopt.topology.hexgrid import SYNTHETIC_CRS
@@ -74,9 +74,11 @@ def exhaustive_optimum(net: Network, levels: list, price: float, alpha: float
         every = enumerate_patterns(space, 0, int(space.n_patterns))
         problem = master_problem(gains, space, every, net, alpha)
         return cellopt.solve(problem, "ipm", tol=1e-9), problem, "full"
-    best = cellopt.solve_power(net, levels, energy_price_per_w=price, alpha=alpha, gains=gains,
-                               tol=1e-7, pricing="exact", bound="exact", stabilization=0.0,
-                               retire_after=None, max_iter=None, progress=False)
+    power = PowerProblem.from_network(net, levels_db=levels, energy_price_per_w=price, alpha=alpha,
+                                      gains=gains)
+    best = cellopt.solve_power(power, tol=1e-7, max_iter=None, progress=False,
+                               options=ColumnGenerationOptions(pricing="exact", bound="exact",
+                                                               stabilization=0.0, retire_after=None))
     problem = master_problem(gains, space, np.zeros((1, net.n_cells), np.int64), net, alpha)
     return best, problem, "cg"
 
@@ -90,8 +92,9 @@ def main() -> None:
         m = member(k)
         net, levels, alpha, price = m["network"], m["levels"], m["alpha"], m["energy_price_per_w"]
         t0 = time.perf_counter()
-        sol = cellopt.solve_power(net, levels, energy_price_per_w=price, alpha=alpha, rng=1,
-                                  progress=False)
+        power = PowerProblem.from_network(net, levels_db=levels, energy_price_per_w=price, alpha=alpha,
+                                          rng=1)
+        sol = cellopt.solve_power(power, progress=False)
         wall = time.perf_counter() - t0
         best, problem, oracle = exhaustive_optimum(net, levels, price, alpha)
         rows.append(dict(network=k, cells=net.n_cells, levels=len(levels),

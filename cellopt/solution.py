@@ -13,7 +13,50 @@ import pandas as pd
 from cellopt.errors import ValidationError
 from cellopt.status import STATUSES, SUCCESSFUL
 
-__all__ = ["STATUSES", "Solution"]
+__all__ = ["STATUSES", "PowerResult", "Solution"]
+
+
+@dataclasses.dataclass(frozen=True, eq=False)
+class PowerResult:
+    """The power part of a :func:`~cellopt.power.solve_power` answer (``Solution.power``).
+
+    Attributes
+    ----------
+    patterns : ndarray, shape (n_patterns, n_cells)
+        Transmit power of every cell in every pattern of the final master [dBm, −inf =
+        off].
+    pattern_share : ndarray, shape (n_patterns,)
+        θ_s, the share of the band each pattern gets (Σ = 1).
+    cell_power_dbm : ndarray, shape (n_cells,)
+        Average transmit power ``10 log10 Σ_s θ_s p_js`` [dBm].
+    energy_w : float
+        Σ_j Σ_s θ_s p_js, the network's average transmit power [W].
+    bound_kind : {"exact", "relaxed"} or None
+        Which joint bound ``Solution.upper_bound`` is (None: none computed).
+    bound_info : dict
+        What the bound is (``kind``, for a relaxed bound ``relaxation``,
+        ``cluster_cells``, ...; ``certifies``: ``"physical model"``; ``lumped``: cells
+        beyond the gain tables were lumped) and the factors by which every user's rate
+        would have to grow to reach it (``bound_factor``, 1 + gap) and the estimate
+        (``estimate_factor``).
+    estimate : float
+        The Lagrangian estimate of the joint optimum [utility] (not a bound: it measures
+        how far column generation is from converged).
+    history : pandas.DataFrame
+        One row per column-generation iteration: ``iteration, n_patterns, objective,
+        estimate, bound, n_new, pricing, inner_iterations, inner_time_s, search_time_s,
+        time_s``.
+    """
+
+    patterns: np.ndarray
+    pattern_share: np.ndarray
+    cell_power_dbm: np.ndarray
+    energy_w: float
+    bound_kind: str | None
+    bound_info: dict[str, Any]
+    estimate: float
+    history: pd.DataFrame
+
 
 
 @dataclasses.dataclass(eq=False)
@@ -107,6 +150,12 @@ class Solution:
         rates and SINRs, are computed; ``solved_at`` (n_cells,), the loads of the last
         round's solve; ``rounds``; ``load_change`` (rounds,), the largest fall of a load
         in each round.
+    power : PowerResult or None
+        :func:`~cellopt.power.solve_power` only: the power record (patterns [dBm],
+        pattern shares, each cell's average power, energy [W], bound kind and info,
+        estimate, column-generation history). ``patterns``, ``cell_power_dbm``,
+        ``energy_w``, ``bound_kind``, ``bound_info`` and ``estimate`` above hold the same
+        values for one more release; read them from here.
     """
 
     status: str
@@ -138,6 +187,7 @@ class Solution:
     bound_info: dict[str, Any] | None = None
     estimate: float | None = None
     load_coupling: dict[str, Any] | None = None
+    power: PowerResult | None = None
 
     @property
     def success(self) -> bool:

@@ -38,7 +38,7 @@ import pandas as pd
 
 import cellopt
 from cellopt import topology
-from cellopt.power import GainTable, abs_grid, solve_abs
+from cellopt.power import GainTable, PowerProblem, abs_grid, solve_abs
 from cellopt.study.scenario import load_scenario
 from cellopt.study.store import cached_frame
 from cellopt.study.summary import rate_summary
@@ -64,8 +64,8 @@ def full_power_w(net) -> float:
 
 def optimize(net, gains, energy_price: float, args):
     budget = {} if args.max_iter is None else {"max_iter": args.max_iter}
-    return cellopt.solve_power(net, LEVELS, gains=gains, energy_price_per_w=energy_price,
-                               time_limit_s=args.time_limit_s, progress=False, **budget,
+    power = PowerProblem.from_network(net, levels_db=LEVELS, gains=gains, energy_price_per_w=energy_price)
+    return cellopt.solve_power(power, time_limit_s=args.time_limit_s, progress=False, **budget,
                                **({"method": args.method} if args.method else {}))
 
 

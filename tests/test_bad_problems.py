@@ -16,6 +16,7 @@ from hypothesis import strategies as st
 import cellopt
 from cellopt import Problem, topology
 from cellopt.errors import CelloptError, ResourceLimitError, ValidationError
+from cellopt.power import ColumnGenerationOptions, PowerProblem
 from cellopt.solvers.common import loads
 
 METHODS = sorted(cellopt.METHODS)
@@ -316,6 +317,8 @@ BAD_POWER = [
     ("levels-number", dict(levels_db=5), "levels_db=5"),
     ("levels-text", dict(levels_db=["loud"]), "levels_db=['loud']"),
     ("levels-unknown-tier", dict(levels_db={"macro": [0], "mega": [0]}), "unknown tiers"),
+    ("levels-absent-tier", dict(levels_db={"macro": [0], "pico": [0]}),
+     "tiers ['pico'], which the network lacks; fix"),
     ("method-baseline", dict(method="max_rsrp"), "cannot solve over power patterns"),
     ("tol-zero", dict(tol=0.0), "tol=0.0"),
     ("alpha-text", dict(alpha="1"), "alpha='1'"),
@@ -332,16 +335,25 @@ BAD_POWER = [
 
 @pytest.mark.parametrize(("kwargs", "words"), [pytest.param(k, w, id=i) for i, k, w in BAD_POWER])
 def test_bad_power_settings(tiny_network, kwargs, words):
+    """Each setting is refused where it is given: the PowerProblem, the options record or
+    solve_power itself."""
+    problem_keys = {"energy_price_per_w", "levels_db", "alpha"}
+    run_keys = {"method", "tol", "time_limit_s"}
     with pytest.raises(ValidationError) as err:
-        cellopt.solve_power(tiny_network, progress=False, time_limit_s=kwargs.pop(
-            "time_limit_s", 5.0), **kwargs)
+        if problem_keys & set(kwargs):
+            PowerProblem.from_network(tiny_network, **kwargs)
+        elif run_keys & set(kwargs):
+            cellopt.solve_power(PowerProblem.from_network(tiny_network), progress=False,
+                                **{"time_limit_s": 5.0, **kwargs})
+        else:
+            ColumnGenerationOptions(**kwargs)
     assert words in str(err.value)
 
 
 def test_a_high_energy_price_is_an_answer(tiny_network):
     # 1e6 per W: cells are on as little as the users allow; the answer is finite.
-    sol = cellopt.solve_power(tiny_network, energy_price_per_w=1e6, rng=1, progress=False,
-                              time_limit_s=20)
+    problem = PowerProblem.from_network(tiny_network, energy_price_per_w=1e6, rng=1)
+    sol = cellopt.solve_power(problem, progress=False, time_limit_s=20)
     assert np.isfinite(sol.objective) and sol.status != "failed"
     assert sol.upper_bound >= sol.objective
 

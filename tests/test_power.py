@@ -8,7 +8,7 @@ import pytest
 import cellopt
 from cellopt import Problem, ValidationError, solve
 from cellopt.network import Network, cells_frame, users_frame
-from cellopt.power import GainTable, PatternSpace, master_problem
+from cellopt.power import ColumnGenerationOptions, GainTable, PatternSpace, PowerProblem, master_problem
 from cellopt.power.bounds import relaxed_bound
 from cellopt.power.joint import _PatternSet
 from cellopt.power.patterns import (
@@ -165,6 +165,11 @@ def small_network(seed, n_cells=5, n_users=20, size_m=600.0):
                                                   crs=SYNTHETIC_CRS)).validate()
 
 
+def power_problem(net, levels=LEVELS, price=0.0, alpha=1.0):
+    """The PowerProblem of `net` with the shadowing seed of these tests."""
+    return PowerProblem.from_network(net, levels_db=levels, energy_price_per_w=price, alpha=alpha, rng=1)
+
+
 def global_optimum(net, energy_price):
     """The joint optimum over every pattern, by the reference solver (the oracle)."""
     gains = GainTable.from_network(net, rng=1)
@@ -182,10 +187,10 @@ def test_solve_power_against_exhaustive_optimum(seed):
     best = global_optimum(net, price)
     assert best.status == "optimal"
     scale = max(1.0, abs(best.objective))
-    search = cellopt.solve_power(net, LEVELS, energy_price_per_w=price, rng=1, bound=None,
-                                 pricing="search", links_per_pattern=None, progress=False)
-    exact = cellopt.solve_power(net, LEVELS, energy_price_per_w=price, rng=1, bound="exact",
-                                progress=False)
+    problem = power_problem(net, price=price)
+    search = cellopt.solve_power(problem, progress=False, options=ColumnGenerationOptions(
+        bound=None, pricing="search", links_per_pattern=None))
+    exact = cellopt.solve_power(problem, progress=False, options=ColumnGenerationOptions(bound="exact"))
     # Search pricing: feasible (never above the optimum), within 1 %, not certified.
     assert search.objective <= best.objective + 1e-6 * scale
     assert search.objective >= best.objective - 0.01 * scale
@@ -237,8 +242,7 @@ def test_small_networks_are_solved_exactly_with_the_defaults(k):
     full = master_problem(gains, space, every, net, alpha)
     best = solve(full, "ipm", tol=1e-9)  # the optimum over every pattern
     assert best.status == "optimal"
-    sol = cellopt.solve_power(net, levels, energy_price_per_w=price, alpha=alpha, rng=1,
-                              progress=False)
+    sol = cellopt.solve_power(power_problem(net, levels, price, alpha), progress=False)
     tol, scale = 1e-4, max(1.0, abs(best.objective))
     assert sol.status == "optimal", sol.message
     assert sol.bound_kind == "exact" and sol.gap <= tol
@@ -280,9 +284,9 @@ def test_relaxed_bound_with_one_cluster_is_exact():
 def test_solve_power_relaxed_bound():
     net = small_network(3, n_cells=4)
     best = global_optimum(net, 0.05)
-    sol = cellopt.solve_power(net, LEVELS, energy_price_per_w=0.05, rng=1, bound="relaxed",
-                              progress=False)
-    assert sol.bound_kind == "relaxed"
+    sol = cellopt.solve_power(power_problem(net, price=0.05), progress=False,
+                              options=ColumnGenerationOptions(bound="relaxed"))
+    assert sol.bound_kind == "relaxed" and sol.power.bound_kind == "relaxed"
     assert sol.bound_info["relaxation"] in ("interference-free", "clusters")
     assert sol.upper_bound >= best.objective - 1e-9
     assert sol.bound_info["bound_factor"] == pytest.approx(
@@ -336,8 +340,8 @@ def test_links_left_out_of_the_master_can_stop_it_short_of_the_bound():
     """With one link per user and pattern the master can miss the exact optimum: exact
     pricing then stops ("converged" or "optimal"), and says which."""
     net = small_network(6, n_cells=5, n_users=30)
-    sol = cellopt.solve_power(net, LEVELS, rng=1, bound="exact", links_per_pattern=1,
-                              tol=1e-6, progress=False)
+    sol = cellopt.solve_power(power_problem(net), tol=1e-6, progress=False,
+                              options=ColumnGenerationOptions(bound="exact", links_per_pattern=1))
     assert sol.status in ("optimal", "converged")
     assert (sol.gap <= 1e-6) == (sol.status == "optimal")
 
@@ -345,8 +349,8 @@ def test_links_left_out_of_the_master_can_stop_it_short_of_the_bound():
 def test_full_power_only_equals_fixed_power_solve():
     """One level per cell: solve_power is the fixed-power association problem."""
     net = small_network(4, n_cells=5, n_users=30)
-    sol = cellopt.solve_power(net, [0.0], rng=1, tol=1e-6, links_per_pattern=None,
-                              progress=False)
+    sol = cellopt.solve_power(power_problem(net, [0.0]), tol=1e-6, progress=False,
+                              options=ColumnGenerationOptions(links_per_pattern=None))
     links = cellopt.radio.link_table(net, n_candidates=8, rng=1)
     fixed = solve(Problem.from_network(net, links), "reference", tol=1e-8)
     assert len(sol.patterns) == 1
@@ -368,40 +372,91 @@ def test_local_search_never_worse_than_start_and_exhaustive_is_best():
 
 
 def test_bad_power_inputs_are_named():
-    net = small_network(0)
+    net = small_network(0)  # macro and pico cells
     with pytest.raises(ValidationError, match="levels_db"):
-        cellopt.solve_power(net, [3.0])
+        PowerProblem.from_network(net, levels_db=[3.0])
+    with pytest.raises(ValidationError, match="levels_db is empty"):
+        PowerProblem.from_network(net, levels_db=[])
+    with pytest.raises(ValidationError, match=r"levels_db\['pico'\]"):
+        PowerProblem.from_network(net, levels_db={"macro": [0.0], "pico": [0.0, 2.0]})
+    with pytest.raises(ValidationError, match=r"tiers \['femto'\], which the network lacks; fix"):
+        PowerProblem.from_network(net, levels_db={"macro": [0.0], "pico": [0.0], "femto": [0.0]})
     with pytest.raises(ValidationError, match="energy_price_per_w"):
-        cellopt.solve_power(net, LEVELS, energy_price_per_w=-1.0)
-    with pytest.raises(ValueError, match="bound"):
-        cellopt.solve_power(net, LEVELS, bound="tight")
+        PowerProblem.from_network(net, levels_db=LEVELS, energy_price_per_w=-1.0)
+    with pytest.raises(ValidationError, match="alpha"):
+        PowerProblem.from_network(net, levels_db=LEVELS, alpha=-1.0)
+    problem = power_problem(net)
+    for field, value in [("bound", "tight"), ("gain_tol", -1.0), ("pricing", "greedy"),
+                         ("stabilization", 1.0), ("retire_after", 0), ("max_patterns", 0),
+                         ("cluster_cells", 0), ("links_per_pattern", 0)]:
+        with pytest.raises(ValidationError, match=field):
+            ColumnGenerationOptions(**{field: value})
     with pytest.raises(ValueError, match="cannot solve over power patterns"):
-        cellopt.solve_power(net, LEVELS, method="max_rsrp")
-    with pytest.raises(ValueError, match="gain_tol"):
-        cellopt.solve_power(net, LEVELS, gain_tol=-1.0)
-    with pytest.raises(ValueError, match="pricing"):
-        cellopt.solve_power(net, LEVELS, pricing="greedy")
-    with pytest.raises(ValueError, match="stabilization"):
-        cellopt.solve_power(net, LEVELS, stabilization=1.0)
-    with pytest.raises(ValueError, match="retire_after"):
-        cellopt.solve_power(net, LEVELS, retire_after=0)
+        cellopt.solve_power(problem, method="max_rsrp")
     with pytest.raises(ValueError, match="time_limit_s"):
-        cellopt.solve_power(net, LEVELS, time_limit_s=-1.0)
+        cellopt.solve_power(problem, time_limit_s=-1.0)
     with pytest.raises(ValueError, match="max_iter"):
-        cellopt.solve_power(net, LEVELS, max_iter=0)
-    with pytest.raises(ValueError, match="max_patterns"):
-        cellopt.solve_power(net, LEVELS, max_patterns=0)
-    with pytest.raises(ValueError, match="cluster_cells"):
-        cellopt.solve_power(net, LEVELS, cluster_cells=0)
+        cellopt.solve_power(problem, max_iter=0)
+    with pytest.raises(ValidationError, match="ColumnGenerationOptions"):
+        cellopt.solve_power(problem, options={"bound": "exact"})
     big = small_network(0, n_cells=25)  # 3^25 patterns: too many to enumerate
     with pytest.raises(ValidationError, match="bound='relaxed'"):
-        cellopt.solve_power(big, LEVELS, bound="exact")
+        cellopt.solve_power(power_problem(big), options=ColumnGenerationOptions(bound="exact"))
+
+
+def test_old_call_form_warns_and_gives_the_same_answer():
+    """solve_power(network, levels_db, ...) still works for one release, with a warning
+    naming the new form, and gives the new form's answer exactly."""
+    net = small_network(1, n_cells=4, n_users=20)
+    new = cellopt.solve_power(power_problem(net, price=0.05), "dual", max_iter=2, progress=False,
+                              options=ColumnGenerationOptions(bound="relaxed", cluster_cells=1))
+    with pytest.warns(DeprecationWarning, match=r"solve_power\(PowerProblem.from_drop"):
+        old = cellopt.solve_power(net, LEVELS, method="dual", energy_price_per_w=0.05, rng=1,
+                                  max_iter=2, bound="relaxed", cluster_cells=1, progress=False)
+    assert (old.objective, old.upper_bound, old.estimate) == (new.objective, new.upper_bound,
+                                                              new.estimate)
+    np.testing.assert_array_equal(old.power.patterns, new.power.patterns)
+    np.testing.assert_array_equal(old.pattern_share, new.pattern_share)
+    with pytest.warns(DeprecationWarning), pytest.raises(ValidationError, match="gain_tol"):
+        cellopt.solve_power(net, LEVELS, gain_tol=-1.0)
+
+
+def test_power_problem_from_drop_matches_the_link_table():
+    """from_drop takes the link table's model, seed and candidates, and α from the drop."""
+    net = small_network(2, n_cells=4, n_users=20)
+    links = cellopt.radio.link_table(net, n_candidates=8, rng=1)
+    drop = cellopt.Drop.from_network(net, links, alpha=2.0)
+    problem = PowerProblem.from_drop(drop, levels_db=LEVELS, energy_price_per_w=0.05)
+    again = power_problem(net, price=0.05, alpha=2.0)
+    assert problem.alpha == 2.0 and problem.n_users == net.n_users and problem.n_cells == net.n_cells
+    np.testing.assert_array_equal(problem.gains.gain_mw_per_mw, again.gains.gain_mw_per_mw)
+    np.testing.assert_array_equal(problem.space.level_dbm, again.space.level_dbm)
+    assert PowerProblem.from_drop(drop, alpha=1.0).alpha == 1.0
+
+
+def test_the_answer_is_a_new_solution_with_a_power_record():
+    net = small_network(1, n_cells=4, n_users=20)
+    sol = cellopt.solve_power(power_problem(net, price=0.05), progress=False)
+    power = sol.power
+    assert isinstance(power, cellopt.power.PowerResult)
+    np.testing.assert_array_equal(sol.patterns, power.patterns)
+    np.testing.assert_array_equal(sol.cell_power_dbm, power.cell_power_dbm)
+    assert (sol.energy_w, sol.bound_kind, sol.estimate) == (power.energy_w, power.bound_kind,
+                                                            power.estimate)
+    assert sol.bound_info is power.bound_info and sol.history is power.history
+    assert set(power.bound_info) >= {"bound_factor", "estimate_factor", "kind"}
+    assert sol.pattern_share is power.pattern_share and len(power.patterns) == len(power.pattern_share)
+    with pytest.raises(AttributeError):
+        power.energy_w = 0.0  # frozen
 
 
 def test_tail_off_stop_is_a_prefix_of_the_full_run():
     net = small_network(8, n_cells=10, n_users=60, size_m=900.0)
-    full = cellopt.solve_power(net, LEVELS, rng=1, gain_tol=None, bound=None, progress=False)
-    tail = cellopt.solve_power(net, LEVELS, rng=1, gain_tol=0.02, bound=None, progress=False)
+    problem = power_problem(net)
+    full = cellopt.solve_power(problem, progress=False,
+                               options=ColumnGenerationOptions(gain_tol=None, bound=None))
+    tail = cellopt.solve_power(problem, progress=False,
+                               options=ColumnGenerationOptions(gain_tol=0.02, bound=None))
     n = len(tail.history)
     assert full.status == "local_optimum" and tail.status == "tail_off"
     assert n < len(full.history)
@@ -417,9 +472,10 @@ def test_tail_off_stop_is_a_prefix_of_the_full_run():
 def test_progress_bar_and_callback():
     net = small_network(1, n_cells=4, n_users=20)
     rows = []
-    sol = cellopt.solve_power(net, LEVELS, rng=1, progress=True, callback=rows.append)
+    problem = power_problem(net)
+    sol = cellopt.solve_power(problem, progress=True, callback=rows.append)
     assert len(rows) == len(sol.history) and rows[0]["iteration"] == 1
-    stopped = cellopt.solve_power(net, LEVELS, rng=1, progress=False, callback=lambda row: True)
+    stopped = cellopt.solve_power(problem, progress=False, callback=lambda row: True)
     assert stopped.status in ("stopped", "optimal") and len(stopped.history) == 1
 
 
@@ -470,10 +526,9 @@ def test_work_budget_stops_the_run_and_is_a_prefix_of_a_longer_run():
     """max_iter counts iterations, not seconds: a run cut at 3 iterations is the first 3
     of a longer one, whatever the machine's load, and says why it stopped."""
     net = small_network(8, n_cells=10, n_users=60, size_m=900.0)
-    short = cellopt.solve_power(net, LEVELS, rng=1, max_iter=3, gain_tol=None, bound=None,
-                                progress=False)
-    longer = cellopt.solve_power(net, LEVELS, rng=1, max_iter=5, gain_tol=None, bound=None,
-                                 progress=False)
+    problem, options = power_problem(net), ColumnGenerationOptions(gain_tol=None, bound=None)
+    short = cellopt.solve_power(problem, max_iter=3, progress=False, options=options)
+    longer = cellopt.solve_power(problem, max_iter=5, progress=False, options=options)
     assert short.status == "max_iter" and "max_iter=3" in short.message
     assert len(short.history) == 3 and len(longer.history) > 3
     cols = ["objective", "estimate", "n_patterns"]
@@ -482,8 +537,8 @@ def test_work_budget_stops_the_run_and_is_a_prefix_of_a_longer_run():
 
 def test_time_limit_stops_after_the_solve_in_progress():
     net = small_network(8, n_cells=10, n_users=60, size_m=900.0)
-    sol = cellopt.solve_power(net, LEVELS, rng=1, time_limit_s=0.0, bound="relaxed",
-                              progress=False)
+    sol = cellopt.solve_power(power_problem(net), time_limit_s=0.0, progress=False,
+                              options=ColumnGenerationOptions(bound="relaxed"))
     # The first master: full power and one pattern per tier at its lowest level.
     assert sol.status == "time_limit" and len(sol.history) == 1
     assert len(sol.patterns) == sol.history["n_patterns"].iloc[0] == 3

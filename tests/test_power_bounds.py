@@ -16,7 +16,7 @@ import pytest
 import cellopt
 from cellopt import solve
 from cellopt.network import Network, cells_frame, users_frame
-from cellopt.power import GainTable, PatternSpace, master_problem
+from cellopt.power import ColumnGenerationOptions, GainTable, PatternSpace, PowerProblem, master_problem
 from cellopt.power.bounds import bound_gains, joint_bound, relaxed_bound
 from cellopt.power.joint import master_duals
 from cellopt.power.patterns import enumerate_patterns, link_coefficients, reduced_values
@@ -90,9 +90,9 @@ def test_bounds_hold_for_the_physical_model(seed):
     assert net.n_cells > n_interferers  # cells are lumped: the case this test is about
     lower, upper = physical_optimum(net, levels, price, alpha)
     slack = 1e-7 * max(1.0, abs(lower))
-    sol = cellopt.solve_power(net, levels, energy_price_per_w=price, alpha=alpha, rng=1,
-                              bound="exact", n_candidates=N_CANDIDATES,
-                              n_interferers=n_interferers, progress=False)
+    problem = PowerProblem.from_network(net, levels_db=levels, energy_price_per_w=price, alpha=alpha,
+                                        rng=1, n_candidates=N_CANDIDATES, n_interferers=n_interferers)
+    sol = cellopt.solve_power(problem, progress=False, options=ColumnGenerationOptions(bound="exact"))
     assert sol.bound_kind == "exact"
     # The answer keeps the background at full power: feasible in the physical model.
     assert sol.objective <= upper + slack

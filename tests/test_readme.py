@@ -27,6 +27,7 @@ import pytest
 
 import cellopt
 from cellopt import cli
+from cellopt.power import ColumnGenerationOptions
 from cellopt.solution import STATUSES
 from cellopt.study.scenario import find_scenario
 
@@ -96,7 +97,7 @@ def test_readme_python_blocks_run_in_order_and_keep_their_promises(tmp_path, mon
 
     def solve_power(*args, **kwargs):
         kwargs.setdefault("max_iter", POWER_MAX_ITER)
-        kwargs.setdefault("cluster_cells", POWER_CLUSTER_CELLS)
+        kwargs.setdefault("options", ColumnGenerationOptions(cluster_cells=POWER_CLUSTER_CELLS))
         kwargs.setdefault("progress", False)
         return real_solve_power(*args, **kwargs)
 
@@ -122,15 +123,16 @@ def test_readme_python_blocks_run_in_order_and_keep_their_promises(tmp_path, mon
     # 2. Power patterns (with a smaller work budget, see POWER_MAX_ITER).
     run_block(code[1], ns, "README.md, Python block 2")
     best = ns["best"]
+    power = best.power
     assert best.status in STATUSES and best.status != "time_limit"  # no clock by default
-    assert len(best.history) <= POWER_MAX_ITER
-    assert best.bound_kind == "relaxed"  # "relaxed" at scale: 285 cells
-    info = best.bound_info
+    assert len(power.history) <= POWER_MAX_ITER
+    assert power.bound_kind == "relaxed"  # "relaxed" at scale: 285 cells
+    info = power.bound_info
     assert 1 <= info["estimate_factor"] <= info["bound_factor"] < np.inf
     assert best.objective <= best.upper_bound
-    assert best.pattern_share.sum() == pytest.approx(1)
-    assert len(best.patterns) == len(best.pattern_share)
-    assert best.cell_power_dbm.shape == (net.n_cells,) and best.energy_w >= 0
+    assert power.pattern_share.sum() == pytest.approx(1)
+    assert len(power.patterns) == len(power.pattern_share)
+    assert power.cell_power_dbm.shape == (net.n_cells,) and power.energy_w >= 0
 
     # 3. A shipped scenario by name, from an empty folder; a drop; frames of every row.
     run_block(code[2], ns, "README.md, Python block 3")

@@ -63,13 +63,14 @@ def check_solution(sol: cellopt.Solution, p: Problem, method: str, *, min_iter: 
         "n_iter", "wall_s", "history", "x", "user_rate_mbps", "cell_airtime",
         "cell_traffic_mbps", "prices", "serving_cell", "exceeded_backhaul",
         "energy_cost", "pattern_share", "patterns", "cell_power_dbm", "energy_w", "bound_kind",
-        "cell_payment", "offload_share", "bound_info", "estimate", "load_coupling",
+        "cell_payment", "offload_share", "bound_info", "estimate", "load_coupling", "power",
     }
     assert {f.name for f in dataclasses.fields(cellopt.Solution)} == checked, \
         "Solution has fields this test does not check; extend check_solution"
     assert sol.status in STATUSES, sol.status
     assert isinstance(sol.message, str) and sol.message
     assert sol.method == method
+    assert sol.power is None  # only solve_power fills it
     for name in ("utility", "cost", "objective", "wall_s"):
         assert isinstance(getattr(sol, name), float), name
     assert np.isfinite(sol.objective) and np.isfinite(sol.cost)

@@ -2,8 +2,10 @@
 
 from cellopt.power.eicic import abs_grid, abs_problem, solve_abs
 from cellopt.power.gains import GainTable
-from cellopt.power.joint import master_problem, solve_power
+from cellopt.power.joint import ColumnGenerationOptions, master_problem, solve_power
 from cellopt.power.patterns import PatternSpace
+from cellopt.power.problem import PowerProblem
+from cellopt.solution import PowerResult
 
-__all__ = ["GainTable", "PatternSpace", "abs_grid", "abs_problem", "master_problem", "solve_abs",
-           "solve_power"]
+__all__ = ["ColumnGenerationOptions", "GainTable", "PatternSpace", "PowerProblem", "PowerResult", "abs_grid",
+           "abs_problem", "master_problem", "solve_abs", "solve_power"]

@@ -38,6 +38,7 @@ from cellopt.network import Network
 from cellopt.power.clusters import ClusterConfigs, cluster_cells_by_coupling
 from cellopt.power.gains import GainTable
 from cellopt.power.patterns import PatternSpace, link_coefficients
+from cellopt.power.problem import PowerProblem
 from cellopt.problem import Problem
 from cellopt.solvers.api import solve
 from cellopt.solvers.certificate import utility_scale
@@ -153,8 +154,9 @@ class _Relaxation:
         np.add.at(per_cluster, self.cluster, best)
         return per_cluster - self.energy
 
-    def master(self, network: Network, in_set: np.ndarray, alpha: float) -> Problem:
-        """The relaxed problem over the configs `in_set` (mask (B, K)) of every cluster."""
+    def master(self, arrays: PowerProblem, in_set: np.ndarray, alpha: float) -> Problem:
+        """The relaxed problem over the configs `in_set` (mask (B, K)) of every cluster;
+        the users' and cells' parameters from `arrays`."""
         n_set = in_set.sum(axis=1)
         k_set = int(n_set.max())
         blk, config = np.nonzero(in_set)                   # row-major: each cluster in order
@@ -168,16 +170,16 @@ class _Relaxation:
         ok = res < n_set[self.blk[links]]
         links, res = links[ok], res[ok]
         rate = self.rates(links, chosen[self.blk[links], res])
-        u, c = network.user_arrays(), network.cell_arrays()
         return Problem.from_links(
             self.user[links], self.cell[links], rate, n_users=self.gains.n_users,
-            n_cells=self.gains.n_cells, resource=res, n_resources=k_set, weight=u["weight"],
-            alpha=alpha, demand_mbps=u["demand_mbps"], backhaul_mbps=c["backhaul_mbps"],
-            price_per_mbps=c["price_per_mbps"], pattern_cost=cost, share_block=self.cluster)
+            n_cells=self.gains.n_cells, resource=res, n_resources=k_set, weight=arrays.weight,
+            alpha=alpha, demand_mbps=arrays.demand_mbps, backhaul_mbps=arrays.backhaul_mbps,
+            price_per_mbps=arrays.price_per_mbps, pattern_cost=cost, share_block=self.cluster)
 
 
-def relaxed_bound(network: Network, gains: GainTable, space: PatternSpace, alpha: float = 1.0, *,
-                  cluster_cells: int = 5, tol: float = 1e-4, time_limit_s: float | None = None,
+def relaxed_bound(network: Network | PowerProblem, gains: GainTable, space: PatternSpace,
+                  alpha: float = 1.0, *, cluster_cells: int = 5, tol: float = 1e-4,
+                  time_limit_s: float | None = None,
                   prices: tuple[np.ndarray, np.ndarray] | None = None, method: str = "ipm",
                   max_rounds: int = 50) -> dict[str, Any]:
     """A valid upper bound on the joint problem: the cluster relaxation, prices optimized.
@@ -196,8 +198,12 @@ def relaxed_bound(network: Network, gains: GainTable, space: PatternSpace, alpha
 
     Parameters
     ----------
-    network, gains, space, alpha
-        As for :func:`~cellopt.solve_power`.
+    network : Network or PowerProblem
+        Where the users' weights and demands and the cells' backhaul caps and prices come
+        from (read once; a PowerProblem's own arrays).
+    gains, space : GainTable, PatternSpace
+    alpha : float
+        α-fair utility.
     cluster_cells : int
         Most cells per cluster (:func:`cluster_cells_by_coupling`); 1 = interference-free.
     tol : float
@@ -218,14 +224,16 @@ def relaxed_bound(network: Network, gains: GainTable, space: PatternSpace, alpha
         bound on its optimum), ``relaxation_gap``, ``time_s``.
     """
     t0 = time.perf_counter()
+    arrays = network if isinstance(network, PowerProblem) else PowerProblem.from_parts(
+        network, gains, space, alpha)
     # The interference-free relaxation first (one round, a fraction of a second); then,
     # with the time left, the clusters, started from its prices. The better bound wins.
-    out = _solve_relaxation(network, gains, space, alpha, 1, tol, None, prices, method,
+    out = _solve_relaxation(arrays, gains, space, alpha, 1, tol, None, prices, method,
                             max_rounds)
     if cluster_cells > 1:
         left = None if time_limit_s is None else time_limit_s - (time.perf_counter() - t0)
         if left is None or left > 0:
-            clustered = _solve_relaxation(network, gains, space, alpha, cluster_cells, tol,
+            clustered = _solve_relaxation(arrays, gains, space, alpha, cluster_cells, tol,
                                           left, out.pop("prices"), method, max_rounds)
             if clustered["upper_bound"] < out["upper_bound"]:
                 out = clustered
@@ -234,7 +242,7 @@ def relaxed_bound(network: Network, gains: GainTable, space: PatternSpace, alpha
     return out
 
 
-def _solve_relaxation(network: Network, gains: GainTable, space: PatternSpace, alpha: float,
+def _solve_relaxation(arrays: PowerProblem, gains: GainTable, space: PatternSpace, alpha: float,
                       cluster_cells: int, tol: float, time_limit_s: float | None,
                       prices: tuple[np.ndarray, np.ndarray] | None, method: str,
                       max_rounds: int) -> dict[str, Any]:
@@ -242,7 +250,7 @@ def _solve_relaxation(network: Network, gains: GainTable, space: PatternSpace, a
     t0 = time.perf_counter()
     cluster = cluster_cells_by_coupling(gains, cluster_cells)
     rel = _Relaxation(gains, space, cluster)
-    cell_price = network.cell_arrays()["price_per_mbps"]
+    cell_price = arrays.price_per_mbps
     small = rel.n_configs <= 8
     if prices is None:
         start_values = np.where(rel.valid, -rel.energy, -np.inf)
@@ -259,7 +267,7 @@ def _solve_relaxation(network: Network, gains: GainTable, space: PatternSpace, a
     best_bound, best_obj, rounds, best_prices = np.inf, -np.inf, 0, prices
     while rounds < max_rounds:
         rounds += 1
-        problem = rel.master(network, in_set, alpha)
+        problem = rel.master(arrays, in_set, alpha)
         left = None if time_limit_s is None else max(time_limit_s - (time.perf_counter() - t0),
                                                      1.0)
         sol = solve(problem, method=method, tol=tol, time_limit_s=left)

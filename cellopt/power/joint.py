@@ -8,9 +8,12 @@ described in :func:`solve_power`; docs/model.md ("Power patterns") has the mathe
 
 from __future__ import annotations
 
+import dataclasses
+import functools
 import time
-from collections.abc import Callable
-from typing import Any
+import warnings
+from collections.abc import Callable, Mapping
+from typing import Any, TypeVar, cast
 
 import numpy as np
 import pandas as pd
@@ -28,10 +31,11 @@ from cellopt.power.patterns import (
     reduced_values,
     top_patterns_exhaustive,
 )
+from cellopt.power.problem import PowerProblem
 from cellopt.power.search import Neighbourhoods, search_patterns
 from cellopt.problem import Problem
 from cellopt.radio.model import RadioModel
-from cellopt.solution import Solution
+from cellopt.solution import PowerResult, Solution
 from cellopt.solvers.api import solve
 from cellopt.solvers.certificate import certified_gap, utility_scale
 from cellopt.solvers.common import link_prices, repair, user_min
@@ -39,8 +43,8 @@ from cellopt.solvers.registry import PATTERN_METHODS
 from cellopt.solvers.result import build_solution
 from cellopt.status import CONVERGED, LOCAL_OPTIMUM, MAX_ITER, OPTIMAL, STOPPED, TAIL_OFF, TIME_LIMIT
 
-__all__ = ["EXACT_WORK_MAX", "MAX_ITER_EXACT", "MAX_ITER_SEARCH", "PRICING_WORK_MAX", "master_duals",
-           "master_problem", "solve_power"]
+__all__ = ["EXACT_WORK_MAX", "MAX_ITER_EXACT", "MAX_ITER_SEARCH", "PRICING_WORK_MAX",
+           "ColumnGenerationOptions", "master_duals", "master_problem", "solve_power"]
 
 #: Most (patterns × users × table entries) that bound="auto" still enumerates exactly for
 #: the final bound; an explicit bound="exact" is allowed up to 10× more.
@@ -73,28 +77,12 @@ def master_problem(gains: GainTable, space: PatternSpace, patterns: np.ndarray,
                    links_per_pattern: int | None = None) -> Problem:
     """The association problem over a fixed pattern set, with free pattern shares.
 
-    Resource k of the problem is pattern ``patterns[k]``; link rates are the rates under
-    that pattern over the whole band; ``pattern_cost`` is each pattern's energy cost. The
-    input row of link (pattern k, user i, candidate c) is ``(k · n_users + i) ·
-    n_candidates + c``. With `links_per_pattern`, each user keeps only its fastest links
-    in each pattern.
+    :meth:`PowerProblem.master` of ``PowerProblem.from_parts(network, gains, space,
+    alpha)``: resource k is pattern ``patterns[k]``; the input row of link (pattern k,
+    user i, candidate c) is ``(k · n_users + i) · n_candidates + c``. With
+    `links_per_pattern`, each user keeps only its fastest links in each pattern.
     """
-    patterns = np.atleast_2d(patterns)
-    n_s, n_u, n_c = len(patterns), gains.n_users, gains.n_candidates
-    rate = gains.rates_mbps(space.power_mw(patterns))  # (S, U, n)
-    if links_per_pattern is not None and links_per_pattern < n_c:
-        rank = np.argsort(np.argsort(-rate, axis=2, kind="stable"), axis=2, kind="stable")
-        rate = np.where(rank < links_per_pattern, rate, 0.0)
-    u, c = network.user_arrays(), network.cell_arrays()
-    return Problem.from_links(
-        np.broadcast_to(np.arange(n_u)[None, :, None], rate.shape).ravel(),
-        np.broadcast_to(gains.cell[None, :, :n_c], rate.shape).ravel(),
-        rate.ravel(), n_users=n_u, n_cells=gains.n_cells,
-        resource=np.broadcast_to(np.arange(n_s)[:, None, None], rate.shape).ravel(),
-        n_resources=n_s, weight=u["weight"], alpha=alpha, demand_mbps=u["demand_mbps"],
-        backhaul_mbps=c["backhaul_mbps"], price_per_mbps=c["price_per_mbps"],
-        cell_tier=c["tier"], pattern_cost=space.energy_cost(patterns), third_party=c["third_party"],
-    )
+    return PowerProblem.from_parts(network, gains, space, alpha).master(patterns, links_per_pattern)
 
 
 def master_duals(problem: Problem, sol: Solution) -> tuple[np.ndarray, np.ndarray]:
@@ -153,12 +141,188 @@ class _PatternSet:
         return len(new)
 
 
-#: Largest full-power energy cost per unit of the users' total weight that solve_power
-#: accepts: beyond it utilities vanish in rounding next to the energy terms.
-_ENERGY_RATIO_MAX = 1e9
+@dataclasses.dataclass(frozen=True)
+class ColumnGenerationOptions:
+    """How :func:`solve_power` runs column generation: bound, pricing and set management.
+
+    Every field has the default ``solve_power`` uses without options; the record checks
+    itself when made (one :class:`~cellopt.ValidationError` lists every bad field and
+    its fix).
+
+    Attributes
+    ----------
+    bound : {"auto", "exact", "relaxed", None}
+        Upper bound on the joint problem over every pattern, valid for the physical
+        model (every cell interfering at its pattern's power, not only the
+        `n_interferers` of each user's table): the cells lumped beyond the table count
+        at their lowest level in the bound (0 when they may be off) and at full power in
+        the answer, so objective ≤ physical optimum ≤ bound, and the gap includes the
+        truncation's looseness. ``"exact"``: the Lagrangian bound with every pattern
+        enumerated (small networks); ``"relaxed"``: the optimum of a convex relaxation
+        with every cluster of cells on its own patterns and the other clusters'
+        interference at their lowest level (:func:`relaxed_bound`; valid for any size);
+        None: no bound. ``"auto"`` (default): exact when the enumeration is at most
+        :data:`EXACT_WORK_MAX` (patterns × users × table entries), else relaxed.
+        ``Solution.power.bound_kind`` and ``bound_info`` say which was computed.
+    gain_tol : float or None
+        With search pricing only: stop ("tail_off") when three iterations together
+        raised the objective by less than ``gain_tol × Σ_i w_i`` (α = 1: the weighted
+        geometric-mean rate by less than a factor e^gain_tol). Default 1e-3; None: never.
+    pricing : {"auto", "exact", "search"}
+        ``"auto"`` (default): exact when the enumeration is at most
+        :data:`PRICING_WORK_MAX`.
+    stabilization : float
+        Weight β ∈ [0, 1) of the stability center in the pricing prices (default 0.5;
+        0: none).
+    retire_after : int or None
+        Masters in a row without share after which a pattern leaves the set (default 5;
+        None: never).
+    max_patterns : int or None
+        Most patterns in a master; when it is full, the longest idle patterns and then
+        the least used make room for new ones. None (default): no cap with exact pricing
+        (an optimal mixture can need as many patterns as users + cells, and a cap below
+        that makes exact pricing re-add the patterns it pushes out, without end), 40 with
+        the search.
+    links_per_pattern : int, None or "auto"
+        Links each user keeps per pattern in the master: its fastest ones; None keeps
+        every candidate; ``"auto"`` (default): every candidate with exact pricing, else 2.
+    cluster_cells : int
+        Most cells per cluster of the relaxed bound (default 3; 1: the interference-free
+        bound).
+    master_options : mapping
+        Passed to the convex method of the masters (e.g. ``{"max_iter": 200}``).
+    """
+
+    bound: str | None = "auto"
+    gain_tol: float | None = 1e-3
+    pricing: str = "auto"
+    stabilization: float = 0.5
+    retire_after: int | None = 5
+    max_patterns: int | None = None
+    links_per_pattern: int | str | None = "auto"
+    cluster_cells: int = 3
+    master_options: Mapping[str, Any] = dataclasses.field(default_factory=dict)
+
+    def __post_init__(self) -> None:
+        if not isinstance(self.master_options, Mapping):
+            raise ValidationError(f"master_options={self.master_options!r}; fix: a mapping of "
+                                  "options for the masters' convex method, e.g. {}")
+        object.__setattr__(self, "master_options", dict(self.master_options))
+        _check_options(self)
 
 
+_F = TypeVar("_F", bound=Callable[..., Solution])
+
+
+def _accepts_old_form(new: _F) -> _F:
+    """`new` (its signature and docstring), also callable the old way (a Network first)
+    for one release, with a DeprecationWarning."""
+    @functools.wraps(new)
+    def solve_power(*args: Any, **kwargs: Any) -> Solution:
+        first = args[0] if args else kwargs.get("network")
+        if isinstance(first, Network):
+            return _solve_power_old_form(*args, **kwargs)
+        return new(*args, **kwargs)
+    return cast(_F, solve_power)
+
+
+@_accepts_old_form
 def solve_power(
+    problem: PowerProblem,
+    method: str = "ipm",
+    *,
+    tol: float = 1e-4,
+    max_iter: int | str | None = "auto",
+    time_limit_s: float | None = None,
+    callback: Callable[[dict[str, Any]], bool | None] | None = None,
+    progress: bool = True,
+    options: ColumnGenerationOptions | None = None,
+) -> Solution:
+    """Optimize transmit powers jointly with association and bandwidth.
+
+    Column generation over power patterns. Each iteration solves the master (the
+    association problem over the current patterns, shares free) with the convex
+    `method`, reads the users' rate prices λ and the backhaul prices ν from its duals
+    (:func:`master_duals`), and prices new patterns: their reduced value
+    ``V(s) = Σ_j max_i (λ_i − c_j − ν_j)⁺ R_ij(s) − E_s`` must beat the best pattern of the
+    set. Pricing is exact (every pattern enumerated) when the pattern space is small,
+    else a search (:func:`~cellopt.power.patterns.search_patterns`: single-cell moves and
+    exact enumeration over neighbourhoods of cells). Prices are stabilized (Wentges):
+    the search runs at a convex combination of the master's prices and the best prices
+    seen, and falls back to the master's prices when that finds nothing. Patterns that
+    held no share for `retire_after` masters in a row leave the set.
+
+    The run stops on a work budget, `max_iter` iterations, not on the clock: the same
+    inputs give the same answer, bit for bit, however busy the machine is. A time limit
+    (`time_limit_s`) is an explicit option; it makes the answer depend on the machine.
+
+    The old form, ``solve_power(network, levels_db, energy_price_per_w=..., rng=...,
+    bound=..., ...)``, still works for one release with a DeprecationWarning; it builds
+    the :class:`PowerProblem` and the :class:`ColumnGenerationOptions` from its keywords.
+
+    Parameters
+    ----------
+    problem : PowerProblem
+        The network's arrays, gains, levels, energy prices and α
+        (:meth:`PowerProblem.from_drop`, :meth:`PowerProblem.from_network`).
+    method : str
+        Convex method for the master: one of :data:`cellopt.solvers.PATTERN_METHODS`
+        (``"ipm"``, the fastest, by default; ``"dual"``, ``"alm"``, ``"reference"``).
+    tol : float
+        Relative tolerance of the masters and of the certificate: status ``"optimal"``
+        when a valid bound certifies gap ≤ tol.
+    max_iter : int, "auto" or None
+        Work budget [column-generation iterations; each is one master solve and one
+        pricing round]: status ``"max_iter"`` when it ends the run. ``"auto"``:
+        :data:`MAX_ITER_SEARCH` (20) with search pricing — about a minute on the README's
+        285-cell network on an idle 2-core machine — and :data:`MAX_ITER_EXACT` (500) with
+        exact pricing, which ends on its own (``"optimal"`` or ``"converged"``) long before
+        on small networks. None: no budget.
+    time_limit_s : float or None
+        Wall-clock limit [s] (default None: none). An iteration that would not fit in the
+        time left is not started; status ``"time_limit"`` when it ends the run. Unlike
+        `max_iter`, the answer then depends on the machine's speed and load.
+    callback : callable, optional
+        Called after each iteration with its history row; True stops.
+    progress : bool
+        Show a progress bar (iterations against `max_iter`; patterns, objective,
+        estimate). It only displays: the answer is the same with or without it.
+    options : ColumnGenerationOptions, optional
+        Bound, pricing, stabilization, pattern-set management, the relaxed bound's
+        clusters and the masters' own options (default: ``ColumnGenerationOptions()``).
+
+    Returns
+    -------
+    Solution
+        A new solution (the final master's ``x`` on its links, resources = patterns) with
+        the joint ``upper_bound`` (on the physical model) and ``gap``, and ``power``, a
+        :class:`PowerResult`: ``patterns`` (dBm), ``pattern_share``, ``cell_power_dbm``,
+        ``energy_w``, ``bound_kind`` ("exact" or "relaxed"), ``bound_info``
+        (``certifies``: "physical model"; ``lumped``: whether cells beyond the tables
+        were lumped; ``bound_factor``, ``estimate_factor``), the Lagrangian ``estimate``
+        (of the table's model; not a bound: the joint bound with the best pattern the
+        pricing found in place of ``max_s V``) and the column-generation ``history``, one
+        row per iteration: ``iteration, n_patterns, objective, estimate, bound, n_new,
+        pricing, inner_iterations, inner_time_s, search_time_s, time_s``. The same values
+        are on the solution's own fields (``patterns``, ``pattern_share``,
+        ``cell_power_dbm``, ``energy_w``, ``bound_kind``, ``bound_info``, ``estimate``,
+        ``history``). ``status``: "optimal" (a valid bound certifies gap ≤ tol),
+        "converged" (exact pricing found no improving pattern, but the gap is above tol:
+        the masters' tolerance, the links left out of them, or the lumped cells),
+        "local_optimum" (the search found no improving pattern; not certified),
+        "tail_off", "max_iter", "time_limit" or "stopped".
+
+    Raises
+    ------
+    ValidationError
+        For a bad `method`, `tol`, `max_iter` or `time_limit_s`, and for an exact bound
+        or exact pricing over too many patterns.
+    """
+    return _solve(problem, method, tol, max_iter, time_limit_s, callback, progress, options,
+                  time.perf_counter())
+
+
+def _solve_power_old_form(
     network: Network,
     levels_db: Levels = (0.0, -10.0, None),
     *,
@@ -183,139 +347,44 @@ def solve_power(
     gains: GainTable | None = None,
     links_per_pattern: int | str | None = "auto",
     cluster_cells: int = 3,
-    **options: Any,
+    **master_options: Any,
 ) -> Solution:
-    """Optimize transmit powers jointly with association and bandwidth.
-
-    Column generation over power patterns. Each iteration solves the master (the
-    association problem over the current patterns, shares free) with the convex
-    `method`, reads the users' rate prices λ and the backhaul prices ν from its duals
-    (:func:`master_duals`), and prices new patterns: their reduced value
-    ``V(s) = Σ_j max_i (λ_i − c_j − ν_j)⁺ R_ij(s) − E_s`` must beat the best pattern of the
-    set. Pricing is exact (every pattern enumerated) when the pattern space is small,
-    else a search (:func:`~cellopt.power.patterns.search_patterns`: single-cell moves and
-    exact enumeration over neighbourhoods of cells). Prices are stabilized (Wentges):
-    the search runs at a convex combination of the master's prices and the best prices
-    seen, and falls back to the master's prices when that finds nothing. Patterns that
-    held no share for `retire_after` masters in a row leave the set.
-
-    The run stops on a work budget, `max_iter` iterations, not on the clock: the same
-    inputs give the same answer, bit for bit, however busy the machine is. A time limit
-    (`time_limit_s`) is an explicit option; it makes the answer depend on the machine.
-
-    Parameters
-    ----------
-    network : Network
-    levels_db : sequence of float or None, or mapping tier -> sequence
-        Allowed levels relative to each cell's ``tx_power_dbm`` [dB] (≤ 0), None = off;
-        one list for all cells or one per tier.
-    method : str
-        Convex method for the master: one of :data:`cellopt.solvers.PATTERN_METHODS`
-        (``"ipm"``, the fastest, by default; ``"dual"``, ``"alm"``, ``"reference"``).
-    bound : {"auto", "exact", "relaxed", None}
-        Upper bound on the joint problem over every pattern, valid for the physical
-        model (every cell interfering at its pattern's power, not only the
-        `n_interferers` of each user's table): the cells lumped beyond the table count
-        at their lowest level in the bound (0 when they may be off) and at full power in
-        the answer, so objective ≤ physical optimum ≤ bound, and the gap includes the
-        truncation's looseness. ``"exact"``: the Lagrangian bound with every pattern
-        enumerated (small networks); ``"relaxed"``: the optimum of a convex relaxation
-        with every cluster of cells on its own patterns and the other clusters'
-        interference at their lowest level (:func:`relaxed_bound`; valid for any size);
-        None: no bound. ``"auto"``: exact when the enumeration is at most
-        :data:`EXACT_WORK_MAX` (patterns × users × table entries), else relaxed.
-        ``Solution.bound_kind`` and ``bound_info`` say which was computed.
-    energy_price_per_w : float or ndarray, shape (n_cells,)
-        e_j [utility per W of transmit power, per unit share of the band].
-    alpha : float
-        α-fair utility.
-    tol : float
-        Relative tolerance of the masters and of the certificate: status ``"optimal"``
-        when a valid bound certifies gap ≤ tol.
-    gain_tol : float or None
-        With search pricing only: stop ("tail_off") when three iterations together
-        raised the objective by less than ``gain_tol × Σ_i w_i`` (α = 1: the weighted
-        geometric-mean rate by less than a factor e^gain_tol). None: never.
-    pricing : {"auto", "exact", "search"}
-        ``"auto"``: exact when the enumeration is at most :data:`PRICING_WORK_MAX`.
-    stabilization : float
-        Weight β ∈ [0, 1) of the stability center in the pricing prices (0: none).
-    retire_after : int or None
-        Masters in a row without share after which a pattern leaves the set (None: never).
-    max_patterns : int or None
-        Most patterns in a master; when it is full, the longest idle patterns and then
-        the least used make room for new ones. None (default): no cap with exact pricing
-        (an optimal mixture can need as many patterns as users + cells, and a cap below
-        that makes exact pricing re-add the patterns it pushes out, without end), 40 with
-        the search.
-    max_iter : int, "auto" or None
-        Work budget [column-generation iterations; each is one master solve and one
-        pricing round]: status ``"max_iter"`` when it ends the run. ``"auto"``:
-        :data:`MAX_ITER_SEARCH` (20) with search pricing — about a minute on the README's
-        285-cell network on an idle 2-core machine — and :data:`MAX_ITER_EXACT` (500) with
-        exact pricing, which ends on its own (``"optimal"`` or ``"converged"``) long before
-        on small networks. None: no budget.
-    time_limit_s : float or None
-        Wall-clock limit [s] (default None: none). An iteration that would not fit in the
-        time left is not started; status ``"time_limit"`` when it ends the run. Unlike
-        `max_iter`, the answer then depends on the machine's speed and load.
-    progress : bool
-        Show a progress bar (iterations against `max_iter`; patterns, objective,
-        estimate). It only displays: the answer is the same with or without it.
-    callback : callable, optional
-        Called after each iteration with its history row; True stops.
-    n_candidates, n_interferers : int
-        Candidate servers and power-controllable cells per user; see :class:`GainTable`.
-    model : RadioModel, optional
-    rng : int or numpy.random.Generator, optional
-        Shadowing seed (the same as :func:`~cellopt.radio.link_table` gives the same
-        full-power rates).
-    gains : GainTable, optional
-        Precomputed gains (then `n_candidates`, `n_interferers`, `model`, `rng` are unused).
-    links_per_pattern : int, None or "auto"
-        Links each user keeps per pattern in the master: its fastest ones; None keeps
-        every candidate; ``"auto"``: every candidate with exact pricing, else 3.
-    cluster_cells : int
-        Most cells per cluster of the relaxed bound (1: the interference-free bound).
-    **options
-        Passed to the convex method.
-
-    Returns
-    -------
-    Solution
-        Of the final master (``x`` on its links, resources = patterns), with ``patterns``
-        (dBm), ``pattern_share``, ``cell_power_dbm``, ``energy_w``; the joint
-        ``upper_bound`` (on the physical model), ``gap``, ``bound_kind`` ("exact" or
-        "relaxed") and ``bound_info`` (``certifies``: "physical model"; ``lumped``:
-        whether cells beyond the tables were lumped); the Lagrangian ``estimate`` (of the
-        table's model; not a bound: the joint bound with the best pattern the pricing
-        found in place of ``max_s V``); and ``history``, one row per iteration:
-        ``iteration, n_patterns, objective, estimate, bound, n_new, pricing,
-        inner_iterations, inner_time_s, search_time_s, time_s``. ``status``: "optimal" (a
-        valid bound certifies gap ≤ tol), "converged" (exact pricing found no improving
-        pattern, but the gap is above tol: the masters' tolerance, the links left out of
-        them, or the lumped cells), "local_optimum" (the search found no improving
-        pattern; not certified), "tail_off", "max_iter", "time_limit" or "stopped".
-    """
+    """The old signature of :func:`solve_power` (deprecated; one more release)."""
+    warnings.warn(
+        "solve_power(network, levels_db, energy_price_per_w=..., rng=..., bound=..., ...) is "
+        "deprecated; use solve_power(PowerProblem.from_drop(drop, levels_db=..., "
+        "energy_price_per_w=...), method, tol=..., max_iter=..., options=ColumnGenerationOptions("
+        "bound=..., ...)) (PowerProblem.from_network(network, ..., rng=...) without a drop)",
+        DeprecationWarning, stacklevel=3)
     t0 = time.perf_counter()
-    _check_options(method, gain_tol, bound, pricing, stabilization, retire_after, max_patterns,
-                   max_iter, time_limit_s, cluster_cells, alpha, tol)
-    if gains is None:
-        gains = GainTable.from_network(network, n_candidates=n_candidates,
-                                       n_interferers=n_interferers, model=model, rng=rng)
-    elif (gains.n_users, gains.n_cells) != (network.n_users, network.n_cells):
-        raise ValidationError("gains were built for another network; fix: rebuild them with "
-                              "GainTable.from_network(network)")
-    space = PatternSpace.from_network(network, levels_db, energy_price_per_w)
-    full_cost = float(space.energy_cost(space.full_power())[0])
-    total_weight = float(network.user_arrays()["weight"].sum())
-    if full_cost > _ENERGY_RATIO_MAX * max(total_weight, 1.0):
-        raise ValidationError(
-            f"energy_price_per_w makes full power cost {full_cost:.3g} utility per unit share, "
-            f"more than {_ENERGY_RATIO_MAX:.0e} × the users' total weight ({total_weight:.3g}): "
-            "rounding, not the users, would decide the answer; fix: give the price in "
-            "utility per W on the scale of the utilities (a user's log-rate changes by about "
-            "0.7 per doubling of its rate)")
+    _check_run(method, tol, max_iter, time_limit_s)
+    options = ColumnGenerationOptions(
+        bound=bound, gain_tol=gain_tol, pricing=pricing, stabilization=stabilization,
+        retire_after=retire_after, max_patterns=max_patterns, links_per_pattern=links_per_pattern,
+        cluster_cells=cluster_cells, master_options=master_options)
+    problem = PowerProblem.from_network(
+        network, levels_db=levels_db, energy_price_per_w=energy_price_per_w,
+        n_candidates=n_candidates, n_interferers=n_interferers, model=model, rng=rng, gains=gains,
+        alpha=alpha)
+    return _solve(problem, method, tol, max_iter, time_limit_s, callback, progress, options, t0)
+
+
+def _solve(problem: PowerProblem, method: str, tol: float, max_iter: int | str | None,
+           time_limit_s: float | None, callback: Callable[[dict[str, Any]], bool | None] | None,
+           progress: bool, options: ColumnGenerationOptions | None, t0: float) -> Solution:
+    """Column generation on `problem` (see :func:`solve_power`); `t0` starts its clock."""
+    if not isinstance(problem, PowerProblem):
+        raise ValidationError(f"solve_power got a {type(problem).__name__}; fix: pass a "
+                              "PowerProblem, e.g. PowerProblem.from_drop(drop, levels_db=[0, -10, "
+                              "None])")
+    if options is None:
+        options = ColumnGenerationOptions()
+    elif not isinstance(options, ColumnGenerationOptions):
+        raise ValidationError(f"options={options!r}; fix: a ColumnGenerationOptions(...) record "
+                              "(the convex method's own options go in its master_options)")
+    _check_run(method, tol, max_iter, time_limit_s)
+    gains, space = problem.gains, problem.space
+    bound, max_patterns = options.bound, options.max_patterns
     work = space.n_patterns * gains.cell.size
     if bound == "auto":
         bound = "exact" if work <= EXACT_WORK_MAX else "relaxed"
@@ -323,23 +392,25 @@ def solve_power(
         raise ValidationError(f"an exact bound would evaluate {space.n_patterns:.3g} patterns × "
                               f"{gains.cell.size} table entries; fix: bound='relaxed' or fewer "
                               "cells or levels")
-    exact_pricing = pricing == "exact" or (pricing == "auto" and work <= PRICING_WORK_MAX)
-    if pricing == "exact" and work > _EXACT_LIMIT:
+    exact_pricing = options.pricing == "exact" or (options.pricing == "auto"
+                                                   and work <= PRICING_WORK_MAX)
+    if options.pricing == "exact" and work > _EXACT_LIMIT:
         raise ValidationError(f"exact pricing would evaluate {space.n_patterns:.3g} patterns × "
                               f"{gains.cell.size} table entries per iteration; fix: "
                               "pricing='search'")
+    links_per_pattern = options.links_per_pattern
     if links_per_pattern == "auto":
         links_per_pattern = None if exact_pricing else 2
     if max_patterns is None and not exact_pricing:
         max_patterns = _SEARCH_MAX_PATTERNS
     if max_iter == "auto":
         max_iter = MAX_ITER_EXACT if exact_pricing else MAX_ITER_SEARCH
+    total_weight = float(problem.weight.sum())
 
-    run = _ColumnGeneration(network, gains, space, method, alpha, tol, links_per_pattern,
-                            exact_pricing, stabilization, options)
+    run = _ColumnGeneration(problem, method, tol, links_per_pattern, exact_pricing,
+                            options.stabilization, dict(options.master_options))
     patterns = _PatternSet(space.full_power())
-    patterns.add(_distinct(_tier_patterns(network, space), patterns.patterns), max_patterns,
-                 None)
+    patterns.add(_distinct(_tier_patterns(problem), patterns.patterns), max_patterns, None)
     # Column generation gets the time limit but what the relaxed bound and the answer
     # (the best master finished to `tol`, and a margin) need at the end.
     reserve = (_RELAXED_SHARE if bound == "relaxed" else 0.0) + _FINISH_SHARE
@@ -356,10 +427,10 @@ def solve_power(
                        inner_iterations=it["inner_iterations"], inner_time_s=it["inner_time_s"],
                        search_time_s=it["search_time_s"], time_s=time.perf_counter() - t0)
             history.append(row)
-            stop = _stop_reason(run, it, history, tol, gain_tol, total_weight, callback, budget,
-                                time_limit_s, t0, exact_pricing, max_iter)
+            stop = _stop_reason(run, it, history, tol, options.gain_tol, total_weight, callback,
+                                budget, time_limit_s, t0, exact_pricing, max_iter)
             if stop is None:
-                row["n_new"] = patterns.add(it["new"], max_patterns, retire_after)
+                row["n_new"] = patterns.add(it["new"], max_patterns, options.retire_after)
             if bar is not None:
                 bar.update(row)
             if stop is not None:
@@ -367,7 +438,7 @@ def solve_power(
     finally:
         if bar is not None:
             bar.close()
-    return run.finish(*stop, bound, history, t0, time_limit_s, cluster_cells)
+    return run.finish(*stop, bound, history, t0, time_limit_s, options.cluster_cells)
 
 
 def _stop_reason(run: _ColumnGeneration, it: dict[str, Any], history: list[dict[str, Any]],
@@ -409,19 +480,20 @@ def _stop_reason(run: _ColumnGeneration, it: dict[str, Any], history: list[dict[
 class _ColumnGeneration:
     """One column-generation run: masters, pricing, bounds and the best answer so far."""
 
-    def __init__(self, network: Network, gains: GainTable, space: PatternSpace, method: str,
-                 alpha: float, tol: float, links_per_pattern: int | None, exact_pricing: bool,
-                 stabilization: float, options: dict[str, Any]):
-        self.network, self.gains, self.space = network, gains, space
+    def __init__(self, problem: PowerProblem, method: str, tol: float,
+                 links_per_pattern: int | None, exact_pricing: bool, stabilization: float,
+                 options: dict[str, Any]):
+        self.problem, self.gains, self.space = problem, problem.gains, problem.space
+        gains, space = self.gains, self.space
         # Bounds hold for the physical model: computed with the lumped background at its
         # lowest (the table itself when nothing is lumped).
         self.bound_gains = bound_gains(gains, space)
-        self.method, self.alpha, self.tol = method, alpha, tol
+        self.method, self.alpha, self.tol = method, problem.alpha, tol
         self.links_per_pattern = links_per_pattern
         self.exact_pricing = exact_pricing
         self.beta = stabilization
         self.options = options
-        self.cell_price = network.cell_arrays()["price_per_mbps"]
+        self.cell_price = problem.price_per_mbps
         # The best master so far: its solution, problem, patterns, prices and estimate.
         self.best: Solution | None = None
         self.best_problem: Problem | None = None
@@ -446,8 +518,7 @@ class _ColumnGeneration:
     def iterate(self, pset: _PatternSet, remaining: float | None) -> dict[str, Any]:
         """Solve the master over `pset`, price new patterns; what was found."""
         t_inner = time.perf_counter()
-        problem = master_problem(self.gains, self.space, pset.patterns, self.network,
-                                 self.alpha, self.links_per_pattern)
+        problem = self.problem.master(pset.patterns, self.links_per_pattern)
         kwargs = dict(self.options)
         if remaining is not None:  # the master gets what is left of the budget
             kwargs["time_limit_s"] = max(remaining, 1.0)
@@ -592,7 +663,8 @@ class _ColumnGeneration:
     def finish(self, status: str, message: str, bound: str | None,
                history: list[dict[str, Any]], t0: float, time_limit_s: float | None,
                cluster_cells: int) -> Solution:
-        """The best master's solution with the joint fields, bound and status filled."""
+        """A new solution: the best master's allocation, with the joint bound, the status
+        and the :class:`PowerResult` (the masters' solutions are left as they are)."""
         if self.best_tol > self.tol:  # solved loosely during the run: finish it to `tol`
             left = None if time_limit_s is None else max(
                 0.9 * time_limit_s - (time.perf_counter() - t0), 1.0)
@@ -616,7 +688,7 @@ class _ColumnGeneration:
         elif bound == "relaxed":
             left = None if time_limit_s is None else max(
                 0.97 * time_limit_s - (time.perf_counter() - t0), 0.02 * time_limit_s)
-            relaxed = relaxed_bound(self.network, self.gains, self.space, self.alpha,
+            relaxed = relaxed_bound(self.problem, self.gains, self.space, self.alpha,
                                     cluster_cells=cluster_cells, tol=self.tol,
                                     time_limit_s=left, prices=(lam, nu))
             upper, info = relaxed["upper_bound"], relaxed["info"]
@@ -636,17 +708,20 @@ class _ColumnGeneration:
         p_mw = self.space.power_mw(patterns)
         avg_mw = sol.pattern_share @ p_mw
         with np.errstate(divide="ignore"):
-            sol.cell_power_dbm = 10.0 * np.log10(avg_mw)
-        sol.method = f"power+{self.method}"
-        sol.status = status
-        sol.message = f"{message} ({len(patterns)} patterns, master {self.method})"
-        sol.upper_bound, sol.gap, sol.bound_kind, sol.bound_info = upper, gap, bound, info
-        sol.estimate = float(self.estimate)
-        sol.n_iter, sol.wall_s = self.inner_iterations, time.perf_counter() - t0
-        sol.history = pd.DataFrame(history)
-        sol.patterns = self.space.power_dbm(patterns)
-        sol.energy_w = float(avg_mw.sum() * 1e-3)
-        return sol
+            cell_power_dbm = 10.0 * np.log10(avg_mw)
+        frame = pd.DataFrame(history)
+        power = PowerResult(patterns=self.space.power_dbm(patterns),
+                            pattern_share=sol.pattern_share, cell_power_dbm=cell_power_dbm,
+                            energy_w=float(avg_mw.sum() * 1e-3), bound_kind=bound, bound_info=info,
+                            estimate=float(self.estimate), history=frame)
+        return dataclasses.replace(
+            sol, method=f"power+{self.method}", status=status,
+            message=f"{message} ({len(patterns)} patterns, master {self.method})",
+            upper_bound=upper, gap=gap, n_iter=self.inner_iterations,
+            wall_s=time.perf_counter() - t0, history=frame, patterns=power.patterns,
+            cell_power_dbm=power.cell_power_dbm, energy_w=power.energy_w,
+            bound_kind=power.bound_kind, bound_info=power.bound_info, estimate=power.estimate,
+            power=power)
 
 
 def _without_small_shares(problem: Problem, sol: Solution, tol: float) -> Solution:
@@ -673,13 +748,14 @@ def _without_small_shares(problem: Problem, sol: Solution, tol: float) -> Soluti
     return sol
 
 
-def _tier_patterns(network: Network, space: PatternSpace) -> np.ndarray:
+def _tier_patterns(problem: PowerProblem) -> np.ndarray:
     """One pattern per tier (of several): that tier at its lowest level, the rest at full.
 
     Starting columns beside full power: in a HetNet, muting the macro tier (the
     almost-blank-subframe idea) is worth a share from the first master on.
     """
-    tiers = network.cells["tier"].to_numpy()
+    space = problem.space
+    tiers = problem.tier_names
     names = np.unique(tiers)
     if len(names) < 2:
         return np.zeros((0, space.n_cells), np.int64)
@@ -698,44 +774,56 @@ def _distinct(found: np.ndarray, existing: np.ndarray) -> np.ndarray:
     return found[np.sort(first)]
 
 
-def _check_options(method: str, gain_tol: Any, bound: Any, pricing: Any, stabilization: Any,
-                   retire_after: Any, max_patterns: Any, max_iter: Any, time_limit_s: Any,
-                   cluster_cells: Any, alpha: Any, tol: Any) -> None:
-    """Every option checked at once; one ValidationError lists what is wrong and the fix."""
-    def real(v: Any) -> bool:
-        return is_real(v) and not np.isnan(v)
+def _real(v: Any) -> bool:
+    return is_real(v) and not np.isnan(v)
 
-    def whole(v: Any, least: int) -> bool:
-        return is_integer(v) and v >= least
 
-    rules = [
-        (method in PATTERN_METHODS, f"method={method!r} cannot solve over power patterns; fix: "
-                                    f"one of {sorted(PATTERN_METHODS)}"),
-        (gain_tol is None or (real(gain_tol) and gain_tol >= 0),
-         f"gain_tol={gain_tol!r}; fix: a number ≥ 0 or None"),
-        (bound in ("auto", "exact", "relaxed", None),
-         f"bound={bound!r}; fix: 'auto', 'exact', 'relaxed' or None"),
-        (pricing in ("auto", "exact", "search"), f"pricing={pricing!r}; fix: 'auto', 'exact' or "
-                                                 "'search'"),
-        (real(stabilization) and 0 <= stabilization < 1,
-         f"stabilization={stabilization!r}; fix: a weight in [0, 1)"),
-        (retire_after is None or whole(retire_after, 1),
-         f"retire_after={retire_after!r}; fix: a whole number ≥ 1 or None"),
-        (max_patterns is None or whole(max_patterns, 1),
-         f"max_patterns={max_patterns!r}; fix: a whole number ≥ 1 or None"),
-        (max_iter is None or max_iter == "auto" or whole(max_iter, 1),
-         f"max_iter={max_iter!r}; fix: a whole number of iterations ≥ 1, 'auto' or None"),
-        (time_limit_s is None or (real(time_limit_s) and time_limit_s >= 0),
-         f"time_limit_s={time_limit_s!r}; fix: seconds ≥ 0, or None"),
-        (whole(cluster_cells, 1), f"cluster_cells={cluster_cells!r}; fix: a whole number ≥ 1"),
-        (real(alpha) and np.isfinite(alpha) and alpha >= 0,
-         f"alpha={alpha!r}; fix: a fairness exponent ≥ 0 (1: proportional fair)"),
-        (real(tol) and np.isfinite(tol) and tol > 0, f"tol={tol!r}; fix: a rate-equivalent gap "
-                                                     "> 0, e.g. 1e-4"),
-    ]
+def _whole(v: Any, least: int) -> bool:
+    return is_integer(v) and v >= least
+
+
+def _raise_if(rules: list[tuple[bool, str]]) -> None:
+    """One ValidationError listing the fix of every rule that fails."""
     problems = [fix for ok, fix in rules if not ok]
     if problems:
         raise ValidationError(problems)
+
+
+def _check_options(o: ColumnGenerationOptions) -> None:
+    """Every field of a ColumnGenerationOptions checked at once."""
+    lpp = o.links_per_pattern
+    _raise_if([
+        (o.gain_tol is None or (_real(o.gain_tol) and o.gain_tol >= 0),
+         f"gain_tol={o.gain_tol!r}; fix: a number ≥ 0 or None"),
+        (o.bound in ("auto", "exact", "relaxed", None),
+         f"bound={o.bound!r}; fix: 'auto', 'exact', 'relaxed' or None"),
+        (o.pricing in ("auto", "exact", "search"),
+         f"pricing={o.pricing!r}; fix: 'auto', 'exact' or 'search'"),
+        (_real(o.stabilization) and 0 <= o.stabilization < 1,
+         f"stabilization={o.stabilization!r}; fix: a weight in [0, 1)"),
+        (o.retire_after is None or _whole(o.retire_after, 1),
+         f"retire_after={o.retire_after!r}; fix: a whole number ≥ 1 or None"),
+        (o.max_patterns is None or _whole(o.max_patterns, 1),
+         f"max_patterns={o.max_patterns!r}; fix: a whole number ≥ 1 or None"),
+        (lpp is None or lpp == "auto" or _whole(lpp, 1),
+         f"links_per_pattern={lpp!r}; fix: a whole number ≥ 1, 'auto' or None"),
+        (_whole(o.cluster_cells, 1), f"cluster_cells={o.cluster_cells!r}; fix: a whole number ≥ 1"),
+    ])
+
+
+def _check_run(method: Any, tol: Any, max_iter: Any, time_limit_s: Any) -> None:
+    """solve_power's own arguments checked at once."""
+    _raise_if([
+        (isinstance(method, str) and method in PATTERN_METHODS,
+         f"method={method!r} cannot solve over power patterns; fix: "
+         f"one of {sorted(PATTERN_METHODS)}"),
+        (_real(tol) and np.isfinite(tol) and tol > 0, f"tol={tol!r}; fix: a rate-equivalent gap "
+                                                      "> 0, e.g. 1e-4"),
+        (max_iter is None or max_iter == "auto" or _whole(max_iter, 1),
+         f"max_iter={max_iter!r}; fix: a whole number of iterations ≥ 1, 'auto' or None"),
+        (time_limit_s is None or (_real(time_limit_s) and time_limit_s >= 0),
+         f"time_limit_s={time_limit_s!r}; fix: seconds ≥ 0, or None"),
+    ])
 
 
 class _ProgressBar:

@@ -22,7 +22,7 @@ import numpy as np
 
 import cellopt
 from cellopt import radio, topology
-from cellopt.power import GainTable, abs_grid
+from cellopt.power import ColumnGenerationOptions, GainTable, PowerProblem, abs_grid
 
 out = Path(os.environ.get("CELLOPT_TUTORIAL_OUT", "results/tutorial"))
 out.mkdir(parents=True, exist_ok=True)
@@ -47,8 +47,9 @@ for name, sol in full.items():
 # utility per W of transmit power (per unit share of the band): here 0.05, so a macro
 # cell at 46 dBm (40 W) costs 2 utility units if it transmits all the time.
 # It stops when an iteration raises the geometric-mean rate by less than 1 % (gain_tol).
-sol = cellopt.solve_power(net, [0.0, -10.0, None], energy_price_per_w=0.05, gains=gains,
-                          bound="relaxed", gain_tol=1e-2)
+power = PowerProblem.from_network(net, levels_db=[0.0, -10.0, None], energy_price_per_w=0.05,
+                                  gains=gains)
+sol = cellopt.solve_power(power, options=ColumnGenerationOptions(bound="relaxed", gain_tol=1e-2))
 full_w = float((10.0 ** (net.cells["tx_power_dbm"].to_numpy() / 10.0)).sum() * 1e-3)
 print(sol.status, "-", sol.message)
 print(f"{len(sol.patterns)} patterns, objective {sol.objective:.2f} (utility {sol.utility:.2f}, "
