@@ -35,6 +35,8 @@ from __future__ import annotations
 import numpy as np
 
 from cellopt import Problem, solve
+from cellopt.network import Network, cells_frame, users_frame
+from cellopt.topology.hexgrid import SYNTHETIC_CRS
 
 ALPHAS = (0.5, 1.0, 2.0)
 KINDS = ("drawn", "grouped", "radio", "calibrated")
@@ -168,3 +170,19 @@ def _calibrated(seed, *, n_users: int, n_cells: int, n_resources: int, alpha: fl
     return Problem.from_links(user, cell, rate, **common, backhaul_mbps=backhaul,
                               demand_mbps=demand, price_per_mbps=price, rsrp_dbm=rsrp,
                               sinr_db=sinr, cell_tier=rng.integers(0, 3, n_cells))
+
+
+def random_cells_network(seed: int, n_cells: int = 5, n_users: int = 20, size_m: float = 600.0) -> Network:
+    """Macro cells (a third, at least one) and picos dropped at random in a `size_m` square,
+    users uniform: a small network for the power tests."""
+    rng = np.random.default_rng(seed)
+    n_macro = max(1, n_cells // 3)
+    tier = np.array(["macro"] * n_macro + ["pico"] * (n_cells - n_macro), dtype=object)
+    xy = rng.uniform(0, size_m, (n_cells, 2))
+    x0, y0 = 500_000.0, 5_000_000.0
+    cells = cells_frame(x0 + xy[:, 0], y0 + xy[:, 1], crs=SYNTHETIC_CRS, tier=tier,
+                        tx_power_dbm=np.where(tier == "macro", 46.0, 30.0),
+                        antenna_gain_dbi=np.where(tier == "macro", 14.0, 5.0))
+    uxy = rng.uniform(0, size_m, (n_users, 2))
+    return Network(cells=cells, users=users_frame(x0 + uxy[:, 0], y0 + uxy[:, 1],
+                                                  crs=SYNTHETIC_CRS)).validate()

@@ -4,10 +4,10 @@ import itertools
 
 import numpy as np
 import pytest
+from problems import random_cells_network
 
 import cellopt
 from cellopt import Problem, ValidationError, solve
-from cellopt.network import Network, cells_frame, users_frame
 from cellopt.power import ColumnGenerationOptions, GainTable, PatternSpace, PowerProblem, master_problem
 from cellopt.power.bounds import relaxed_bound
 from cellopt.power.joint import _PatternSet
@@ -20,9 +20,7 @@ from cellopt.power.patterns import (
 )
 from cellopt.power.search import Neighbourhoods, neighbourhood_search
 from cellopt.solvers.certificate import certified_gap, dual_bound
-from cellopt.topology.hexgrid import SYNTHETIC_CRS
 
-X0, Y0 = 500_000.0, 5_000_000.0
 LEVELS = [0.0, -10.0, None]
 
 
@@ -152,17 +150,7 @@ def test_share_blocks_validated():
         solve(block_problem(0), "alm")
 
 
-def small_network(seed, n_cells=5, n_users=20, size_m=600.0):
-    rng = np.random.default_rng(seed)
-    n_macro = max(1, n_cells // 3)
-    tier = np.array(["macro"] * n_macro + ["pico"] * (n_cells - n_macro), dtype=object)
-    xy = rng.uniform(0, size_m, (n_cells, 2))
-    cells = cells_frame(X0 + xy[:, 0], Y0 + xy[:, 1], crs=SYNTHETIC_CRS, tier=tier,
-                        tx_power_dbm=np.where(tier == "macro", 46.0, 30.0),
-                        antenna_gain_dbi=np.where(tier == "macro", 14.0, 5.0))
-    uxy = rng.uniform(0, size_m, (n_users, 2))
-    return Network(cells=cells, users=users_frame(X0 + uxy[:, 0], Y0 + uxy[:, 1],
-                                                  crs=SYNTHETIC_CRS)).validate()
+small_network = random_cells_network
 
 
 def power_problem(net, levels=LEVELS, price=0.0, alpha=1.0):

@@ -12,32 +12,20 @@ import dataclasses
 
 import numpy as np
 import pytest
+from problems import random_cells_network
 
 import cellopt
 from cellopt import solve
-from cellopt.network import Network, cells_frame, users_frame
 from cellopt.power import ColumnGenerationOptions, GainTable, PatternSpace, PowerProblem, master_problem
 from cellopt.power.bounds import bound_gains, joint_bound, relaxed_bound
 from cellopt.power.joint import master_duals
 from cellopt.power.patterns import enumerate_patterns, link_coefficients, reduced_values
-from cellopt.topology.hexgrid import SYNTHETIC_CRS
 
-X0, Y0 = 500_000.0, 5_000_000.0
 N_CANDIDATES = 3
 
 
-def network(seed, n_cells, n_users, size_m=900.0):
-    """Macro cells (a third) and picos dropped at random, users uniform."""
-    rng = np.random.default_rng(seed)
-    n_macro = max(1, n_cells // 3)
-    tier = np.array(["macro"] * n_macro + ["pico"] * (n_cells - n_macro), dtype=object)
-    xy = rng.uniform(0, size_m, (n_cells, 2))
-    cells = cells_frame(X0 + xy[:, 0], Y0 + xy[:, 1], crs=SYNTHETIC_CRS, tier=tier,
-                        tx_power_dbm=np.where(tier == "macro", 46.0, 30.0),
-                        antenna_gain_dbi=np.where(tier == "macro", 14.0, 5.0))
-    uxy = rng.uniform(0, size_m, (n_users, 2))
-    return Network(cells=cells, users=users_frame(X0 + uxy[:, 0], Y0 + uxy[:, 1],
-                                                  crs=SYNTHETIC_CRS)).validate()
+def network(seed, n_cells, n_users):
+    return random_cells_network(seed, n_cells, n_users, size_m=900.0)
 
 
 def case(seed):
