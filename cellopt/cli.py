@@ -22,10 +22,10 @@ from cellopt.errors import CelloptError, ValidationError
 
 def _run(args: argparse.Namespace) -> int:
     from cellopt.study.run import run_scenario
-    from cellopt.study.scenario import MethodSpec, load_scenario
+    from cellopt.study.scenario import load_scenario
 
     scenario = load_scenario(args.scenario)
-    methods = scenario.methods if not args.method else [MethodSpec(name=m, label=m) for m in args.method]
+    methods = scenario.runs if not args.method else [_method(scenario, m) for m in args.method]
     if args.scheduler is not None:
         methods = _with_scheduler(methods, args.scheduler)
     progress = sys.stderr.isatty() if args.progress is None else args.progress
@@ -49,13 +49,27 @@ def _run(args: argparse.Namespace) -> int:
     return 0
 
 
+def _method(scenario: Any, name: str) -> Any:
+    """The run ``--method NAME`` asks for: a solver method, or "power" (the [power] section)."""
+    from cellopt.study.scenario import POWER, MethodSpec
+
+    if name != POWER:
+        return MethodSpec(name=name, label=name)
+    if scenario.power is None:
+        raise ValidationError(f"--method {POWER}: the scenario {scenario.path} has no [power] "
+                              "section; fix: add one (docs/scenarios.md, \"Power\") or run "
+                              "hetnet_power")
+    return scenario.power
+
+
 def _with_scheduler(methods: Sequence[Any], address: str) -> list[Any]:
     """`methods` with ``scheduler=address`` for each that takes a Dask scheduler."""
     import dataclasses
 
     from cellopt.solvers.registry import method_info
+    from cellopt.study.scenario import POWER
 
-    takes = [m for m in methods if method_info(m.name).distributed]
+    takes = [m for m in methods if m.name != POWER and method_info(m.name).distributed]
     if not takes:
         raise ValidationError(f"--scheduler {address}: none of the methods "
                               f"{[m.name for m in methods]} runs on a Dask cluster; fix: add "
@@ -149,7 +163,7 @@ def build_parser() -> argparse.ArgumentParser:
                      "hetnet, or a scenario file (TOML)")
     run.add_argument("--method", action="append", metavar="M",
                      help="method to run instead of the scenario's (repeatable), e.g. alm, dual, "
-                     "max_rsrp")
+                     "max_rsrp; power: the scenario's [power] section")
     run.add_argument("--out", default="results/run", help="output folder (results/run)")
     run.add_argument("--seed", type=int, default=None,
                      help="build seed of the drop (default: the scenario's first drop)")

@@ -81,7 +81,31 @@ CELL_RESULT_COLUMNS: tuple[ResultColumn, ...] = (
     ResultColumn("traffic_mbps", "Mbit/s", "traffic the cell carries"),
     ResultColumn("backhaul_use", "ratio", "traffic over backhaul capacity; 0 for unlimited backhaul"),
     ResultColumn("payment", "utility", "what the cell's owner is paid (price × traffic)"),
+    ResultColumn("mean_power_dbm", "dBm", "average transmit power over the band, "
+                 "10 log10 Σ_s θ_s p_s over the power patterns s and their shares θ_s; "
+                 "tx_power_dbm at fixed power; -inf when always off"),
+    ResultColumn("mean_power_w", "W", "the same in watts: the energy the cell radiates per "
+                 "second"),
+    ResultColumn("share_off", "share", "share of the band in which the cell is off (0 at fixed "
+                 "power)"),
 )
+
+
+def _problem_of(drop: Drop, solution: Solution) -> Problem:
+    """The problem whose links `solution.x` is over: the drop's, or a power solution's
+    master (its resources are the power patterns; its users are the drop's)."""
+    return drop.problem if solution.power is None else solution.power.master
+
+
+def _band_share(drop: Drop, solution: Solution) -> np.ndarray:
+    """The share of the band each resource of the solution's problem is, shape (n_resources,).
+
+    The drop's subbands by width; 1 for every power pattern, whose shares ``x`` are
+    already shares of the whole band.
+    """
+    if solution.power is not None:
+        return np.ones(solution.power.master.n_resources)
+    return drop.links.resource_mhz / drop.links.resource_mhz.sum()
 
 
 def result_columns_markdown() -> str:
@@ -225,7 +249,7 @@ class Drop:
             <NA> for none when the ids are integers), and ``serving_cell`` (the serving
             cell's row, −1 for none; not a column of the tables).
         """
-        p, net = self.problem, self.network
+        p, net = _problem_of(self, solution), self.network
         if len(solution.x) != p.n_links or len(solution.user_rate_mbps) != p.n_users:
             raise ValidationError(f"the solution has {len(solution.x)} links and "
                                   f"{len(solution.user_rate_mbps)} users, this drop's problem "
@@ -233,7 +257,7 @@ class Drop:
         if solution.load_coupling is not None:  # the rates and SINRs at the solution's loads
             p = p.replace(rate_mbps=solution.load_coupling["rate_mbps"],
                           sinr_db=solution.load_coupling["sinr_db"])
-        band_share = self.links.resource_mhz / self.links.resource_mhz.sum()  # (n_resources,)
+        band_share = _band_share(self, solution)  # (n_resources,)
         carried = solution.x * p.rate_mbps
         # the link carrying most of each user's rate: sort by user, then by carried rate
         order = np.lexsort((-carried, p.user))
@@ -289,7 +313,7 @@ class Drop:
     def cell_frame(self, solution: Solution, columns: dict[str, np.ndarray]) -> gpd.GeoDataFrame:
         """The per-cell table of :meth:`frames`."""
         net = self.network
-        band_share = self.links.resource_mhz / self.links.resource_mhz.sum()
+        band_share = _band_share(self, solution)
         serving = columns["serving_cell"]
         cells = net.cells.reset_index(drop=True).copy()
         cells["load"] = solution.cell_airtime @ band_share
@@ -300,5 +324,14 @@ class Drop:
                                          / np.where(cap > 0, cap, np.inf), 0.0)
         cells["payment"] = (np.zeros(net.n_cells) if solution.cell_payment is None
                             else solution.cell_payment)
+        full_dbm = cells["tx_power_dbm"].to_numpy(float)
+        if solution.power is None:  # fixed power: every cell at full power all the time
+            cells["mean_power_dbm"], share_off = full_dbm, np.zeros(net.n_cells)
+        else:
+            power = solution.power
+            cells["mean_power_dbm"] = power.cell_power_dbm
+            share_off = power.pattern_share @ np.isneginf(power.patterns)
+        cells["mean_power_w"] = 10.0 ** (cells["mean_power_dbm"].to_numpy(float) / 10.0) * 1e-3
+        cells["share_off"] = share_off
         assert list(cells.columns[-len(CELL_RESULT_COLUMNS):]) == [c.name for c in CELL_RESULT_COLUMNS]
         return cells

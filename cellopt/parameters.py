@@ -151,6 +151,13 @@ LIMITS: dict[str, Limit] = {
                            "give a capacity ≥ 0 in Mbit/s, or inf for unlimited", allow_inf=True),
     "price_per_mbps": Limit("per Mbit/s", 0.0, math.inf, None, "give a finite price ≥ 0"),
     "alpha": Limit("", 0.0, 1e6, None, "give a fairness α ≥ 0 (1: proportional fair)"),
+    # power optimization and solver budgets
+    "energy_price_per_w": Limit("per W", 0.0, math.inf, None,
+                                "give a finite price ≥ 0 in utility per W (0: energy is free)"),
+    "tol": Limit("", 0.0, 1.0, (1e-8, 0.1), "give a relative tolerance in (0, 1), e.g. 1e-4",
+                 low_open=True),
+    "time_limit_s": Limit("s", 0.0, math.inf, None, "give a limit > 0 in seconds, or leave it out "
+                          "(the work budget max_iter decides)", low_open=True),
     # spectral-efficiency maps
     "gap_db": Limit("dB", 0.0, 100.0, None, "give an SNR gap ≥ 0 dB (3 dB is common)"),
     "attenuation": Limit("", 0.0, 1.0, None, "give the factor α in (0, 1] (0.6 in TR 36.942)",
@@ -168,6 +175,7 @@ LIMITS: dict[str, Limit] = {
     "n_candidates": _count(1, "give a whole number ≥ 1"),
     "chunk_rows": _count(1, "give a whole number of rows ≥ 1, e.g. 500_000"),
     "n_interferers": _count(1, "give a whole number of cells ≥ n_candidates"),
+    "max_iter": _count(1, "give a whole number of iterations ≥ 1, or leave it out (auto)"),
     "mcc": _count(0, "give mobile country codes ≥ 0"),
     "mnc": _count(0, "give mobile network codes ≥ 0"),
 }
@@ -190,7 +198,7 @@ class Choice:
     ----------
     names : tuple of str, or str
         The names, or ``"module:attribute"`` of the tuple of names (a mapping gives its
-        keys, sorted), imported when first read.
+        keys, a set its members, sorted), imported when first read.
     noun : str or None
         The names are of this kind (e.g. "tiers"): a message lists the unknown ones and
         the valid ones as "use tiers from [...]". None: "use one of [...]".
@@ -208,7 +216,7 @@ class Choice:
             return self.names
         module, _, attribute = self.names.partition(":")
         names = getattr(importlib.import_module(module), attribute)
-        return tuple(sorted(names)) if isinstance(names, dict) else tuple(names)
+        return tuple(sorted(names)) if isinstance(names, dict | set | frozenset) else tuple(names)
 
 
 _TIER = Choice("cellopt.network:TIERS", noun="tiers")
@@ -222,6 +230,7 @@ CHOICES: dict[str, Choice] = {
     "owner": Choice("cellopt.network:OWNERS"),
     "interference": Choice(("full", "load_coupled")),
     "spectral_efficiency": Choice("cellopt.radio.spectral:SPECTRAL_EFFICIENCY"),
+    "master_method": Choice("cellopt.solvers:PATTERN_METHODS"),
 }
 
 

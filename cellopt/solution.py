@@ -11,6 +11,7 @@ import numpy as np
 import pandas as pd
 
 from cellopt.errors import ValidationError
+from cellopt.problem import Problem
 from cellopt.status import STATUSES, SUCCESSFUL
 
 __all__ = ["STATUSES", "PowerResult", "Solution"]
@@ -46,6 +47,11 @@ class PowerResult:
         One row per column-generation iteration: ``iteration, n_patterns, objective,
         estimate, bound, n_new, pricing, inner_iterations, inner_time_s, search_time_s,
         time_s``.
+    master : Problem
+        The association problem over the final patterns that ``Solution.x`` is over:
+        resource k is pattern ``patterns[k]`` (its share of the band
+        ``pattern_share[k]``); its links carry that pattern's rates and SINRs.
+        :meth:`cellopt.Drop.frames` reads it.
     """
 
     patterns: np.ndarray
@@ -56,6 +62,7 @@ class PowerResult:
     bound_info: dict[str, Any]
     estimate: float
     history: pd.DataFrame
+    master: Problem
 
 
 

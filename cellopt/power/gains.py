@@ -187,12 +187,40 @@ class GainTable:
         ndarray, shape (n_patterns, n_users, n_candidates)
             [Mbit/s]; 0 where the serving cell is off.
         """
+        return self.bandwidth_mhz * self.efficiency(self.sinr(power_mw))
+
+    def sinr(self, power_mw: np.ndarray) -> np.ndarray:
+        """Linear SINR of every candidate link under each pattern.
+
+        Parameters
+        ----------
+        power_mw : ndarray, shape (n_patterns, n_cells)
+            Transmit power of every cell in every pattern [mW] (0 = off).
+
+        Returns
+        -------
+        ndarray, shape (n_patterns, n_users, n_candidates)
+            0 where the serving cell is off.
+        """
         power_mw = np.atleast_2d(np.asarray(power_mw, float))
         rx = self.gain_mw_per_mw[None] * power_mw[:, self.cell]  # (S, U, n_interferers)
         total = rx.sum(axis=2) + self.background_mw + self.noise_mw
         signal = rx[:, :, :self.n_candidates]
-        sinr = signal / np.maximum(total[:, :, None] - signal, self.noise_mw)
-        return self.bandwidth_mhz * self.efficiency(sinr)
+        return signal / np.maximum(total[:, :, None] - signal, self.noise_mw)
+
+    def take_users(self, rows: np.ndarray) -> GainTable:
+        """The table of some users only (e.g. a drop's users with a usable link).
+
+        Parameters
+        ----------
+        rows : ndarray of bool, shape (n_users,), or of int
+            The users to keep, as a mask or as row numbers.
+        """
+        by_group = self.background_by_group_mw
+        return dataclasses.replace(
+            self, cell=self.cell[rows], gain_mw_per_mw=self.gain_mw_per_mw[rows],
+            background_mw=self.background_mw[rows],
+            background_by_group_mw=None if by_group is None else by_group[rows])
 
     def background_floor_mw(self, lowest_dbm: np.ndarray) -> np.ndarray:
         """The least background of every user when each cell transmits at least its lowest level.

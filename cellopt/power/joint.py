@@ -713,7 +713,7 @@ class _ColumnGeneration:
         power = PowerResult(patterns=self.space.power_dbm(patterns),
                             pattern_share=sol.pattern_share, cell_power_dbm=cell_power_dbm,
                             energy_w=float(avg_mw.sum() * 1e-3), bound_kind=bound, bound_info=info,
-                            estimate=float(self.estimate), history=frame)
+                            estimate=float(self.estimate), history=frame, master=problem)
         return dataclasses.replace(
             sol, method=f"power+{self.method}", status=status,
             message=f"{message} ({len(patterns)} patterns, master {self.method})",

@@ -28,6 +28,7 @@ __all__ = [
     "PatternSpace",
     "best_pattern_exhaustive",
     "enumerate_patterns",
+    "level_offsets_db",
     "local_search",
     "reduced_values",
     "relaxed_value_bound",
@@ -75,9 +76,9 @@ class PatternSpace:
                 raise ValidationError(f"levels_db per tier: unknown tiers {unknown}, missing "
                                       f"tiers {missing}; fix: give a list for each tier of "
                                       f"the network ({sorted(set(tiers))})")
-            per_tier = {t: _offsets(levels_db[t], f"levels_db[{t!r}]") for t in levels_db}
+            per_tier = {t: level_offsets_db(levels_db[t], f"levels_db[{t!r}]") for t in levels_db}
         else:
-            offsets = _offsets(levels_db, "levels_db")
+            offsets = level_offsets_db(levels_db, "levels_db")
             per_tier = {t: offsets for t in TIERS}
         width = max(len(v) for v in per_tier.values())
         padded = {t: np.r_[v, np.repeat(v[-1:], width - len(v))] for t, v in per_tier.items()}
@@ -131,7 +132,26 @@ class PatternSpace:
         return np.argmax(self.level_dbm, axis=1)
 
 
-def _offsets(levels: Sequence[float | None], name: str) -> np.ndarray:
+def level_offsets_db(levels: Sequence[float | None], name: str) -> np.ndarray:
+    """A level list checked and sorted: offsets ≤ 0 dB from full power, highest first.
+
+    Parameters
+    ----------
+    levels : sequence of float or None
+        Offsets [dB] from each cell's ``tx_power_dbm``; None (or −inf) = off.
+    name : str
+        The key named in the error.
+
+    Returns
+    -------
+    ndarray, shape (n_levels,)
+        [dB], −inf for off.
+
+    Raises
+    ------
+    ValidationError
+        For an empty list, a level above 0 dB, NaN or a value that is not a number.
+    """
     try:
         values = [-np.inf if v is None else float(v) for v in levels]
     except (TypeError, ValueError):

@@ -81,7 +81,12 @@ class PowerProblem:
 
         The gains come from :meth:`GainTable.from_drop` (the radio model, shadowing seed
         and candidate count of ``drop.links``), so the full-power rates are the link
-        table's. Every user of ``drop.network`` takes part (users in outage get rate 0).
+        table's. The users, their weights and demands, and the cells' backhaul caps and
+        prices are those of ``drop.problem``: the users with a usable link at full
+        power (the others are reported at rate 0, as in every table of the drop; see
+        docs/model.md, "Power patterns"), and the cells after any override of the
+        drop's problem. A power solution's per-user arrays are then over the same users
+        as every other solution of the drop (``drop.per_user``, ``drop.frames``).
 
         Parameters
         ----------
@@ -110,8 +115,17 @@ class PowerProblem:
         network = drop.network
         _check_alpha(alpha)
         space = _space(network, levels_db, energy_price_per_w)
-        gains = GainTable.from_drop(drop, n_interferers=n_interferers)
-        return cls.from_parts(network, gains, space, alpha)._checked()
+        if drop.problem.n_users == 0:
+            raise ValidationError("the drop has no user with a usable link; fix: drop users "
+                                  "within reach of the cells")
+        gains = GainTable.from_drop(drop, n_interferers=n_interferers).take_users(drop.solvable)
+        p = drop.problem
+        n_cells = network.n_cells
+        return cls(gains=gains, space=space, alpha=alpha, weight=p.weight, demand_mbps=p.demand_mbps,
+                   backhaul_mbps=p.backhaul_mbps, price_per_mbps=p.price_per_mbps,
+                   cell_tier=network.cell_arrays()["tier"] if p.cell_tier is None else p.cell_tier,
+                   third_party=np.zeros(n_cells, bool) if p.third_party is None else p.third_party,
+                   )._checked()
 
     @classmethod
     def from_network(
@@ -224,7 +238,8 @@ class PowerProblem:
         gains, space = self.gains, self.space
         patterns = np.atleast_2d(patterns)
         n_s, n_u, n_c = len(patterns), gains.n_users, gains.n_candidates
-        rate = gains.rates_mbps(space.power_mw(patterns))  # (S, U, n)
+        sinr = gains.sinr(space.power_mw(patterns))  # (S, U, n)
+        rate = gains.bandwidth_mhz * gains.efficiency(sinr)
         if links_per_pattern is not None and links_per_pattern < n_c:
             rank = np.argsort(np.argsort(-rate, axis=2, kind="stable"), axis=2, kind="stable")
             rate = np.where(rank < links_per_pattern, rate, 0.0)
@@ -232,6 +247,7 @@ class PowerProblem:
             np.broadcast_to(np.arange(n_u)[None, :, None], rate.shape).ravel(),
             np.broadcast_to(gains.cell[None, :, :n_c], rate.shape).ravel(),
             rate.ravel(), n_users=n_u, n_cells=gains.n_cells,
+            sinr_db=10.0 * np.log10(np.maximum(sinr, 1e-30)).ravel(),
             resource=np.broadcast_to(np.arange(n_s)[:, None, None], rate.shape).ravel(),
             n_resources=n_s, weight=self.weight, alpha=self.alpha, demand_mbps=self.demand_mbps,
             backhaul_mbps=self.backhaul_mbps, price_per_mbps=self.price_per_mbps,

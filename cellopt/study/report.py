@@ -53,7 +53,7 @@ from cellopt import __version__, network
 from cellopt.errors import ValidationError
 from cellopt.study.atomic import atomic_write
 
-__all__ = ["ASSOCIATION_LINES_MAX_USERS", "TIER_COLORS", "format_value", "write_report"]
+__all__ = ["ASSOCIATION_LINES_MAX_USERS", "POWER_RAMP_DB", "TIER_COLORS", "format_value", "write_report"]
 
 #: Above this many users the association-line layer starts switched off (it can be switched on).
 ASSOCIATION_LINES_MAX_USERS = 5000
@@ -65,6 +65,9 @@ _OTHER_COLOR = "#6f4e7c"  # cells of an unknown tier
 _NO_LOAD_COLOR = "#c8c8c8"  # cells without a finite load
 _LOAD_CMAP = "YlOrRd"
 _LOAD_RANGE = (0.12, 1.0)  # part of the colour map used for load 0..1 (skips the near-white end)
+#: Range of the "mean power" colouring [dB below full power]: the ramp runs from this far
+#: below (and off) to full power.
+POWER_RAMP_DB = 30.0
 
 #: Marker radius of a user dot and of the cell markers, in screen pixels.
 _USER_RADIUS_PX = 2.2
@@ -108,9 +111,12 @@ def write_report(
         present: ``site_id``, ``owner`` ("operator"|"third_party"; third-party cells are
         drawn hollow), ``azimuth_deg`` (degrees clockwise from north, NaN = omni),
         ``tx_power_dbm`` [dBm], ``load`` (airtime used, 0..1; colours the cells when "Colour
-        cells by load" is ticked), ``n_users`` (int), ``traffic_mbps`` [Mbit/s],
+        cells by: load" is chosen), ``n_users`` (int), ``traffic_mbps`` [Mbit/s],
         ``backhaul_mbps`` [Mbit/s] (inf = unlimited), ``backhaul_use`` (0..1 or NaN),
-        ``payment``.
+        ``payment``, ``mean_power_dbm`` [dBm] and ``share_off`` (0..1; with
+        ``tx_power_dbm``, and when some cell is below full power or off, the map can colour
+        the cells by their mean power below full power, from :data:`POWER_RAMP_DB` below
+        (or off) to full, or by their share off).
     tables : mapping of str to pandas.DataFrame
         Summary tables, in order; the key is the caption. Floats are shown to 4
         significant digits (see :func:`format_value`), the index is shown.
@@ -480,6 +486,21 @@ def _load_colors(load: np.ndarray) -> list[str]:
     return out
 
 
+def _power_shares(cells: gpd.GeoDataFrame) -> tuple[np.ndarray, np.ndarray]:
+    """Each cell's mean power as a share of its full power, and its share of the band off
+    (NaN where the columns are absent)."""
+    mean_dbm, full_dbm = _floats(cells, "mean_power_dbm"), _floats(cells, "tx_power_dbm")
+    with np.errstate(invalid="ignore"):
+        share = 10.0 ** ((mean_dbm - full_dbm) / 10.0)
+    return share, _floats(cells, "share_off")
+
+
+def _varies_power(cells: gpd.GeoDataFrame) -> bool:
+    """Whether some cell is below full power or off: the power colourings are worth offering."""
+    share, off = _power_shares(cells)
+    return bool(np.nanmax(np.r_[1.0 - share, off, 0.0]) > 1e-9) if len(cells) else False
+
+
 def _cell_layer(cells: gpd.GeoDataFrame, x: np.ndarray, y: np.ndarray) -> str:
     n = len(cells)
     if n == 0:
@@ -488,10 +509,14 @@ def _cell_layer(cells: gpd.GeoDataFrame, x: np.ndarray, y: np.ndarray) -> str:
     owner = _column(cells, "owner", "operator")
     azimuth = _floats(cells, "azimuth_deg")
     load = _floats(cells, "load")
-    colors = _load_colors(load)
+    power_share, share_off = _power_shares(cells)
+    with np.errstate(divide="ignore", invalid="ignore"):  # off: −inf dB, the ramp's low end
+        below_db = np.maximum(10.0 * np.log10(power_share), -POWER_RAMP_DB)
+    colors = {"lc": _load_colors(load), "pc": _load_colors(1.0 + below_db / POWER_RAMP_DB),
+              "oc": _load_colors(share_off)}
     cols = {name: _column(cells, name, None) for name in
             ("cell_id", "site_id", "tx_power_dbm", "n_users", "traffic_mbps", "backhaul_mbps",
-             "backhaul_use", "payment")}
+             "backhaul_use", "payment", "mean_power_dbm")}
     order = sorted(range(n), key=lambda i: ({"macro": 0, "pico": 1, "femto": 2}.get(tier[i], 3), i))
     parts = []
     for i in order:
@@ -503,6 +528,12 @@ def _cell_layer(cells: gpd.GeoDataFrame, x: np.ndarray, y: np.ndarray) -> str:
                  f"{t}, {format_value(owner[i]) if 'owner' in cells.columns else 'operator'}"]
         if "tx_power_dbm" in cells.columns:
             lines.append(f"tx power: {_with_unit(cols['tx_power_dbm'][i], 'dBm')}")
+        if "mean_power_dbm" in cells.columns:
+            lines.append(f"mean power: {_with_unit(cols['mean_power_dbm'][i], 'dBm')}"
+                         + (f" ({_percent(power_share[i])} of full)" if np.isfinite(power_share[i])
+                            else ""))
+        if "share_off" in cells.columns:
+            lines.append(f"off: {_percent(share_off[i])} of the band")
         if "load" in cells.columns:
             lines.append(f"load: {_percent(load[i])}")
         if "n_users" in cells.columns:
@@ -519,7 +550,8 @@ def _cell_layer(cells: gpd.GeoDataFrame, x: np.ndarray, y: np.ndarray) -> str:
         if "payment" in cells.columns:
             lines.append(f"payment: {format_value(cols['payment'][i])}")
         parts.append(f'<g class="cell {tier_class}{third}" transform="translate({_c(x[i])} {_c(y[i])})" '
-                     f'style="--lc:{colors[i]}"><title>{_esc(chr(10).join(lines))}</title>'
+                     f'style="{";".join(f"--{k}:{v[i]}" for k, v in colors.items())}">'
+                     f'<title>{_esc(chr(10).join(lines))}</title>'
                      f'<path d="{_marker_path(t, azimuth[i])}"/></g>')
     return "".join(parts)
 
@@ -618,13 +650,24 @@ def _legend(cells: gpd.GeoDataFrame, user_tier: np.ndarray, in_area: np.ndarray,
     stops = "".join(
         f'<stop offset="{v:.2f}" stop-color="{c}"/>'
         for v, c in zip(np.linspace(0, 1, 6), _load_colors(np.linspace(0, 1, 6)), strict=True))
-    load_legend = (
-        '<div id="load-legend"><div class="legend-title">Cell load (airtime used)</div>'
+    percent = ("0 %", "50 %", "100 %")
+    colourings = {"by-load": ("load", "Cell load (airtime used)", percent, "no load data")}
+    if _varies_power(cells):
+        colourings["by-power"] = ("mean power", "Mean power below full",
+                                  (f"≤ −{POWER_RAMP_DB:g} dB", f"−{POWER_RAMP_DB / 2:g} dB", "full"),
+                                  "no power data")
+        colourings["by-off"] = ("share off", "Share of the band off", percent, "no power data")
+    ramp_legends = "".join(
+        f'<div class="ramp-legend" id="{key}-legend"><div class="legend-title">{title}</div>'
         '<svg class="ramp" viewBox="0 0 100 10" preserveAspectRatio="none" aria-hidden="true">'
-        f'<defs><linearGradient id="load-ramp">{stops}</linearGradient></defs>'
-        '<rect width="100" height="10" fill="url(#load-ramp)"/></svg>'
-        '<div class="ramp-labels"><span>0 %</span><span>50 %</span><span>100 %</span></div>'
-        f'<div class="small">{_dot(_NO_LOAD_COLOR, "#1b1b1b")}no load data</div></div>')
+        f'<defs><linearGradient id="{key}-ramp">{stops}</linearGradient></defs>'
+        f'<rect width="100" height="10" fill="url(#{key}-ramp)"/></svg>'
+        f'<div class="ramp-labels">{"".join(f"<span>{t}</span>" for t in ticks)}</div>'
+        f'<div class="small">{_dot(_NO_LOAD_COLOR, "#1b1b1b")}{missing}</div></div>'
+        for key, (_, title, ticks, missing) in colourings.items())
+    colour_choice = "".join(
+        f'<label><input type="radio" name="colour" data-toggle="{key}"> {name}</label>'
+        for key, (name, _, _, _) in colourings.items())
     tier_users = _counts(user_tier)
     user_items = []
     for t in ("macro", "pico", "femto", "none"):
@@ -657,9 +700,11 @@ def _legend(cells: gpd.GeoDataFrame, user_tier: np.ndarray, in_area: np.ndarray,
         f'Association lines</label>{line_note}'
         '<label><input type="checkbox" data-toggle="show-users" checked> Users</label>'
         f'{guard_box}'
-        '<label><input type="checkbox" data-toggle="by-load"> Colour cells by load</label></fieldset>'
+        '</fieldset><fieldset><legend>Colour cells by</legend>'
+        '<label><input type="radio" name="colour" data-toggle="by-tier" checked> tier</label>'
+        f'{colour_choice}</fieldset>'
         f'<div class="legend-title">Cells <span class="n">{len(cells)}</span></div>'
-        f'<ul>{"".join(cell_items)}</ul>{load_legend}'
+        f'<ul>{"".join(cell_items)}</ul>{ramp_legends}'
         f'<div class="legend-title">Users, by serving tier <span class="n">{n_users}</span></div>'
         f'<ul>{"".join(user_items)}</ul>'
         '<p class="small hint">Drag to pan; wheel or +/− to zoom; hover a marker for details.</p>'

@@ -7,8 +7,11 @@
     user_rates.csv       one row per (method, user): position, study flag, serving cell,
                          tier, airtime, SINR, rate
     cell_stats.csv       one row per (method, cell): load, users, traffic, backhaul use,
-                         power, payment
-    results.gpkg         the same two tables as GeoPackage layers ``users`` and ``cells``
+                         payment, mean power, share of the band off
+    power_patterns.csv   with a [power] section: one row per (method, pattern, cell): the
+                         pattern's share of the band and the cell's power in it
+    results.gpkg         the same tables as GeoPackage layers ``users``, ``cells`` (and
+                         ``power_patterns``)
     network_map.png      cells and users coloured by serving tier (the last method)
     rate_cdf.png         user rates of every method
     convergence.png      objective and bound against iteration
@@ -103,7 +106,8 @@ def run_scenario(scenario: Scenario, out: str | Path, *, seed: int | None = None
     seed : int, optional
         Build seed (default: the scenario's first drop).
     methods : sequence of MethodSpec, optional
-        Instead of the scenario's methods.
+        Instead of the scenario's runs (:attr:`Scenario.runs`: its methods, then its
+        ``[power]`` section if it has one).
     report : bool
         Also write ``report.html``.
     progress : bool
@@ -127,11 +131,11 @@ def run_scenario(scenario: Scenario, out: str | Path, *, seed: int | None = None
     if not os.access(out, os.W_OK | os.X_OK):
         raise PermissionError(errno.EACCES, os.strerror(errno.EACCES), str(out))
     seed = scenario.seeds[0] if seed is None else seed
-    methods = scenario.methods if methods is None else tuple(methods)
+    methods = scenario.runs if methods is None else tuple(methods)
     t0 = time.perf_counter()
     drop = scenario.build(seed, progress=progress)
     build_s = time.perf_counter() - t0
-    solutions = {m.label: _solve(drop, m, progress) for m in methods}
+    solutions = {m.label: _solve(scenario, drop, m, progress) for m in methods}
     columns = {label: drop.user_columns(sol) for label, sol in solutions.items()}
     cells = _stack({label: drop.cell_frame(sol, columns[label]) for label, sol in solutions.items()})
     n_users = drop.network.n_users
@@ -162,8 +166,13 @@ def run_scenario(scenario: Scenario, out: str | Path, *, seed: int | None = None
     write("radio_summary.csv", lambda f: result.radio_summary.to_csv(f, index_label="tier"))
     write("user_rates.csv", lambda f: _write_csv(f, user_chunks()))
     write("cell_stats.csv", lambda f: _plain(cells).to_csv(f, index=False))
+    layers = {"users": user_chunks, "cells": lambda: iter([cells])}
+    patterns = _power_patterns(drop, solutions)
+    if patterns is not None:
+        write("power_patterns.csv", lambda f: _plain(patterns).to_csv(f, index=False))
+        layers["power_patterns"] = lambda: iter([patterns])
     t = time.perf_counter()
-    _write_geopackage(out / "results.gpkg", {"users": user_chunks, "cells": lambda: iter([cells])})
+    _write_geopackage(out / "results.gpkg", layers)
     result.files.append(out / "results.gpkg")
     _say(progress, "wrote results.gpkg", t)
     sample = None
@@ -201,8 +210,8 @@ def _say(progress: bool, what: str, since: float) -> None:
         print(f"  {what} ({time.perf_counter() - since:.1f} s)", file=sys.stderr, flush=True)
 
 
-def _solve(drop: Drop, spec: MethodSpec, progress: bool) -> Solution:
-    """`drop.solve` with `spec`, showing the iterations on stderr with `progress`."""
+def _solve(scenario: Scenario, drop: Drop, spec: MethodSpec, progress: bool) -> Solution:
+    """`scenario.solve` with `spec`, showing the iterations on stderr with `progress`."""
     t = time.perf_counter()
     options = dict(spec.options)
     if progress and "callback" not in options:
@@ -217,12 +226,36 @@ def _solve(drop: Drop, spec: MethodSpec, progress: bool) -> Solution:
             print(f"\r  {spec.label}: iteration {row.get('iteration', '?')}{gap_text}   ", end="",
                   file=sys.stderr, flush=True)
         options["callback"] = show
-    solution = drop.solve(spec.name, **options)
+    solution = scenario.solve(drop, spec, **options)
     if progress:
         print("\r", end="", file=sys.stderr)
     gap = "" if solution.gap is None else f", gap {solution.gap:.2e}"
     _say(progress, f"{spec.label}: {solution.status}{gap}, {solution.n_iter} iterations", t)
     return solution
+
+
+def _power_patterns(drop: Drop, solutions: dict[str, Solution]) -> gpd.GeoDataFrame | None:
+    """Every cell's power in every pattern of each power solution (None: there is none).
+
+    One row per (method, pattern, cell), at the cell's position: ``cell_id``, ``pattern``
+    (its number), ``pattern_share`` (θ_s, the share of the band it gets), ``tier``,
+    ``power_dbm`` (−inf: off) and ``off``.
+    """
+    cells = drop.network.cells.reset_index(drop=True)
+    frames = {}
+    for label, sol in solutions.items():
+        if sol.power is None:
+            continue
+        n_patterns, n_cells = sol.power.patterns.shape
+        pattern = np.repeat(np.arange(n_patterns), n_cells)
+        at = np.tile(np.arange(n_cells), n_patterns)
+        power_dbm = sol.power.patterns.ravel()
+        frames[label] = gpd.GeoDataFrame({
+            "cell_id": cells["cell_id"].to_numpy()[at], "pattern": pattern,
+            "pattern_share": sol.power.pattern_share[pattern], "tier": cells["tier"].to_numpy()[at],
+            "power_dbm": power_dbm, "off": np.isneginf(power_dbm)},
+            geometry=cells.geometry.to_numpy()[at], crs=cells.crs)
+    return _stack(frames) if frames else None
 
 
 def _write_csv(f: Any, chunks: Iterator[pd.DataFrame]) -> None:

@@ -75,6 +75,16 @@ absent keys take the defaults of the function they are passed to)::
                                     # to their load (cellopt.load_coupling)
     n_interferers                   # load_coupled: cells per user followed exactly (32)
 
+    [power]                         # optional: power patterns chosen jointly with the
+                                    # association (cellopt.power), run after the methods
+    levels_db = [0, -10, "off"]     # offsets ≤ 0 dB from each cell's tx_power_dbm, "off";
+                                    # or per tier: {macro = [0, -10, "off"], pico = [0, "off"]}
+    energy_price_per_w = 0.05       # utility per W of transmit power (default 0)
+    max_iter                        # work budget: column-generation iterations (default
+                                    # "auto": 20 with search pricing, 500 with exact)
+    master_method ("ipm"), tol (1e-4), n_interferers (32), label ("power (ipm)"),
+    time_limit_s (none: a limit makes the answer depend on the machine)
+
     [seeds]                         # optional
     base (default 1, ≥ 0), drops (default 1, 1 to 1,000,000): drop k is built with the
     seed of the k-th child of SeedSequence(base).spawn(drops) (independent streams;
@@ -121,12 +131,15 @@ from cellopt._deprecated import moved_names
 from cellopt.errors import ValidationError
 from cellopt.load_coupling import LoadCoupling
 from cellopt.network import Network
+from cellopt.power import PowerProblem, solve_power
+from cellopt.solution import Solution
 from cellopt.study import schema as _schema
 from cellopt.study import seeds as _seeds
 from cellopt.study.builders import BUILDERS, LINK_KEYS, problem_options, radio_model
-from cellopt.study.schema import Distribution, MethodSpec
+from cellopt.study.schema import POWER, Distribution, MethodSpec
 
 __all__ = [
+    "POWER",
     "SHIPPED_DIR",
     "Distribution",
     "MethodSpec",
@@ -168,6 +181,10 @@ class Scenario:
     problem : dict
         ``alpha``, and ``backhaul_mbps`` / ``price_per_mbps`` for third-party cells.
     methods : tuple of MethodSpec
+        The association methods of the ``methods`` array.
+    power : MethodSpec or None
+        The ``[power]`` section (name :data:`~cellopt.study.schema.POWER`, its keys the
+        options); None if absent. :attr:`runs` lists it after the methods.
     seed_base, drops : int
     raw : dict
         The parsed TOML, used by :meth:`with_overrides`.
@@ -183,6 +200,7 @@ class Scenario:
     radio: dict[str, Any]
     problem: dict[str, Any]
     methods: tuple[MethodSpec, ...]
+    power: MethodSpec | None
     seed_base: int
     drops: int
     raw: dict[str, Any] = dataclasses.field(repr=False, compare=False)
@@ -237,11 +255,15 @@ class Scenario:
                 check.ranges(section, values)
         check.consistency(network, sections)
         methods = check.methods(raw.get("methods", ["max_rsrp", "alm"]))
+        power = None if sections["power"] is None else MethodSpec.power(sections["power"])
+        if power is not None and power.label in [m.label for m in methods]:
+            raise check.fail("[power]", f"label {power.label!r} is a method's label too; fix: give "
+                             "[power] a distinct 'label'")
         return cls(
             path=path, name=raw.get("name", path.stem), description=raw.get("description", ""),
             network=network, picos=sections["picos"], femtocells=sections["femtocells"],
             users=sections["users"], radio=sections["radio"] or {},
-            problem=sections["problem"] or {}, methods=methods,
+            problem=sections["problem"] or {}, methods=methods, power=power,
             seed_base=seeds.get("base", 1), drops=seeds.get("drops", 1), raw=raw,
         )
 
@@ -250,6 +272,47 @@ class Scenario:
         """The build seeds of the drops, computed on demand (see
         :class:`~cellopt.study.seeds.DropSeeds`)."""
         return _seeds.DropSeeds(self.seed_base, self.drops)
+
+    @property
+    def runs(self) -> tuple[MethodSpec, ...]:
+        """What :func:`~cellopt.study.run_scenario` and :func:`~cellopt.study.run_sweep`
+        solve each drop with: the methods, then the ``[power]`` section if present."""
+        return self.methods + (() if self.power is None else (self.power,))
+
+    def solve(self, drop: _drop.Drop, spec: MethodSpec, **extra: Any) -> Solution:
+        """Solve a drop of this scenario with one of its runs (:attr:`runs`).
+
+        A method: ``drop.solve(spec.name, **spec.options, **extra)``. The ``[power]``
+        section: :meth:`PowerProblem.from_drop <cellopt.power.PowerProblem.from_drop>`
+        with its ``levels_db``, ``energy_price_per_w`` and ``n_interferers``, solved by
+        :func:`~cellopt.power.solve_power` with its ``master_method``, ``tol``,
+        ``max_iter`` (default "auto", the work budget) and ``time_limit_s``.
+
+        Parameters
+        ----------
+        drop : Drop
+            A drop of this scenario (:meth:`build`).
+        spec : MethodSpec
+        **extra
+            More options, e.g. ``callback`` (called with each iteration's history row).
+
+        Raises
+        ------
+        ValidationError
+            Naming the file and ``[power]`` for a power problem this network refuses
+            (e.g. a level list for a tier a cell file lacks).
+        """
+        options = {**spec.options, **extra}
+        if spec.name != POWER:
+            return drop.solve(spec.name, **options)
+        problem = self._stage(False, "power", lambda: PowerProblem.from_drop(
+            drop, levels_db=options.get("levels_db", (0.0, -10.0, None)),
+            energy_price_per_w=options.get("energy_price_per_w", 0.0),
+            n_interferers=options.get("n_interferers", 32)))
+        return solve_power(problem, method=options.get("master_method", "ipm"),
+                           tol=options.get("tol", 1e-4), max_iter=options.get("max_iter", "auto"),
+                           time_limit_s=options.get("time_limit_s"),
+                           callback=options.get("callback"), progress=False)
 
     def with_overrides(self, **section_updates: Mapping[str, Any] | Any) -> Scenario:
         """A copy with keys of sections replaced, validated again.

@@ -36,6 +36,7 @@ from cellopt.parameters import (
     check_real,
     kind_of,
 )
+from cellopt.power.patterns import level_offsets_db
 from cellopt.radio.links import link_table_nbytes
 from cellopt.solvers import METHODS
 from cellopt.solvers.registry import check_arguments
@@ -45,7 +46,7 @@ from cellopt.topology.hexgrid import add_picos_nbytes
 from cellopt.topology.poisson import TIER_KEYS
 from cellopt.topology.users import drop_users_nbytes
 
-__all__ = ["INTERFERENCE", "POISSON_TIER_KEYS", "SECTION_KEYS", "Checker", "Distribution",
+__all__ = ["INTERFERENCE", "POISSON_TIER_KEYS", "POWER", "SECTION_KEYS", "Checker", "Distribution",
            "MethodSpec", "check_range", "toml_type"]
 
 #: Keys of each tier table of a Poisson layout (``[network.tiers.<tier>]``), with their kinds.
@@ -79,6 +80,9 @@ SECTION_KEYS: dict[str, dict[str, str]] = {
     },
     "problem": {"alpha": "float", "backhaul_mbps": "float", "price_per_mbps": "float",
                 "interference": "str", "n_interferers": "int"},
+    "power": {"levels_db": "levels", "energy_price_per_w": "float", "master_method": "str",
+              "tol": "float", "max_iter": "int", "time_limit_s": "float", "n_interferers": "int",
+              "label": "str"},
     "seeds": {"base": "int", "drops": "int"},
 }
 TOP_KEYS = ["name", "description", "network", *SECTION_KEYS, "methods"]
@@ -91,6 +95,8 @@ _EXPECTED = {
     "tiers": "table of tier tables, e.g. [network.tiers.macro]",
     "per_tier": "number, or table of numbers per tier, e.g. {macro = 3.5, pico = 4.0}",
     "float|auto": 'number or "auto"',
+    "levels": 'array of levels (numbers ≤ 0 dB, "off"), or a table of such arrays per tier, '
+              'e.g. [0, -10, "off"] or {macro = [0, "off"], pico = [0, -10]}',
 }
 _DIST_KEYS = {"uniform": ("low", "high"), "lognormal": ("median", "sigma")}
 
@@ -113,13 +119,27 @@ class Distribution:
         return p["median"] * np.exp(p["sigma"] * rng.standard_normal(n))
 
 
+#: The name of the ``[power]`` section's run among a scenario's methods
+#: (:meth:`cellopt.study.Scenario.solve`).
+POWER = "power"
+
+
 @dataclasses.dataclass(frozen=True)
 class MethodSpec:
-    """One method to run: ``solve(problem, method=name, **options)``, reported as `label`."""
+    """One method to run, reported as `label`: ``solve(problem, method=name, **options)``,
+    or, for name :data:`POWER`, the ``[power]`` section (its keys are the options)."""
 
     name: str
     label: str
     options: Mapping[str, Any] = dataclasses.field(default_factory=dict)
+
+    @classmethod
+    def power(cls, section: Mapping[str, Any]) -> MethodSpec:
+        """The run of a checked ``[power]`` section; label ``power (<master method>)`` unless
+        it gives one."""
+        options = {k: v for k, v in section.items() if k != "label"}
+        label = section.get("label", f"{POWER} ({options.get('master_method', 'ipm')})")
+        return cls(POWER, label, options)
 
 
 def check_range(key: str, value: Any) -> None:
@@ -164,6 +184,9 @@ def check_range(key: str, value: Any) -> None:
                               'or "auto"')
     elif key == "tiers":
         _check_tier_tables(value)
+    elif key == "levels_db":
+        for name, levels in (value.items() if isinstance(value, dict) else [("", value)]):
+            level_offsets_db(levels, f"levels_db.{name}" if name else "levels_db")
     elif key in ("crs", "source_crs"):
         try:
             pyproj.CRS(value)
@@ -206,6 +229,11 @@ def _is_number(v: Any) -> bool:
     return isinstance(v, (int, float)) and not isinstance(v, bool)
 
 
+def _is_levels(v: Any) -> bool:
+    """An array of power levels: numbers [dB] or "off"."""
+    return isinstance(v, list) and all(_is_number(x) or x == "off" for x in v)
+
+
 class Checker:
     """Validates a parsed scenario file, with messages that name the file and the key.
 
@@ -246,6 +274,7 @@ class Checker:
             "tiers": isinstance(v, dict) and all(isinstance(t, dict) for t in v.values()),
             "per_tier": _is_number(v) or (isinstance(v, dict)
                                           and all(_is_number(x) for x in v.values())),
+            "levels": _is_levels(v) or (isinstance(v, dict) and all(map(_is_levels, v.values()))),
         }[kind]
         if not ok:
             hint = ""
@@ -259,6 +288,16 @@ class Checker:
             return [float(x) for x in v]
         if kind == "dist":
             return float(v) if _is_number(v) else self.distribution(v, where)
+        if kind == "levels":  # "off" → None, as PowerProblem takes it
+            def levels(x: list[Any]) -> list[float | None]:
+                return [None if lv == "off" else float(lv) for lv in x]
+            if isinstance(v, list):
+                return levels(v)
+            unknown = [t for t in v if t not in TIERS]
+            if unknown:
+                raise self.fail(where, f"has unknown tiers {unknown}; fix: use tiers from "
+                                f"{list(TIERS)}")
+            return {t: levels(x) for t, x in v.items()}
         if kind in ("tiers", "per_tier") and isinstance(v, dict):
             unknown = [t for t in v if t not in TIERS]
             if unknown:
@@ -299,6 +338,7 @@ class Checker:
         if interference == "load_coupled" and len(network.get("resource_mhz", [0.0])) > 1:
             raise self.fail("[problem]", "interference = 'load_coupled' needs one band; fix: "
                             "remove [network] resource_mhz or use interference = 'full'")
+        self.power(network, sections)
         bandwidth = network.get("bandwidth_mhz", 10.0)
         widths = network.get("resource_mhz", [bandwidth])
         subbands = "resource_mhz" in BUILDERS[network["builder"]].keys
@@ -307,6 +347,39 @@ class Checker:
                             f"bandwidth_mhz = {bandwidth:g}; fix: make the subband widths add up "
                             "to the band")
         self.memory(network, sections)
+
+    def power(self, network: Mapping[str, Any], sections: Mapping[str, Any]) -> None:
+        """Check ``[power]`` against the rest: one band, full interference, and level lists
+        only for tiers the network gets (a cell file's tiers are checked when read)."""
+        power = sections["power"]
+        if power is None:
+            return
+        if (sections["problem"] or {}).get("interference", "full") != "full":
+            raise self.fail("[power]", "needs interference = 'full' in [problem] (patterns set "
+                            "every cell's power in each share of the band); fix: remove "
+                            "[problem] interference or the [power] section")
+        if len(network.get("resource_mhz", [0.0])) > 1:
+            raise self.fail("[power]", "needs one band (patterns share the whole band); fix: "
+                            "remove [network] resource_mhz or the [power] section")
+        levels = power.get("levels_db")
+        if isinstance(levels, dict):
+            lacking = [t for t in levels if has_tier(t, network, sections["picos"],
+                                                     sections["femtocells"]) is False]
+            if lacking:
+                raise self.fail("[power] key 'levels_db'", f"has level lists for tiers {lacking}, "
+                                "which the network does not get; fix: give lists only for its "
+                                "tiers, or one list for every cell")
+            missing = [t for t in TIERS if t not in levels and has_tier(
+                t, network, sections["picos"], sections["femtocells"])]
+            if missing:
+                raise self.fail("[power] key 'levels_db'", f"has no level list for tiers {missing}, "
+                                "which the network gets; fix: add one for each, e.g. "
+                                f"{missing[0]} = [0, \"off\"]")
+        n_candidates = (sections["radio"] or {}).get("n_candidates", 8)
+        if power.get("n_interferers", 32) < n_candidates:
+            raise self.fail("[power] key 'n_interferers'", f"= {power['n_interferers']} is below "
+                            f"[radio] n_candidates = {n_candidates}; fix: give at least "
+                            f"{n_candidates}")
 
     def memory(self, network: Mapping[str, Any], sections: Mapping[str, Any]) -> None:
         """Refuse counts whose arrays cannot fit in memory, stage by stage, naming the keys.
@@ -410,6 +483,10 @@ class Checker:
                                         f"array or table of numbers (e.g. per tier), got {v!r}")
             else:
                 raise self.fail(at, f"expected string or table, got {toml_type(item)}")
+            if name == POWER:
+                raise self.fail(at, "power optimization is not a method of the list; fix: "
+                                "describe it in a [power] section (levels_db, "
+                                "energy_price_per_w, ...): it runs after the methods")
             if name not in METHODS:
                 raise self.fail(at, f"unknown method {name!r}; valid: {sorted(METHODS)}")
             common = {"tol": 1e-4, "max_iter": None, "time_limit_s": None,

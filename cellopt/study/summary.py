@@ -127,9 +127,34 @@ def method_summary(drop: Drop, solutions: Mapping[str, Solution]) -> pd.DataFram
             row["payment"] = sol.cost
             row["offload_share"] = sol.offload_share
         row["backhaul_violations"] = len(sol.exceeded_backhaul)
+        if any(s.power is not None for s in solutions.values()):
+            row.update(_power_columns(network, sol))
         row["time_s"] = sol.wall_s
         rows[label] = row
     return pd.DataFrame.from_dict(rows, orient="index")
+
+
+def _power_columns(network: Network, sol: Solution) -> dict[str, float]:
+    """The power columns of a method's summary row (a run with power optimization).
+
+    ``energy_w``: the network's mean transmit power [W] (every cell at full power for a
+    fixed-power method); ``energy_cost``: its price in the objective [utility] (0 at fixed
+    power, whose objective does not pay for energy); ``n_patterns``: power patterns with a
+    share of the band (1 at fixed power); ``bound_factor`` and ``estimate_factor``: the
+    factors by which every rate would have to grow to reach the upper bound and the
+    estimate of the optimum (1 + gap; the estimate only for power optimization).
+    """
+    if sol.power is None:
+        energy_w = float((10.0 ** (network.cells["tx_power_dbm"].to_numpy(float) / 10.0)).sum()
+                         * 1e-3)
+        return {"energy_w": energy_w, "energy_cost": 0.0, "n_patterns": 1,
+                "bound_factor": np.nan if sol.gap is None else 1.0 + sol.gap,
+                "estimate_factor": np.nan}
+    info = sol.power.bound_info
+    return {"energy_w": sol.power.energy_w, "energy_cost": sol.energy_cost,
+            "n_patterns": int((sol.power.pattern_share > 0).sum()),
+            "bound_factor": info.get("bound_factor", np.nan),
+            "estimate_factor": info.get("estimate_factor", np.nan)}
 
 
 def sweep_table(index: pd.DataFrame, grid_keys: Sequence[str]) -> pd.DataFrame:

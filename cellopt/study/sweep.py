@@ -85,10 +85,10 @@ def _run_task(raw: dict[str, Any], path: str, point: dict[str, Any], gid: str, d
     scenario = Scenario.from_dict(raw, path)
     built = scenario.build(seed)
     served, study = built.solvable, built.in_study_area  # statistics leave out a guard band
-    rows, rates = [], np.zeros((len(scenario.methods), built.network.n_users))
-    for i, spec in enumerate(scenario.methods):
+    rows, rates = [], np.zeros((len(scenario.runs), built.network.n_users))
+    for i, spec in enumerate(scenario.runs):
         t0 = time.perf_counter()
-        sol = built.solve(spec.name, **spec.options)
+        sol = scenario.solve(built, spec)
         wall = time.perf_counter() - t0
         rates[i] = built.per_user(sol.user_rate_mbps)  # users in outage count with rate 0
         rows.append({
@@ -102,7 +102,7 @@ def _run_task(raw: dict[str, Any], path: str, point: dict[str, Any], gid: str, d
         })
     out = Path(drops_dir)
     name = _result_name(gid, drop)
-    labels = np.array([s.label for s in scenario.methods], dtype=str)
+    labels = np.array([s.label for s in scenario.runs], dtype=str)
     # The rates first, the summary (the task's marker) last: a marker always has its rates.
     atomic_write(out / f"{name}.npz", lambda f: np.savez(
         f, method=labels, rate_mbps=rates, served=served, study=study), "wb")
@@ -354,7 +354,7 @@ def run_sweep(
     seeds = drop_seeds(scenario.seed_base, n_drops)
     meta = folder.write_meta(drops=n_drops, drop_seeds=seeds,
                              grid_points=dict(zip(gids, points, strict=True)),
-                             methods=[s.label for s in scenario.methods])
+                             methods=[s.label for s in scenario.runs])
 
     columns = ["grid_id", "drop", "seed", *sweep_grid(meta), *SUMMARY_COLUMNS]
     by_gid = {gid: (sc, point) for sc, point, gid in zip(scenarios, points, gids, strict=True)}

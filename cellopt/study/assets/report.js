@@ -62,7 +62,9 @@
   document.getElementById("zoom-out").addEventListener("click", () => zoom(1 / 1.5, ...centre()));
   document.getElementById("zoom-reset").addEventListener("click", () => { vb = home.slice(); apply(); });
   for (const box of document.querySelectorAll("input[data-toggle]")) {
-    const sync = () => row.classList.toggle(box.dataset.toggle, box.checked);
+    // a radio button's change fires on the one chosen only: sync its whole group
+    const group = box.type === "radio" ? [...document.querySelectorAll(`input[name="${box.name}"]`)] : [box];
+    const sync = () => { for (const b of group) row.classList.toggle(b.dataset.toggle, b.checked); };
     box.addEventListener("change", sync);
     sync();
   }
