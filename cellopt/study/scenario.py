@@ -159,6 +159,10 @@ __getattr__ = moved_names("cellopt.study.scenario", {
 })
 
 
+#: Keys of the ``[power]`` section that build the PowerProblem; the others run solve_power.
+_POWER_PROBLEM_KEYS = ("levels_db", "energy_price_per_w", "n_interferers")
+
+
 @dataclasses.dataclass(frozen=True)
 class Scenario:
     """A parsed, validated scenario file; :meth:`build` makes one drop from it.
@@ -305,14 +309,11 @@ class Scenario:
         options = {**spec.options, **extra}
         if spec.name != POWER:
             return drop.solve(spec.name, **options)
-        problem = self._stage(False, "power", lambda: PowerProblem.from_drop(
-            drop, levels_db=options.get("levels_db", (0.0, -10.0, None)),
-            energy_price_per_w=options.get("energy_price_per_w", 0.0),
-            n_interferers=options.get("n_interferers", 32)))
-        return solve_power(problem, method=options.get("master_method", "ipm"),
-                           tol=options.get("tol", 1e-4), max_iter=options.get("max_iter", "auto"),
-                           time_limit_s=options.get("time_limit_s"),
-                           callback=options.get("callback"), progress=False)
+        built = {k: options.pop(k) for k in _POWER_PROBLEM_KEYS if k in options}
+        problem = self._stage(False, "power", lambda: PowerProblem.from_drop(drop, **built))
+        if "master_method" in options:
+            options["method"] = options.pop("master_method")
+        return solve_power(problem, progress=False, **options)
 
     def with_overrides(self, **section_updates: Mapping[str, Any] | Any) -> Scenario:
         """A copy with keys of sections replaced, validated again.

@@ -376,7 +376,7 @@ class Checker:
                                 "which the network gets; fix: add one for each, e.g. "
                                 f"{missing[0]} = [0, \"off\"]")
         n_candidates = (sections["radio"] or {}).get("n_candidates", 8)
-        if power.get("n_interferers", 32) < n_candidates:
+        if power.get("n_interferers", n_candidates) < n_candidates:
             raise self.fail("[power] key 'n_interferers'", f"= {power['n_interferers']} is below "
                             f"[radio] n_candidates = {n_candidates}; fix: give at least "
                             f"{n_candidates}")
