@@ -34,7 +34,8 @@ from __future__ import annotations
 
 import numpy as np
 
-from cellopt import Problem, solve
+import cellopt
+from cellopt import Problem, radio, solve, topology
 from cellopt.network import Network, cells_frame, users_frame
 from cellopt.topology.hexgrid import SYNTHETIC_CRS
 
@@ -186,3 +187,14 @@ def random_cells_network(seed: int, n_cells: int = 5, n_users: int = 20, size_m:
     uxy = rng.uniform(0, size_m, (n_users, 2))
     return Network(cells=cells, users=users_frame(x0 + uxy[:, 0], y0 + uxy[:, 1],
                                                   crs=SYNTHETIC_CRS)).validate()
+
+
+def outage_drop() -> cellopt.Drop:
+    """A 7-site grid (21 cells, no wrap-around) with 60 users, the last 3 of them 30 km
+    away: those have no usable link. Links: 8 candidates, shadowing seed 2."""
+    net = topology.drop_users(topology.hex_grid(n_rings=1, wraparound=False), 60, rng=1)
+    cells, users = net.cells, net.users
+    x = np.r_[users.geometry.x.to_numpy(), cells.geometry.x.iloc[0] + 30_000.0 + np.arange(3.0)]
+    y = np.r_[users.geometry.y.to_numpy(), np.full(3, cells.geometry.y.iloc[0])]
+    net = net.replace(users=users_frame(x, y, crs=net.crs))
+    return cellopt.Drop.from_network(net, radio.link_table(net, rng=2))

@@ -15,13 +15,13 @@ import re
 from pathlib import Path
 
 import numpy as np
+import problems
 import pytest
 
 import cellopt
 from cellopt import Drop, radio, topology
 from cellopt.drop import CELL_RESULT_COLUMNS, USER_RESULT_COLUMNS, result_columns_markdown
 from cellopt.load_coupling import LoadCoupling
-from cellopt.network import users_frame
 from cellopt.power.gains import GainTable
 
 CONVENTIONS = Path(__file__).resolve().parents[1] / "docs" / "conventions.md"
@@ -30,12 +30,7 @@ CONVENTIONS = Path(__file__).resolve().parents[1] / "docs" / "conventions.md"
 @pytest.fixture(scope="module")
 def outage_drop() -> Drop:
     """A 7-site grid with 60 users, 3 of them 30 km away: those have no usable link."""
-    net = topology.drop_users(topology.hex_grid(n_rings=1, wraparound=False), 60, rng=1)
-    cells, users = net.cells, net.users
-    x = np.r_[users.geometry.x.to_numpy(), cells.geometry.x.iloc[0] + 30_000.0 + np.arange(3.0)]
-    y = np.r_[users.geometry.y.to_numpy(), np.full(3, cells.geometry.y.iloc[0])]
-    net = net.replace(users=users_frame(x, y, crs=net.crs))
-    return Drop.from_network(net, radio.link_table(net, rng=2))
+    return problems.outage_drop()
 
 
 def test_outage_users_are_left_out_and_reported_at_rate_zero(outage_drop):

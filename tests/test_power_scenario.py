@@ -12,12 +12,12 @@ import sqlite3
 
 import numpy as np
 import pandas as pd
+import problems
 import pytest
 
 import cellopt
-from cellopt import cli, radio, topology
+from cellopt import cli
 from cellopt.drop import Drop
-from cellopt.network import users_frame
 from cellopt.power import GainTable, PowerProblem, solve_power
 from cellopt.study.run import run_scenario
 from cellopt.study.scenario import POWER, Scenario, load_scenario
@@ -222,12 +222,7 @@ def test_a_search_run_stops_on_its_work_budget(tmp_path):
 @pytest.fixture(scope="module")
 def outage_drop() -> Drop:
     """7 sites, 60 users of whom the last 3 are 30 km away (no usable link)."""
-    net = topology.drop_users(topology.hex_grid(n_rings=1, wraparound=False), 60, rng=1)
-    cells, users = net.cells, net.users
-    x = np.r_[users.geometry.x.to_numpy(), cells.geometry.x.iloc[0] + 30_000.0 + np.arange(3.0)]
-    y = np.r_[users.geometry.y.to_numpy(), np.full(3, cells.geometry.y.iloc[0])]
-    net = net.replace(users=users_frame(x, y, crs=net.crs))
-    return Drop.from_network(net, radio.link_table(net, n_candidates=4, rng=2))
+    return problems.outage_drop()
 
 
 def test_the_power_problem_of_a_drop_has_the_drops_users(outage_drop):
