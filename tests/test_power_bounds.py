@@ -17,7 +17,13 @@ from problems import random_cells_network
 import cellopt
 from cellopt import solve
 from cellopt.power import ColumnGenerationOptions, GainTable, PatternSpace, PowerProblem, master_problem
-from cellopt.power.bounds import bound_gains, joint_bound, relaxed_bound
+from cellopt.power.bounds import (
+    _ScopedFactors,
+    bound_gains,
+    decomposition_bound,
+    joint_bound,
+    relaxed_bound,
+)
 from cellopt.power.joint import master_duals
 from cellopt.power.patterns import enumerate_patterns, link_coefficients, reduced_values
 
@@ -118,3 +124,84 @@ def test_background_floor():
     # Nothing lumped: the table itself.
     whole = GainTable.from_network(net, n_candidates=N_CANDIDATES, n_interferers=10, rng=1)
     assert bound_gains(whole, space) is whole
+
+
+# ------------------------------------------------------------ the decomposition bound
+def physical_table(net):
+    """The table with every cell (the physical model), background exactly 0."""
+    full = GainTable.from_network(net, n_candidates=N_CANDIDATES, n_interferers=net.n_cells, rng=1)
+    return dataclasses.replace(full, background_mw=np.zeros(net.n_users))
+
+
+@pytest.mark.parametrize("seed", range(6))
+def test_scoped_factors_bound_max_value_at_any_multipliers(seed):
+    """B(a, δ) ≥ max_s V(s) of the physical model at random prices and multipliers (and
+    the smooth value ≥ B): the decomposition is valid whatever δ, with cells lumped."""
+    net, n_interferers, _, levels, price = case(seed)
+    rng = np.random.default_rng(seed)
+    gains = GainTable.from_network(net, n_candidates=N_CANDIDATES, n_interferers=n_interferers,
+                                   rng=1)
+    full = physical_table(net)
+    assert np.array_equal(full.cell[:, :N_CANDIDATES], gains.cell[:, :N_CANDIDATES])
+    space = PatternSpace.from_network(net, levels, 0.5 + 5 * price)
+    every = enumerate_patterns(space, 0, int(space.n_patterns))
+    for n_scope in (1, 2, 4):
+        factors = _ScopedFactors(bound_gains(gains, space), space, n_scope)
+        for trial in range(4):
+            lam = rng.exponential(0.2, net.n_users)
+            coef = link_coefficients(full, lam, np.zeros(net.n_cells))
+            exact = float(reduced_values(full, space, coef, every).max())
+            a = coef[factors.user, factors.column]
+            delta = rng.normal(0.0, [0.0, 0.1, 1.0, 10.0][trial], (factors.n_pairs, factors.L))
+            bound = factors.evaluate(a, delta)
+            assert bound >= exact - 1e-9 * max(1.0, abs(exact)), (n_scope, trial, bound, exact)
+            smooth = factors.evaluate(a, delta, 0.05, grad=True)[0]
+            assert smooth >= bound - 1e-9 * max(1.0, abs(bound))
+
+
+def test_scoped_factors_gradient():
+    """The smooth bound's gradient in a and δ against central differences."""
+    net, n_interferers, *_ = case(2)
+    gains = GainTable.from_network(net, n_candidates=N_CANDIDATES, n_interferers=n_interferers,
+                                   rng=1)
+    space = PatternSpace.from_network(net, [0.0, -10.0, None], 0.3)
+    factors = _ScopedFactors(bound_gains(gains, space), space, 3)
+    rng = np.random.default_rng(7)
+    a = rng.exponential(0.2, factors.n_links)
+    delta = rng.normal(0.0, 0.5, (factors.n_pairs, factors.L))
+    _, g_a, g_d = factors.evaluate(a, delta, 0.2, grad=True)
+    h = 1e-6
+    for e in rng.choice(factors.n_links, 5, replace=False):
+        step = np.zeros_like(a)
+        step[e] = h
+        fd = (factors.evaluate(a + step, delta, 0.2) - factors.evaluate(a - step, delta, 0.2)) / (2 * h)
+        assert fd == pytest.approx(g_a[e], rel=1e-5, abs=1e-7)
+    for q in rng.choice(delta.size, 8, replace=False):
+        step = np.zeros(delta.size)
+        step[q] = h
+        step = step.reshape(delta.shape)
+        fd = (factors.evaluate(a, delta + step, 0.2) - factors.evaluate(a, delta - step, 0.2)) / (2 * h)
+        assert fd == pytest.approx(g_d.ravel()[q], rel=1e-5, abs=1e-7)
+
+
+@pytest.mark.parametrize("seed", range(8))
+def test_decomposition_bound_holds_for_the_physical_model(seed):
+    """decomposition_bound ≥ the physical optimum (networks with more cells than
+    n_interferers), from a master's prices and from none; bit-identical when repeated."""
+    net, n_interferers, alpha, levels, price = case(seed)
+    lower, _ = physical_optimum(net, levels, price, alpha)
+    slack = 1e-7 * max(1.0, abs(lower))
+    problem = PowerProblem.from_network(net, levels_db=levels, energy_price_per_w=price, alpha=alpha,
+                                        rng=1, n_candidates=N_CANDIDATES, n_interferers=n_interferers)
+    gains, space = problem.gains, problem.space
+    master = master_problem(gains, space, space.full_power()[None], net, alpha)
+    duals = master_duals(master, solve(master, "ipm", tol=1e-6))
+    for scope in (1, 2, 4):
+        for prices in (None, duals):
+            out = decomposition_bound(problem, gains, space, alpha, scope_cells=scope,
+                                      prices=prices, max_iter=60)
+            assert out["upper_bound"] >= lower - slack, (scope, out["upper_bound"], lower)
+            assert out["info"]["relaxation"] == "decomposition"
+    first = decomposition_bound(problem, gains, space, alpha, scope_cells=3, max_iter=40)
+    second = decomposition_bound(problem, gains, space, alpha, scope_cells=3, max_iter=40)
+    assert first["upper_bound"] == second["upper_bound"]

@@ -44,13 +44,13 @@ INLINE_COMMAND = re.compile(r"`(cellopt [^`]+)`")
 #: A set-up block: create a venv, install into it, run one command from it.
 SETUP = re.compile(r"^python3 -m venv \.venv && \.venv/bin/pip install ((?:-e )?\S+) && \.venv/bin/(.+)$")
 
-#: solve_power's default work budget on the README network (20 column-generation
-#: iterations and the relaxed bound over clusters of 3 cells, about a minute) is longer
-#: than this whole test module may take: the README's call runs with this budget and the
-#: interference-free relaxed bound (a fraction of a second) instead; what it returns has
-#: the same fields.
+#: In the test of every block in order, the README's power call runs with this budget
+#: and the interference-free relaxed bound (a fraction of a second) instead of its
+#: defaults (20 column-generation iterations, then the cluster and decomposition bounds:
+#: about 100 s); what it returns has the same fields. The defaults, and the numbers the
+#: README quotes from them, are checked by test_readme_power_numbers_are_the_defaults.
 POWER_MAX_ITER = 3
-POWER_CLUSTER_CELLS = 1
+POWER_OPTIONS = ColumnGenerationOptions(cluster_cells=1, scope_cells=None)
 
 
 def blocks(path: Path, language: str) -> list[str]:
@@ -97,7 +97,7 @@ def test_readme_python_blocks_run_in_order_and_keep_their_promises(tmp_path, mon
 
     def solve_power(*args, **kwargs):
         kwargs.setdefault("max_iter", POWER_MAX_ITER)
-        kwargs.setdefault("options", ColumnGenerationOptions(cluster_cells=POWER_CLUSTER_CELLS))
+        kwargs.setdefault("options", POWER_OPTIONS)
         kwargs.setdefault("progress", False)
         return real_solve_power(*args, **kwargs)
 
@@ -153,6 +153,27 @@ def test_readme_python_blocks_run_in_order_and_keep_their_promises(tmp_path, mon
 
 
 @pytest.mark.parametrize("page", [p for p in DOC_PAGES if blocks(p, "python")], ids=lambda p: p.name)
+def test_readme_power_numbers_are_the_defaults(tmp_path, monkeypatch):
+    """The README's power call with its defaults (about 100 s on 2 cores) gives the
+    factors the README quotes, and the objective docs/model.md quotes: the run stops on
+    its work budget, so the numbers do not depend on the machine's speed or load."""
+    monkeypatch.chdir(tmp_path)
+    code = blocks(README, "python")
+    ns: dict = {}
+    run_block(code[0], ns, "README.md, Python block 1")
+    run_block(code[1], ns, "README.md, Python block 2")
+    info = ns["best"].power.bound_info
+    text = " ".join(README.read_text(encoding="utf-8").split())
+    quoted = re.search(r"on this network ([\d.]+) for the estimate and ([\d.]+) for the bound", text)
+    assert quoted, "the README no longer quotes the power call's factors as this test reads them"
+    estimate, bound = quoted.groups()
+    assert f"{info['estimate_factor']:.{len(estimate.split('.')[1])}f}" == estimate
+    assert f"{info['bound_factor']:.{len(bound.split('.')[1])}f}" == bound
+    model = (ROOT / "docs" / "model.md").read_text(encoding="utf-8")
+    objective = float(re.search(r"under any load: objective ([\d.]+)", " ".join(model.split())).group(1))
+    assert ns["best"].objective == pytest.approx(objective, rel=1e-9)
+
+
 def test_python_blocks_of_the_docs_run(tmp_path, monkeypatch, page):
     monkeypatch.chdir(tmp_path)
     ns: dict = {}

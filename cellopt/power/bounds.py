@@ -18,7 +18,13 @@ falls), so its optimum — and the dual bound of any of its solves — bounds th
 optimum. With one cell per cluster this is the interference-free bound; larger clusters
 keep the interference between the cells of a site and the small cells it covers.
 
-Both bounds are bounds on the *physical model*, in which every cell interferes at its
+:func:`decomposition_bound` keeps the interference between *every* cell and its users'
+strongest interferers instead: ``max_s V(s)`` is bounded by dual decomposition — each
+cell's term sees every link's strongest cells exactly (the rest at their lowest), and
+multipliers δ on the cells' levels couple the terms — and (λ, ν, δ) minimize that bound
+together (smoothed, L-BFGS-B, a fixed number of iterations). Valid at any (λ, ν, δ).
+
+All these bounds are bounds on the *physical model*, in which every cell interferes at its
 pattern's power — not only on the gain table's model, which lumps the cells beyond each
 user's `n_interferers` strongest into a background at full power. They are computed on
 :func:`bound_gains`, the table with that background at its lowest (each lumped cell at
@@ -33,6 +39,7 @@ import time
 from typing import Any
 
 import numpy as np
+from scipy.optimize import minimize
 
 from cellopt.network import Network
 from cellopt.power.clusters import ClusterConfigs, cluster_cells_by_coupling
@@ -42,9 +49,9 @@ from cellopt.power.problem import PowerProblem
 from cellopt.problem import Problem
 from cellopt.solvers.api import solve
 from cellopt.solvers.certificate import utility_scale
-from cellopt.solvers.common import link_prices, user_min, user_value
+from cellopt.solvers.common import best_rate, link_prices, user_min, user_value
 
-__all__ = ["bound_gains", "joint_bound", "relaxed_bound"]
+__all__ = ["bound_gains", "decomposition_bound", "joint_bound", "relaxed_bound"]
 
 
 def bound_gains(gains: GainTable, space: PatternSpace) -> GainTable:
@@ -292,3 +299,267 @@ def _solve_relaxation(arrays: PowerProblem, gains: GainTable, space: PatternSpac
                 cluster_cells=int(rel.m), n_clusters=int(rel.n_clusters), rounds=rounds,
                 relaxed_objective=best_obj, relaxation_gap=float(best_bound - best_obj))
     return dict(upper_bound=float(best_bound), info=info, prices=best_prices)
+
+
+# ---------------------------------------------------------------------- decomposition bound
+#: Most (link × scope configuration) rates :func:`decomposition_bound` keeps in memory
+#: (8 bytes each, a few arrays of the size during an evaluation); the scope shrinks to fit.
+DECOMPOSITION_MAX_ENTRIES = 8_000_000
+
+
+class _ScopedFactors:
+    """``max_s V(s)`` split by serving cell, every link seeing its strongest interferers exactly.
+
+    On the bound table (lumped background at its lowest), cell j's term of V is
+    ``F_j(s) = max_{e ∈ links(j)} a_e R_e(s)``. Each link e = (i, j) keeps the levels of its
+    *scope* exactly — its own cell and the `n_scope` − 1 strongest other cells of user i's
+    table — and counts the rest of the table at its lowest level, so its rate only rises:
+    ``R_e(s) ≤ R_e(x)``, x the scope's levels in s. With multipliers δ_j(l, k) for every
+    factor j, every cell l in the scope of one of j's links and every level k, for any s
+
+        V(s) ≤ Σ_j [F_j(x) + Σ_{l ∈ S_j} δ_j(l, s_l)] + Σ_l [−e_l p_l(s_l) − Σ_{j ∋ l} δ_j(l, s_l)],
+
+    (the δ cancel), and maximizing every bracket on its own gives the dual-decomposition
+    bound ``B(a, δ) ≥ max_s V(s)`` of :meth:`evaluate` — valid for *any* δ, and by
+    :func:`joint_bound` a joint bound for any prices. In factor j, a link's bracket is
+    maximized over its scope's ``L^n_scope`` configurations and each other cell of S_j
+    separately. With a temperature T > 0 every max is replaced by the larger
+    ``T log Σ exp(·/T)`` (smooth, still a bound) for the optimizer.
+
+    Parameters
+    ----------
+    gains : GainTable
+        The bound table (:func:`bound_gains`).
+    space : PatternSpace
+    n_scope : int
+        Cells per link scope (its own and n_scope − 1 interferers), ≥ 1.
+    """
+
+    def __init__(self, gains: GainTable, space: PatternSpace, n_scope: int):
+        L = space.n_levels
+        n_users, n_int = gains.cell.shape
+        n_c = gains.n_candidates
+        k = max(0, min(int(n_scope) - 1, n_int - 1))  # interferers in a scope
+        self.L, self.K = L, k
+        p = 10.0 ** (space.level_dbm / 10.0)                                   # (C, L)
+        p_low = p.min(axis=1)
+        u = np.repeat(np.arange(n_users), n_c)
+        c = np.tile(np.arange(n_c), n_users)
+        j = gains.cell[u, c]
+        order = np.argsort(j, kind="stable")                                   # by factor
+        u, c, j = u[order], c[order], j[order]
+        n_links = len(u)
+        cols = np.broadcast_to(np.arange(n_int), (n_links, n_int))
+        others = cols[cols != c[:, None]].reshape(n_links, n_int - 1)          # strongest first
+        rows = u[:, None]
+        inter = others[:, :k]
+        rest = others[:, k:]
+        cell = np.column_stack([j, gains.cell[rows, inter]])                   # (E, K+1)
+        gain = np.column_stack([gains.gain_mw_per_mw[u, c], gains.gain_mw_per_mw[rows, inter]])
+        base = gains.noise_mw + gains.background_mw[u] + (
+            gains.gain_mw_per_mw[rows, rest] * p_low[gains.cell[rows, rest]]).sum(axis=1)
+        n_cfg = L ** (k + 1)
+        digit = (np.arange(n_cfg)[:, None] // (L ** np.arange(k, -1, -1))[None]) % L  # x_0 first
+        self.rate = np.empty((n_links, n_cfg))
+        step = max(1, (1 << 22) // (n_cfg * (k + 1)))
+        for start in range(0, n_links, step):  # chunks bound the memory
+            part = slice(start, start + step)
+            rx = gain[part][:, :, None] * p[cell[part][:, :, None], digit.T[None]]  # (e, K+1, cfg)
+            interference = base[part][:, None] + rx[:, 1:].sum(axis=1)
+            self.rate[part] = gains.bandwidth_mhz * gains.efficiency(
+                rx[:, 0] / np.maximum(interference, gains.noise_mw))
+        self.user, self.column, self.cell, self.n_links = u, c, j, n_links
+        self.starts = np.flatnonzero(np.r_[True, j[1:] != j[:-1]]) if n_links else np.zeros(0, int)
+        self.factor = np.repeat(np.arange(len(self.starts)), np.diff(np.r_[self.starts, n_links]))
+        key = j[:, None] * gains.n_cells + cell
+        pairs, inverse = np.unique(key, return_inverse=True)
+        self.slot = inverse.reshape(n_links, k + 1)                             # pair of each scope cell
+        self.pair_cell = pairs % gains.n_cells
+        self.pair_factor = np.searchsorted(j[self.starts], pairs // gains.n_cells)
+        self.n_pairs = len(pairs)
+        self.n_cells = gains.n_cells
+        self.energy = p * 1e-3 * space.energy_price_per_w[:, None]             # (C, L)
+
+    def evaluate(self, a: np.ndarray, delta: np.ndarray, temperature: float = 0.0,
+                 grad: bool = False) -> float | tuple[float, np.ndarray, np.ndarray]:
+        """The bound B(a, δ) on ``max_s V(s)``; with `grad`, its gradient in a and δ.
+
+        Parameters
+        ----------
+        a : ndarray, shape (n_links,)
+            a_e ≥ 0 of every link, in the factors' link order (``self.user``,
+            ``self.column``: its candidate column, ``self.cell``).
+        delta : ndarray, shape (n_pairs, L)
+            δ of every (factor, scope cell) pair and level.
+        temperature : float
+            0: the max; T > 0: the smooth bound (gradient only then).
+        """
+        n, k, L, T = self.n_links, self.K, self.L, temperature
+        shape = (n,) + (L,) * (k + 1)
+        z = (self.rate * a[:, None]).reshape(shape)
+        d = delta[self.slot]                                                    # (E, K+1, L)
+        for p in range(k + 1):
+            z = z + d[:, p].reshape((n,) + (1,) * p + (L,) + (1,) * (k - p))
+        z = z.reshape(n, -1)
+        d_max, d_prob = _soft_max(delta, T)
+        per_factor = np.bincount(self.pair_factor, d_max, minlength=len(self.starts))
+        link_max, link_prob = _soft_max(z, T)
+        link = link_max - d_max[self.slot].sum(axis=1) + per_factor[self.factor]
+        unary = -self.energy - np.stack(
+            [np.bincount(self.pair_cell, delta[:, q], minlength=self.n_cells) for q in range(L)],
+            axis=1)
+        u_max, u_prob = _soft_max(unary, T)
+        if not len(self.starts):
+            return float(u_max.sum()) if not grad else (float(u_max.sum()), np.zeros(0),
+                                                         -u_prob[self.pair_cell])
+        f_max = np.maximum.reduceat(link, self.starts)
+        if T > 0:
+            e = np.exp((link - f_max[self.factor]) / T)
+            total = np.add.reduceat(e, self.starts)
+            f_max = f_max + T * np.log(total)
+            weight = e / total[self.factor]
+        value = float(f_max.sum() + u_max.sum())
+        if not grad:
+            return value
+        g_a = weight * np.einsum("ec,ec->e", link_prob, self.rate)
+        prob = link_prob.reshape(shape)
+        g_d = np.zeros(self.n_pairs * L)
+        for p in range(k + 1):  # the marginal of each scope position
+            marginal = prob.sum(axis=tuple(1 + q for q in range(k + 1) if q != p))   # (E, L)
+            contrib = weight[:, None] * (marginal - d_prob[self.slot[:, p]])
+            g_d += np.bincount((self.slot[:, p][:, None] * L + np.arange(L)).ravel(),
+                               contrib.ravel(), minlength=self.n_pairs * L)
+        g_d = g_d.reshape(self.n_pairs, L) + d_prob - u_prob[self.pair_cell]
+        return value, g_a, g_d
+
+
+def _soft_max(x: np.ndarray, temperature: float) -> tuple[np.ndarray, np.ndarray | None]:
+    """Row-wise max (T = 0) or ``T log Σ exp(x/T)`` and its softmax weights (T > 0)."""
+    top = x.max(axis=1)
+    if temperature <= 0:
+        return top, None
+    e = np.exp((x - top[:, None]) / temperature)
+    total = e.sum(axis=1)
+    return top + temperature * np.log(total), e / total[:, None]
+
+
+def decomposition_bound(network: Network | PowerProblem, gains: GainTable, space: PatternSpace,
+                        alpha: float = 1.0, *, scope_cells: int = 4,
+                        prices: tuple[np.ndarray, np.ndarray] | None = None,
+                        max_iter: int = 300,
+                        temperatures: tuple[float, ...] = (0.015, 0.005, 0.0017),
+                        baseline: dict[str, Any] | None = None) -> dict[str, Any]:
+    """A valid upper bound on the joint problem by dual decomposition of ``max_s V(s)``.
+
+    Valid for the physical model (every cell at its pattern's power): the bound is
+    :func:`joint_bound` at prices (λ, ν) with ``max_s V(s)`` replaced by the
+    dual-decomposition bound of :class:`_ScopedFactors` on :func:`bound_gains` (each
+    cell's term keeps every link's `scope_cells` strongest cells exactly, the rest of
+    its table and the lumped background at their lowest; multipliers δ make the cells'
+    levels agree between terms). Valid at *any* (λ, ν ≥ 0, δ); unlike the cluster
+    relaxation (:func:`relaxed_bound`), every cell's strongest interferers count, not
+    only those of its own cluster.
+
+    (λ, ν, δ) minimize the bound: L-BFGS-B (scipy) on its smooth version at each of
+    `temperatures` in turn (relative to the mean per-cell value ``Σ_i λ_i r_i / n_cells``
+    at the starting prices), `max_iter` iterations each, started from `prices` and δ = 0
+    (log λ, ν ≥ 0 and δ are the variables). The bound (the max, not the smooth value)
+    is evaluated at the end of every stage; the smallest is returned. Only iteration
+    counts stop it: the same input gives the same bound.
+
+    Parameters
+    ----------
+    network : Network or PowerProblem
+        Where the users' weights and demands and the cells' backhaul caps and prices come
+        from (a PowerProblem's own arrays).
+    gains, space : GainTable, PatternSpace
+    alpha : float
+        α-fair utility.
+    scope_cells : int
+        Cells each link sees exactly (its own and the strongest others of its user's
+        table); lowered until (links × levels^scope) ≤ :data:`DECOMPOSITION_MAX_ENTRIES`.
+    prices : (λ, ν), optional
+        Starting user prices, shape (n_users,), and backhaul prices, shape (n_cells,)
+        [utility per Mbit/s], e.g. the joint master's; default: the interference-free
+        relaxation's optimal prices.
+    max_iter : int
+        L-BFGS-B iterations per temperature.
+    temperatures : tuple of float
+        Smoothing temperatures, relative (see above), decreasing.
+    baseline : dict, optional
+        Another bound's result (e.g. :func:`relaxed_bound`'s): returned instead if smaller.
+
+    Returns
+    -------
+    dict
+        ``upper_bound`` (float) and ``info``: ``kind`` ("relaxed"), ``relaxation``
+        ("decomposition"), ``scope_cells``, ``n_factors``, ``iterations``,
+        ``evaluations``, ``time_s`` (and ``baseline_bound`` with a baseline); a smaller
+        baseline comes back as it is, with ``decomposition_bound`` added to its info.
+    """
+    t0 = time.perf_counter()
+    arrays = network if isinstance(network, PowerProblem) else PowerProblem.from_parts(
+        network, gains, space, alpha)
+    if prices is None:
+        prices = _solve_relaxation(arrays, gains, space, alpha, 1, 1e-4, None, None, "ipm",
+                                   1)["prices"]
+    n_scope = max(1, int(scope_cells))
+    n_links = gains.n_users * gains.n_candidates
+    while n_scope > 1 and n_links * space.n_levels ** n_scope > DECOMPOSITION_MAX_ENTRIES:
+        n_scope -= 1
+    factors = _ScopedFactors(bound_gains(gains, space), space, n_scope)
+    n_users = gains.n_users
+    lam, nu = (np.asarray(v, float) for v in prices)
+    positive = lam[lam > 0]
+    floor = 1e-6 * positive.max() if len(positive) else 1.0
+    lam0 = np.where(np.isfinite(lam) & (lam > floor), lam, floor)
+    capped = np.flatnonzero(np.isfinite(arrays.backhaul_mbps))
+    cap_mbps = arrays.backhaul_mbps[capped]
+    top_mw = 10.0 ** (space.level_dbm.max(axis=1) / 10.0)
+    rate_cap = np.minimum(arrays.demand_mbps, gains.isolated_rates_mbps(top_mw).sum(axis=1))
+    weight, cell_price = arrays.weight, arrays.price_per_mbps
+    n_cap, n_delta = len(capped), factors.n_pairs * factors.L
+    scale = float((lam0 * best_rate(lam0, weight, alpha, rate_cap)).sum()) / max(
+        len(factors.starts), 1)
+
+    def prices_of(z: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+        lam_z = lam0 * np.exp(z[:n_users])
+        nu_z = np.zeros(gains.n_cells)
+        nu_z[capped] = z[n_users:n_users + n_cap]
+        return lam_z, nu_z, z[n_users + n_cap:].reshape(factors.n_pairs, factors.L)
+
+    def smooth(z: np.ndarray, temperature: float) -> tuple[float, np.ndarray]:
+        lam_z, nu_z, delta = prices_of(z)
+        raw = lam_z[factors.user] - (cell_price + nu_z)[factors.cell]
+        value, g_a, g_d = factors.evaluate(np.maximum(raw, 0.0), delta, temperature, grad=True)
+        g_a = np.where(raw > 0, g_a, 0.0)
+        users = user_value(lam_z, weight, alpha, rate_cap).sum()
+        g_lam = np.bincount(factors.user, g_a, minlength=n_users) \
+            - best_rate(lam_z, weight, alpha, rate_cap)
+        g_nu = cap_mbps - np.bincount(factors.cell, g_a, minlength=gains.n_cells)[capped]
+        total = float(value + users + (nu_z[capped] * cap_mbps).sum())
+        return total, np.concatenate([g_lam * lam_z, g_nu, g_d.ravel()])
+
+    def exact(z: np.ndarray) -> float:
+        lam_z, nu_z, delta = prices_of(z)
+        a = np.maximum(lam_z[factors.user] - (cell_price + nu_z)[factors.cell], 0.0)
+        return joint_bound(gains, space, arrays, lam_z, nu_z, factors.evaluate(a, delta))
+
+    z = np.concatenate([np.zeros(n_users), np.maximum(np.nan_to_num(nu[capped]), 0.0),
+                        np.zeros(n_delta)])
+    limits = [(-30.0, 30.0)] * n_users + [(0.0, None)] * n_cap + [(None, None)] * n_delta
+    best, iterations, evaluations = exact(z), 0, 0
+    for t in temperatures:  # a few stages, each a fixed number of iterations
+        res = minimize(smooth, z, args=(t * scale,), jac=True, method="L-BFGS-B", bounds=limits,
+                       options=dict(maxiter=int(max_iter), maxcor=20))
+        z, iterations, evaluations = res.x, iterations + res.nit, evaluations + res.nfev
+        best = min(best, exact(z))
+    info = dict(kind="relaxed", relaxation="decomposition", scope_cells=factors.K + 1,
+                n_factors=len(factors.starts), iterations=iterations, evaluations=evaluations,
+                time_s=time.perf_counter() - t0)
+    if baseline is not None:
+        if baseline["upper_bound"] <= best:
+            return dict(upper_bound=baseline["upper_bound"],
+                        info={**baseline["info"], "decomposition_bound": best})
+        info["baseline_bound"] = baseline["upper_bound"]
+    return dict(upper_bound=float(best), info=info)
