@@ -152,7 +152,6 @@ def test_readme_python_blocks_run_in_order_and_keep_their_promises(tmp_path, mon
     assert sol.cell_airtime[:, 0] == pytest.approx(sol.load_coupling["load"], abs=1e-8)
 
 
-@pytest.mark.parametrize("page", [p for p in DOC_PAGES if blocks(p, "python")], ids=lambda p: p.name)
 def test_readme_power_numbers_are_the_defaults(tmp_path, monkeypatch):
     """The README's power call with its defaults (about 100 s on 2 cores) gives the
     factors the README quotes, and the objective docs/model.md quotes: the run stops on
@@ -174,6 +173,7 @@ def test_readme_power_numbers_are_the_defaults(tmp_path, monkeypatch):
     assert ns["best"].objective == pytest.approx(objective, rel=1e-9)
 
 
+@pytest.mark.parametrize("page", [p for p in DOC_PAGES if blocks(p, "python")], ids=lambda p: p.name)
 def test_python_blocks_of_the_docs_run(tmp_path, monkeypatch, page):
     monkeypatch.chdir(tmp_path)
     ns: dict = {}
