@@ -270,6 +270,17 @@ def test_cli_method_power_without_a_section_names_the_fix(tmp_path, capsys):
     assert "no [power] section" in err and "fix" in err
 
 
+def test_capacity_runs_the_power_section_when_asked(tmp_path):
+    scenario = tiny(tmp_path).with_overrides(power={"levels_db": [0, "off"], "max_iter": 2})
+    result = cellopt.capacity(scenario, method="power", metric="demand", drops=1,
+                              first_guess_per_km2=20.0, max_evals=2)
+    assert len(result.evaluations) == 2
+    with pytest.raises(cellopt.ValidationError, match=r"has none; fix"):
+        cellopt.capacity(load_scenario("macro_3gpp"), method="power")
+    with pytest.raises(cellopt.ValidationError, match=r"options \['tol'\] are not used; fix"):
+        cellopt.capacity(scenario, method="power", tol=1e-3)
+
+
 def test_the_shipped_power_scenario_loads_and_says_what_it_runs():
     scenario = load_scenario("hetnet_power")
     assert scenario.power is not None and scenario.power.options["max_iter"] == 20

@@ -43,7 +43,7 @@ from cellopt.errors import StoreError, ValidationError, check_memory
 from cellopt.parameters import check_count
 from cellopt.solvers import METHODS
 from cellopt.study.atomic import atomic_write
-from cellopt.study.scenario import Scenario
+from cellopt.study.scenario import POWER, MethodSpec, Scenario
 from cellopt.study.seeds import drop_seeds
 from cellopt.study.store import (
     TASK_BYTES,
@@ -126,15 +126,30 @@ def _pooled(scenario: Scenario, density_per_km2: float, seeds: Sequence[int], me
     users = {k: v for k, v in scenario.raw["users"].items() if k != "n"}  # density replaces n
     raw = {**scenario.raw, "users": {**users, "density_per_km2": float(density_per_km2)}}
     scen = Scenario.from_dict(raw, scenario.path)
+    spec = _run_of(scen, method, options)
     rates, demands = [], []
     for seed in seeds:  # a few drops: a loop over runs, not over data
         built = scen.build(seed)
         rate = np.zeros(built.network.n_users)  # users in outage keep rate 0
         if built.problem.n_users:
-            rate = built.per_user(built.solve(method, **options).user_rate_mbps)
+            rate = built.per_user(scen.solve(built, spec).user_rate_mbps)
         rates.append(rate[built.in_study_area])
         demands.append(built.network.users["demand_mbps"].to_numpy(float)[built.in_study_area])
     return np.concatenate(rates), np.concatenate(demands)
+
+
+def _run_of(scenario: Scenario, method: str, options: Mapping[str, Any]) -> MethodSpec:
+    """The run `method` names: a solver method with `options`, or "power" (the scenario's
+    ``[power]`` section, which takes no more options)."""
+    if method != POWER:
+        return MethodSpec(method, method, dict(options))
+    if scenario.power is None or options:
+        raise ValidationError(f"method={POWER!r} runs the scenario's [power] section; "
+                              + ("it has none; fix: add one (docs/scenarios.md, \"Power\")"
+                                 if scenario.power is None else
+                                 f"options {sorted(options)} are not used; fix: set them in the "
+                                 "[power] section"))
+    return scenario.power
 
 
 def served_share(rate_mbps: np.ndarray, demand_mbps: np.ndarray) -> float:
@@ -185,7 +200,8 @@ def capacity(
         Drop seeds, the same at every density. Default: the first `drops` drop seeds of
         the scenario's base seed (as :attr:`Scenario.seeds`).
     method : str
-        Solver (any registered method, baselines included).
+        Solver (any registered method, baselines included), or ``"power"``: the
+        scenario's ``[power]`` section (power patterns with the association).
     first_guess_per_km2 : float
         Where the bracketing starts [users/km²].
     rel_tol : float
@@ -214,6 +230,7 @@ def capacity(
         demand metric on a scenario whose users want infinite rates.
     """
     check_metric(scenario, metric, target_p5_mbps, target_served_share)
+    _run_of(scenario, method, options)  # a bad method fails now, not at the first density
     if not (0 < min_density_per_km2 <= first_guess_per_km2 <= max_density_per_km2):
         raise ValidationError("densities must satisfy 0 < min_density_per_km2 ≤ first_guess_per_km2 "
                          f"≤ max_density_per_km2 (got {min_density_per_km2}, "
@@ -344,7 +361,7 @@ def capacity_sweep(
     grid : dict, optional
         ``{"section.key": [values]}`` as for :func:`~cellopt.study.sweep.run_sweep`.
     methods : sequence of str
-        Registered method names.
+        Registered method names, and ``"power"`` for the scenario's ``[power]`` section.
     replicates, drops : int
         Independent replicates, and drops pooled per density in each.
     metric, target_p5_mbps, target_served_share
@@ -383,9 +400,11 @@ def capacity_sweep(
     check_metric(scenario, metric, target_p5_mbps, target_served_share)
     target = {"metric": metric, "target_p5_mbps": float(target_p5_mbps),
               "target_served_share": float(target_served_share)}
-    unknown = [m for m in methods if m not in METHODS]
+    unknown = [m for m in methods if m not in METHODS and not (m == POWER and scenario.power)]
     if unknown:
-        raise ValidationError(f"unknown methods {unknown}; valid: {sorted(METHODS)}")
+        raise ValidationError(f"unknown methods {unknown}; valid: {sorted(METHODS)}"
+                              + (f" and {POWER!r} (the scenario's [power] section)"
+                                 if scenario.power else ""))
     points = grid_points(grid)
     check_memory(len(points) * len(methods) * replicates * TASK_BYTES + replicates * drops * 64,
                  f"{len(points)} grid point(s) × {len(methods)} method(s) × {replicates} replicates",
