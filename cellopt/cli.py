@@ -133,7 +133,12 @@ def _plot(args: argparse.Namespace) -> int:
 
 def _methods(args: argparse.Namespace) -> int:
     from cellopt.solvers import method_table
+    from cellopt.solvers.registry import DEFAULT_METHODS
 
+    print("default (solve(problem) without a method), by the problem's features:")
+    for feature, name, why in DEFAULT_METHODS:
+        print(f"    {feature}: {name} ({why})")
+    print()
     table = method_table()
     for name, row in table.iterrows():
         caps = [c.replace("_", " ") for c in ("single_association", "patterns", "share_blocks",

@@ -22,7 +22,7 @@ from cellopt.network import Network
 from cellopt.problem import Problem
 from cellopt.solution import Solution
 from cellopt.solvers import solve
-from cellopt.solvers.registry import method_info
+from cellopt.solvers.registry import default_method, method_info
 
 __all__ = ["CELL_RESULT_COLUMNS", "USER_RESULT_COLUMNS", "Coupling", "Drop", "ResultColumn",
            "result_columns_markdown"]
@@ -35,8 +35,9 @@ class Coupling(Protocol):
     their load); :meth:`Drop.solve` hands it the problem.
     """
 
-    def solve(self, problem: Problem, method: str, **options: Any) -> Solution:
-        """Solve `problem` with `method` under this coupling."""
+    def solve(self, problem: Problem, method: str | None, **options: Any) -> Solution:
+        """Solve `problem` with `method` (None: :func:`cellopt.solve`'s default) under this
+        coupling."""
         ...
 
 
@@ -155,14 +156,18 @@ class Drop:
     seed: int | None = None
     coupling: Coupling | None = None
 
-    def solve(self, method: str = "alm", **options: Any) -> Solution:
+    def solve(self, method: str | None = None, **options: Any) -> Solution:
         """Solve :attr:`problem` with `method`, load-coupled if the drop has a coupling.
 
         Without :attr:`coupling` (full-buffer interference, the default) this is exactly
         ``cellopt.solve(drop.problem, method, **options)``; with one it is
-        :func:`~cellopt.load_coupling.solve_load_coupled`. A method that runs on a cluster
-        (``dual_dask``) gets the users' positions, to split them by region.
+        :func:`~cellopt.load_coupling.solve_load_coupled`. None (default): the fastest
+        certified method for the problem (:func:`~cellopt.solvers.registry.default_method`).
+        A method that runs on a cluster (``dual_dask``) gets the users' positions, to split
+        them by region.
         """
+        if method is None:
+            method, _ = default_method(self.problem)
         if method_info(method).distributed and not {"part", "user_xy_m"} & set(options):
             users = self.network.users[self.solvable]  # a cluster method splits them by region
             options = {**options, "user_xy_m": np.column_stack([users.geometry.x, users.geometry.y])}

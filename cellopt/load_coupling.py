@@ -205,7 +205,7 @@ class LoadCoupling:
                                 n_candidates=n_candidates, n_interferers=n_interferers, model=model,
                                 rng=seed)
 
-    def solve(self, problem: Problem, method: str = "alm", **options: Any) -> Solution:
+    def solve(self, problem: Problem, method: str | None = None, **options: Any) -> Solution:
         """:func:`solve_load_coupled` of `problem` under this coupling (what
         :meth:`cellopt.Drop.solve` calls for a load-coupled drop)."""
         return solve_load_coupled(problem, self, method, **options)
@@ -318,7 +318,7 @@ def _positive(value: Any, name: str) -> float:
 def solve_load_coupled(
     problem: Problem,
     coupling: LoadCoupling,
-    method: str = "alm",
+    method: str | None = None,
     *,
     max_rounds: int = 20,
     load_tol: float = 1e-3,
@@ -351,8 +351,9 @@ def solve_load_coupled(
         With one resource; its rates are replaced by the coupled rates.
     coupling : LoadCoupling
         Of `problem` (:meth:`LoadCoupling.from_network`).
-    method : str
-        Any registered method (:func:`cellopt.solve`).
+    method : str, optional
+        Any registered method (:func:`cellopt.solve`; None, the default: its default for
+        the problem, ``"dual"``).
     max_rounds : int
         Most rounds (20).
     load_tol : float

@@ -124,7 +124,6 @@ def test_bad_problem_is_refused_with_the_value_and_a_fix(overrides, error, words
 BAD_ARGUMENTS = [
     ("method-unknown", dict(method="ALM"), "unknown method 'ALM'"),
     ("method-empty", dict(method=""), "unknown method ''"),
-    ("method-none", dict(method=None), "unknown method None"),
     ("method-number", dict(method=3), "unknown method 3"),
     ("method-list", dict(method=["alm"]), "unknown method ['alm']"),
     ("tol-zero", dict(tol=0.0), "tol=0.0"),

@@ -385,3 +385,25 @@ def test_status_constants_are_the_strings():
     assert set(status.SUCCESSFUL) <= set(STATUSES)
     assert {getattr(status, n) for n in status.__all__ if n.isupper() and n not in
             ("STATUSES", "SUCCESSFUL")} == set(STATUSES)
+
+
+# ---------------------------------------------------------------------------- the default
+def test_solve_without_a_method_uses_the_default_for_the_problems_features(capsys):
+    from cellopt.solvers.registry import DEFAULT_METHODS, default_method
+
+    fixed = small_problem(3)
+    assert default_method(fixed)[0] == "dual"
+    sol = cellopt.solve(fixed, tol=1e-5)
+    assert sol.method == "dual" and sol.status == "optimal"
+    assert sol.objective == cellopt.solve(fixed, "dual", tol=1e-5).objective
+    patterns = Problem.from_links(fixed.user, fixed.cell, fixed.rate_mbps, n_users=fixed.n_users,
+                                  n_cells=fixed.n_cells, resource=np.arange(fixed.n_links) % 2,
+                                  n_resources=2, pattern_cost=np.array([0.0, 0.1]))
+    assert default_method(patterns)[0] == "ipm" and cellopt.solve(patterns).method == "ipm"
+    # every feature names a registered certified method, and `cellopt methods` shows them
+    assert all(method_info(m).convex for _, m, _ in DEFAULT_METHODS)
+    from cellopt import cli
+
+    assert cli.main(["methods"]) == 0
+    out = capsys.readouterr().out
+    assert "default (solve(problem) without a method)" in out and "fixed resources: dual" in out

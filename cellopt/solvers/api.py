@@ -16,7 +16,13 @@ import pandas as pd
 from cellopt.errors import ValidationError, describe_rows
 from cellopt.problem import Problem
 from cellopt.solution import Solution
-from cellopt.solvers.registry import check_arguments, check_problem, method_info, methods_with
+from cellopt.solvers.registry import (
+    check_arguments,
+    check_problem,
+    default_method,
+    method_info,
+    methods_with,
+)
 from cellopt.solvers.result import build_solution
 from cellopt.solvers.scaling import to_solver_units
 from cellopt.solvers.single import round_to_single
@@ -27,7 +33,7 @@ __all__ = ["nothing_to_allocate", "solve"]
 
 def solve(
     problem: Problem,
-    method: str = "alm",
+    method: str | None = None,
     *,
     tol: float = 1e-4,
     max_iter: int | None = None,
@@ -44,12 +50,15 @@ def solve(
     Parameters
     ----------
     problem : Problem
-    method : str
-        One of :data:`~cellopt.solvers.registry.METHODS`: ``"alm"`` (default), ``"dual"``,
+    method : str, optional
+        One of :data:`~cellopt.solvers.registry.METHODS`: ``"dual"``, ``"alm"``,
         ``"dual_dask"`` (``dual`` on a Dask cluster, docs/distributed.md), ``"ipm"``,
         ``"reference"``, ``"max_rsrp"``, ``"max_sinr"``, ``"range_expansion"``,
         ``"load_aware"``. What each can do and its options: :func:`method_info`,
-        :func:`~cellopt.solvers.registry.method_table`.
+        :func:`~cellopt.solvers.registry.method_table`. None (default): the fastest
+        certified method for the problem's features,
+        :func:`~cellopt.solvers.registry.default_method` — ``"dual"`` for fixed
+        resources, ``"ipm"`` for power patterns.
     tol : float
         Target rate-equivalent gap: status ``"optimal"`` certifies that no feasible
         allocation beats this one by more than scaling every user's rate by ``1 + tol``
@@ -90,6 +99,8 @@ def solve(
         not handle them.
     """
     check_problem(problem)
+    if method is None:
+        method, _ = default_method(problem)
     info = method_info(method)
     fn = info.function
     check_arguments(method, fn, tol=tol, max_iter=max_iter, time_limit_s=time_limit_s,

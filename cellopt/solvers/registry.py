@@ -28,9 +28,9 @@ from cellopt.problem import Problem
 from cellopt.solution import Solution
 
 __all__ = [
-    "BLOCK_METHODS", "KINDS", "METHODS", "METHOD_INFO", "PATTERN_METHODS", "MethodInfo",
-    "OptionInfo", "check_arguments", "check_problem", "get_method", "method_info",
-    "method_options", "method_table", "methods_with", "register",
+    "BLOCK_METHODS", "DEFAULT_METHODS", "KINDS", "METHODS", "METHOD_INFO", "PATTERN_METHODS",
+    "MethodInfo", "OptionInfo", "check_arguments", "check_problem", "default_method", "get_method",
+    "method_info", "method_options", "method_table", "methods_with", "register",
 ]
 
 #: Names that moved out of this module: importable from here, with a DeprecationWarning,
@@ -295,6 +295,35 @@ def method_table() -> pd.DataFrame:
     columns = ["method", "kind", "single_association", "patterns", "share_blocks", "distributed",
                "warm_start", "options", "summary"]
     return pd.DataFrame(rows, columns=columns).set_index("method")
+
+
+# ============================================================================ the default
+#: The method :func:`cellopt.solve` uses when none is given, by the problem's features
+#: (the first that applies): the fastest certified method for them on the solver
+#: benchmark family (``benchmarks/bench_solvers.py``; docs/model.md, "Measured
+#: performance"). Each entry: (feature, method, why).
+DEFAULT_METHODS: tuple[tuple[str, str, str], ...] = (
+    ("several pattern-share blocks", "ipm", "as for power patterns: each block has its own"),
+    ("power patterns with free shares", "ipm",
+     "the fastest certified method on column-generation masters"),
+    ("fixed resources", "dual", "the fastest certified method on the solver benchmark family"),
+)
+
+
+def default_method(problem: Problem) -> tuple[str, str]:
+    """The method :func:`cellopt.solve` picks for `problem` when given none, and why.
+
+    Returns
+    -------
+    name : str
+        A key of :data:`METHODS`.
+    reason : str
+        The feature that decided and why that method (:data:`DEFAULT_METHODS`).
+    """
+    feature = ("several pattern-share blocks" if problem.share_block is not None else
+               "power patterns with free shares" if problem.free_shares else "fixed resources")
+    name, why = next((m, w) for f, m, w in DEFAULT_METHODS if f == feature)
+    return name, f"{feature}: {why}"
 
 
 # ============================================================================ checks
