@@ -400,6 +400,10 @@ def test_solve_without_a_method_uses_the_default_for_the_problems_features(capsy
                                   n_cells=fixed.n_cells, resource=np.arange(fixed.n_links) % 2,
                                   n_resources=2, pattern_cost=np.array([0.0, 0.1]))
     assert default_method(patterns)[0] == "ipm" and cellopt.solve(patterns).method == "ipm"
+    caps = np.full(fixed.n_cells, np.inf)
+    caps[0] = 5.0
+    capped = fixed.replace(backhaul_mbps=caps)
+    assert default_method(capped) == ("ipm", "backhaul caps: " + DEFAULT_METHODS[2][2])
     # every feature names a registered certified method, and `cellopt methods` shows them
     assert all(method_info(m).convex for _, m, _ in DEFAULT_METHODS)
     from cellopt import cli

@@ -306,6 +306,8 @@ DEFAULT_METHODS: tuple[tuple[str, str, str], ...] = (
     ("several pattern-share blocks", "ipm", "as for power patterns: each block has its own"),
     ("power patterns with free shares", "ipm",
      "the fastest certified method on column-generation masters"),
+    ("backhaul caps", "ipm", "dual needs many Newton steps where users are split between a "
+     "cell and a capped one"),
     ("fixed resources", "dual", "the fastest certified method on the solver benchmark family"),
 )
 
@@ -320,8 +322,10 @@ def default_method(problem: Problem) -> tuple[str, str]:
     reason : str
         The feature that decided and why that method (:data:`DEFAULT_METHODS`).
     """
+    capped = np.isfinite(problem.backhaul_mbps).any()
     feature = ("several pattern-share blocks" if problem.share_block is not None else
-               "power patterns with free shares" if problem.free_shares else "fixed resources")
+               "power patterns with free shares" if problem.free_shares else
+               "backhaul caps" if capped else "fixed resources")
     name, why = next((m, w) for f, m, w in DEFAULT_METHODS if f == feature)
     return name, f"{feature}: {why}"
 
