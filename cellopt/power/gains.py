@@ -175,18 +175,9 @@ class GainTable:
         return len(self.max_power_dbm)
 
     def rates_mbps(self, power_mw: np.ndarray) -> np.ndarray:
-        """Peak rate of every candidate link under each pattern, over the whole band.
-
-        Parameters
-        ----------
-        power_mw : ndarray, shape (n_patterns, n_cells)
-            Transmit power of every cell in every pattern [mW] (0 = off).
-
-        Returns
-        -------
-        ndarray, shape (n_patterns, n_users, n_candidates)
-            [Mbit/s]; 0 where the serving cell is off.
-        """
+        """Peak rate of every candidate link under each pattern, over the whole band:
+        the spectral efficiency of :meth:`sinr` (same argument and shape) × the band
+        [Mbit/s]; 0 where the serving cell is off."""
         return self.bandwidth_mhz * self.efficiency(self.sinr(power_mw))
 
     def sinr(self, power_mw: np.ndarray) -> np.ndarray:
