@@ -11,8 +11,8 @@ solved by
 - ``max_rsrp`` (each user on its strongest cell),
 - ``range_expansion`` with a pico bias of 0, 3, 6, 9 and 12 dB,
 - ``load_aware`` (selfish best response to the cell loads),
-- ``alm`` (the certified optimum, fractional: time sharing / carrier aggregation), and
-- ``alm`` with ``single_association=True`` (one cell per user, rounded and improved),
+- ``dual`` (the certified optimum, fractional: time sharing / carrier aggregation), and
+- ``dual`` with ``single_association=True`` (one cell per user, rounded and improved),
 
 and one table shows, per method: the 5th percentile, median and mean user rate
 [Mbit/s], the utility Σ log r (the objective), the upper bound and relative gap, the
@@ -47,8 +47,8 @@ def runs() -> list[tuple[str, str, dict]]:
     rows += [(f"range_expansion {b:g} dB", "range_expansion", {"bias_db": float(b)})
              for b in (0, 3, 6, 9, 12)]
     rows += [("load_aware", "load_aware", {}),
-             ("alm (fractional)", "alm", {}),
-             ("alm single association", "alm", {"single_association": True})]
+             ("dual (fractional)", "dual", {}),
+             ("dual single association", "dual", {"single_association": True})]
     return rows
 
 
@@ -77,7 +77,7 @@ def main(argv: list[str] | None = None) -> pd.DataFrame:
     parser.add_argument("--seed", type=int, default=1)
     parser.add_argument("--rings", type=int, default=2)
     parser.add_argument("--picos-per-sector", type=int, default=4)
-    parser.add_argument("--tol", type=float, default=1e-4, help="gap asked of alm")
+    parser.add_argument("--tol", type=float, default=1e-4, help="gap asked of dual")
     args = parser.parse_args(argv)
 
     t0 = time.perf_counter()

@@ -7,8 +7,9 @@ backhaul caps, 80 % indoor users. Where the data file is absent, its synthetic s
 the shipped scenario ``city_synthetic`` runs instead (with a warning).
 
 1. Capacity gain vs adoption: the capacity (largest users per km² whose pooled
-   5th-percentile rate is ≥ ``--target``) of max-RSRP and of the optimizer (``alm``)
-   at each adoption, in ``--replicates`` independent replicates of ``--drops`` drops;
+   5th-percentile rate is ≥ ``--target``) of max-RSRP and of the optimizer (``ipm``, the
+   default method with backhaul caps) at each adoption, in ``--replicates`` independent
+   replicates of ``--drops`` drops;
    gain = capacity ÷ capacity without femtocells, per replicate (the same drops).
 2. Price sweep: at ``--price-adoption`` and the optimizer's capacity without femtocells
    (the operating point where the macro layer just meets the target), each access
@@ -103,7 +104,8 @@ def main() -> None:
     parser.add_argument("--scenario", default="sf_femto")
     parser.add_argument("--adoptions", type=float, nargs="+",
                         default=[0.0, 0.005, 0.01, 0.02, 0.05, 0.1, 0.2])
-    parser.add_argument("--methods", nargs="+", default=["max_rsrp", "alm"])
+    parser.add_argument("--methods", nargs="+", default=["max_rsrp", "ipm"],
+                        help="baselines, then the optimizer (last)")
     parser.add_argument("--target", type=float, default=1.0, help="5th-percentile rate [Mbit/s]")
     parser.add_argument("--replicates", type=int, default=5)
     parser.add_argument("--drops", type=int, default=4, help="drops pooled per density")
@@ -159,8 +161,9 @@ def main() -> None:
     plt.close(fig)
 
     # 2. Price sweep at the macro layer's capacity.
-    alm = summary[(summary["method"] == "alm") & (summary["adoption"] == 0.0)]
-    density = float(alm["capacity_per_km2"].iloc[0]) if len(alm) else 2 * args.first_guess
+    optimizer = args.methods[-1]
+    opt = summary[(summary["method"] == optimizer) & (summary["adoption"] == 0.0)]
+    density = float(opt["capacity_per_km2"].iloc[0]) if len(opt) else 2 * args.first_guess
     seeds = drop_seeds(scenario.seed_base + 1, args.price_drops)  # not the capacity drops
     (out / "price").mkdir(parents=True, exist_ok=True)
     prices = pd.concat([cached_frame(out / "price" / f"price_{p:g}.csv", args.resume,
@@ -206,13 +209,14 @@ def main() -> None:
     sensitivity = []
     for i, (label, change) in enumerate(variants.items()):
         variant = scenario.with_overrides(**change) if change else scenario
-        cap = capacity_sweep(variant, out / f"variant_{i}", grid={KEY: [0.0, top]}, methods=["alm"],
+        cap = capacity_sweep(variant, out / f"variant_{i}", grid={KEY: [0.0, top]},
+                             methods=[optimizer],
                              replicates=args.replicates, drops=args.drops,
                              target_p5_mbps=args.target, workers=args.workers,
                              resume=args.resume, progress=False, rel_tol=args.rel_tol,
                              first_guess_per_km2=args.first_guess)
-        table_i, _, gain_i = capacity_table(cap, ["alm"])
-        g, g_ci = mean_ci(gain_i["alm"][:, -1])
+        table_i, _, gain_i = capacity_table(cap, [optimizer])
+        g, g_ci = mean_ci(gain_i[optimizer][:, -1])
         sensitivity.append(dict(variant=label, capacity_without_per_km2=table_i["capacity_per_km2"].iloc[0],
                                 capacity_with_per_km2=table_i["capacity_per_km2"].iloc[-1],
                                 gain=g, gain_ci=g_ci))

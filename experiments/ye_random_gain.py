@@ -3,7 +3,7 @@
 Drops of the shipped scenario ``ye_random`` (our reading of the set-up of Ye et al. 2013:
 Poisson macro / pico / femto tiers at 46 / 35 / 20 dBm with densities 1 : 5 : 10,
 single-slope path loss, uniform users, a torus) solved by max-RSRP, range expansion at
-every pico bias × femto bias in {0, 3, 6, 9, 12} dB, the optimizer (``alm``, fractional
+every pico bias × femto bias in {0, 3, 6, 9, 12} dB, the optimizer (``dual``, fractional
 association) and the optimizer with single association. Gains over max-RSRP are taken
 per drop (paired), then averaged with a normal 95 % interval over drops.
 
@@ -35,8 +35,8 @@ ROOT = Path(__file__).resolve().parents[1]
 #: Range-expansion biases searched, per tier [dB].
 BIASES_DB = (0.0, 3.0, 6.0, 9.0, 12.0)
 BASE = "max_rsrp"
-ALM = "optimized (alm)"
-ALM_SINGLE = "optimized, single association"
+OPT = "optimized (dual)"
+OPT_SINGLE = "optimized, single association"
 #: Ye et al. 2013: utility-optimal association over max received power.
 PUBLISHED_P5_GAIN = 3.5
 PUBLISHED_P50_GAIN = 2.0
@@ -65,8 +65,8 @@ def method_specs() -> list[str | dict]:
     association."""
     expansion = [{"name": "range_expansion", "bias_db": {"pico": p, "femto": f},
                   "label": re_label(p, f)} for p in BIASES_DB for f in BIASES_DB]
-    return [BASE, *expansion, {"name": "alm", "label": ALM},
-            {"name": "alm", "single_association": True, "label": ALM_SINGLE}]
+    return [BASE, *expansion, {"name": "dual", "label": OPT},
+            {"name": "dual", "single_association": True, "label": OPT_SINGLE}]
 
 
 def gain_table(index: pd.DataFrame) -> pd.DataFrame:
@@ -137,10 +137,10 @@ def hexagonal_gains(path: Path) -> pd.Series:
                       "re_p5_gain_ci95": hexa.loc[best, "p5_gain_ci95"],
                       "re_p50_gain": hexa.loc[best, "p50_gain"],
                       "re_p50_gain_ci95": hexa.loc[best, "p50_gain_ci95"],
-                      "alm_p5_gain": hexa.loc[ALM, "p5_gain"],
-                      "alm_p5_gain_ci95": hexa.loc[ALM, "p5_gain_ci95"],
-                      "alm_p50_gain": hexa.loc[ALM, "p50_gain"],
-                      "alm_p50_gain_ci95": hexa.loc[ALM, "p50_gain_ci95"]})
+                      "opt_p5_gain": hexa.loc[OPT, "p5_gain"],
+                      "opt_p5_gain_ci95": hexa.loc[OPT, "p5_gain_ci95"],
+                      "opt_p50_gain": hexa.loc[OPT, "p50_gain"],
+                      "opt_p50_gain_ci95": hexa.loc[OPT, "p50_gain_ci95"]})
 
 
 def plot_gains(table: pd.DataFrame, shown: dict[str, str], hexa: pd.Series) -> plt.Figure:
@@ -169,9 +169,9 @@ def plot_gains(table: pd.DataFrame, shown: dict[str, str], hexa: pd.Series) -> p
                yerr=table.loc[method, ["p5_gain_ci95", "p50_gain_ci95"]].to_numpy(float),
                capsize=3, label=legend)
     x = groups - 0.4 + (n_bars - 0.5) * width
-    ax.bar(x, [hexa["alm_p5_gain"], hexa["alm_p50_gain"]], width,
-           yerr=[hexa["alm_p5_gain_ci95"], hexa["alm_p50_gain_ci95"]], capsize=3,
-           color="0.75", hatch="//", edgecolor="0.4", label="hexagonal default, optimized (alm)")
+    ax.bar(x, [hexa["opt_p5_gain"], hexa["opt_p50_gain"]], width,
+           yerr=[hexa["opt_p5_gain_ci95"], hexa["opt_p50_gain_ci95"]], capsize=3,
+           color="0.75", hatch="//", edgecolor="0.4", label="hexagonal default, optimized (dual)")
     ax.hlines([PUBLISHED_P5_GAIN, PUBLISHED_P50_GAIN], groups - 0.45, groups + 0.45,
               colors="k", linestyles="--", label="published (Ye et al. 2013)")
     ax.axhline(1.0, color="0.3", linewidth=0.8)
@@ -239,26 +239,26 @@ def main() -> None:
     best_p50 = re_label(*grid.loc[grid["p50_mbps"].idxmax(), ["pico_bias_db", "femto_bias_db"]])
     grid.to_csv(figures / "ye_random_bias.csv", index=False, float_format="%.4f")
 
-    roles = {BASE: ["baseline"], ALM: ["optimizer"], ALM_SINGLE: ["optimizer, single association"]}
+    roles = {BASE: ["baseline"], OPT: ["optimizer"], OPT_SINGLE: ["optimizer, single association"]}
     roles.setdefault(best_p5, []).append("best RE for p5")
     roles.setdefault(best_p50, []).append("best RE for median")
-    chosen = list(dict.fromkeys([BASE, best_p5, best_p50, ALM, ALM_SINGLE]))
+    chosen = list(dict.fromkeys([BASE, best_p5, best_p50, OPT, OPT_SINGLE]))
     gains = table.loc[chosen].copy()
     gains.insert(0, "role", ["; ".join(roles[m]) for m in chosen])
     gains.to_csv(figures / "ye_random_gain.csv", float_format="%.4f")
 
     hexa = hexagonal_gains(HEXAGONAL_TABLE)
     compare = pd.DataFrame([
-        {"layout": "random (ye_random), optimized (alm)", "p5_gain": gains.loc[ALM, "p5_gain"],
-         "p5_gain_ci95": gains.loc[ALM, "p5_gain_ci95"], "p50_gain": gains.loc[ALM, "p50_gain"],
-         "p50_gain_ci95": gains.loc[ALM, "p50_gain_ci95"]},
+        {"layout": "random (ye_random), optimized (dual)", "p5_gain": gains.loc[OPT, "p5_gain"],
+         "p5_gain_ci95": gains.loc[OPT, "p5_gain_ci95"], "p50_gain": gains.loc[OPT, "p50_gain"],
+         "p50_gain_ci95": gains.loc[OPT, "p50_gain_ci95"]},
         {"layout": f"random (ye_random), {best_p5}", "p5_gain": gains.loc[best_p5, "p5_gain"],
          "p5_gain_ci95": gains.loc[best_p5, "p5_gain_ci95"],
          "p50_gain": gains.loc[best_p5, "p50_gain"],
          "p50_gain_ci95": gains.loc[best_p5, "p50_gain_ci95"]},
-        {"layout": "hexagonal default (hetnet), optimized (alm)", "p5_gain": hexa["alm_p5_gain"],
-         "p5_gain_ci95": hexa["alm_p5_gain_ci95"], "p50_gain": hexa["alm_p50_gain"],
-         "p50_gain_ci95": hexa["alm_p50_gain_ci95"]},
+        {"layout": "hexagonal default (hetnet), optimized (dual)", "p5_gain": hexa["opt_p5_gain"],
+         "p5_gain_ci95": hexa["opt_p5_gain_ci95"], "p50_gain": hexa["opt_p50_gain"],
+         "p50_gain_ci95": hexa["opt_p50_gain_ci95"]},
         {"layout": f"hexagonal default (hetnet), {hexa['best_re']}", "p5_gain": hexa["re_p5_gain"],
          "p5_gain_ci95": hexa["re_p5_gain_ci95"], "p50_gain": hexa["re_p50_gain"],
          "p50_gain_ci95": hexa["re_p50_gain_ci95"]},
@@ -285,7 +285,7 @@ def main() -> None:
     plt.close(ax.figure)
 
     shown = {f"best range expansion ({best_p5.removeprefix('RE ')})": best_p5,
-             "optimized (alm)": ALM, "optimized, single association": ALM_SINGLE}
+             "optimized (dual)": OPT, "optimized, single association": OPT_SINGLE}
     fig = plot_gains(gains, shown, hexa)
     fig.savefig(figures / "ye_random_gain.png", dpi=90, bbox_inches="tight")
     plt.close(fig)

@@ -19,12 +19,12 @@ def test_run_writes_summary_tables_and_figures(tmp_path, capsys):
         assert (tmp_path / name).stat().st_size > 0, name
     summary = pd.read_csv(tmp_path / "method_summary.csv", index_col="method")
     assert list(summary.index) == ["max_rsrp", "RE 0 dB", "RE 3 dB", "RE 6 dB", "RE 9 dB",
-                                   "load_aware", "optimized (alm)"]
-    best = summary.loc["optimized (alm)"]
+                                   "load_aware", "optimized (dual)"]
+    best = summary.loc["optimized (dual)"]
     assert best["gap"] <= 1e-4
     # No method beats the optimizer's certified upper bound.
     assert (summary["utility"] <= best["upper_bound"] + 1e-9).all()
-    assert "optimized (alm)" in capsys.readouterr().out
+    assert "optimized (dual)" in capsys.readouterr().out
 
 
 def test_run_with_chosen_methods(tmp_path):
@@ -50,7 +50,7 @@ def test_experiment_then_plot(tmp_path, capsys):
     assert cli.main(["experiment", str(scenario), "--drops", "2", "--grid",
                      "picos.per_sector=1,2", "--out", str(out)]) == 0
     text = capsys.readouterr().out
-    assert "gain_p5" in text and "optimized (alm)" in text
+    assert "gain_p5" in text and "optimized (dual)" in text
     index = pd.read_csv(out / "index.csv")
     assert set(index["grid_id"]) == {"g000", "g001"} and set(index["drop"]) == {0, 1}
     for png in ("rate_cdf_g000.png", "rate_cdf_g001.png", "gain_p5.png", "gain_p50.png"):

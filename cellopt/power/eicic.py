@@ -84,7 +84,7 @@ def abs_problem(network: Network, gains: GainTable, muted_share: float,
 
 def solve_abs(network: Network, bias_db: float = 6.0, muted_share: float = 0.25, *,
               gains: GainTable | None = None, alpha: float = 1.0, tol: float = 1e-6,
-              inner_method: str = "alm", rng: np.random.Generator | int | None = None,
+              inner_method: str = "dual", rng: np.random.Generator | int | None = None,
               **gain_options: Any) -> Solution:
     """eICIC: range expansion by `bias_db` with macro cells muted on a share `muted_share`.
 

@@ -70,7 +70,7 @@ def max_rsrp(
     max_iter: int | None = None,
     time_limit_s: float | None = None,
     callback: Callback = None,
-    inner_method: str = "alm",
+    inner_method: str = "dual",
     inner_options: Mapping[str, Any] | None = None,
 ) -> Solution:
     """Serve each user by the cell of its link with the largest RSRP.
@@ -89,7 +89,7 @@ def max_rsrp(
         Called once with the final row (``iteration, objective, upper_bound, gap, moves``);
         its return value has no effect.
     inner_method : str
-        Solver of the in-cell problem when ``n_resources > 1`` (default ``"alm"``).
+        Solver of the in-cell problem when ``n_resources > 1`` (default ``"dual"``).
     inner_options : dict, optional
         Options of the inner solver (those of `inner_method`, e.g. ``{"max_iter": 50}``).
 
@@ -121,7 +121,7 @@ def max_sinr(
     max_iter: int | None = None,
     time_limit_s: float | None = None,
     callback: Callback = None,
-    inner_method: str = "alm",
+    inner_method: str = "dual",
     inner_options: Mapping[str, Any] | None = None,
 ) -> Solution:
     """Serve each user by the cell with the largest mean linear SINR over its resources.
@@ -165,7 +165,7 @@ def range_expansion(
     time_limit_s: float | None = None,
     callback: Callback = None,
     bias_db: float | Mapping[str, float] | None = None,
-    inner_method: str = "alm",
+    inner_method: str = "dual",
     inner_options: Mapping[str, Any] | None = None,
 ) -> Solution:
     """Serve each user by the cell maximizing RSRP + the bias of the cell's tier.
@@ -220,7 +220,7 @@ def load_aware(
     time_limit_s: float | None = None,
     callback: Callback = None,
     max_rounds: int | None = None,
-    inner_method: str = "alm",
+    inner_method: str = "dual",
     inner_options: Mapping[str, Any] | None = None,
 ) -> Solution:
     """Selfish best response of the users to the cells' loads.
@@ -337,7 +337,7 @@ def in_cell_shares(
     *,
     tol: float = 1e-4,
     time_limit_s: float | None = None,
-    inner_method: str = "alm",
+    inner_method: str = "dual",
     inner_options: Mapping[str, Any] | None = None,
 ) -> tuple[np.ndarray, np.ndarray, str | None, str]:
     """Optimal shares for a fixed association, without backhaul caps.

@@ -194,20 +194,25 @@ def repair(problem: Problem, x: np.ndarray, theta: np.ndarray | None = None) -> 
     ndarray, shape (L,)
         A feasible x.
     """
+    p = problem
     x = np.clip(np.asarray(x, float), 0.0, 1.0)
-    _, airtime, _ = loads(problem, x)
-    capacity = np.broadcast_to(group_capacity(problem, theta), airtime.shape)
+    airtime = np.bincount(p.group, x, minlength=p.n_groups)
+    capacity = np.broadcast_to(group_capacity(p, theta), airtime.shape)
     with np.errstate(divide="ignore", invalid="ignore", over="ignore"):
         scale = np.where(airtime > capacity, capacity / airtime, 1.0)
-    x = x * scale[problem.group]
-    _, _, traffic = loads(problem, x)
-    with np.errstate(divide="ignore", invalid="ignore", over="ignore"):
-        over = np.where(traffic > problem.backhaul_mbps, problem.backhaul_mbps / traffic, 1.0)
-    x = x * over[problem.cell]
-    rate, _, _ = loads(problem, x)
-    with np.errstate(divide="ignore", invalid="ignore", over="ignore"):
-        over = np.where(rate > problem.demand_mbps, problem.demand_mbps / rate, 1.0)
-    return x * over[problem.user]
+    x = x * scale[p.group]
+    # Only the constraints the problem has (each sum over the links costs as much as a step).
+    if np.isfinite(p.backhaul_mbps).any():
+        traffic = np.bincount(p.cell, p.rate_mbps * x, minlength=p.n_cells)
+        with np.errstate(divide="ignore", invalid="ignore", over="ignore"):
+            over = np.where(traffic > p.backhaul_mbps, p.backhaul_mbps / traffic, 1.0)
+        x = x * over[p.cell]
+    if np.isfinite(p.demand_mbps).any():
+        rate = np.bincount(p.user, p.rate_mbps * x, minlength=p.n_users)
+        with np.errstate(divide="ignore", invalid="ignore", over="ignore"):
+            over = np.where(rate > p.demand_mbps, p.demand_mbps / rate, 1.0)
+        x = x * over[p.user]
+    return x
 
 
 def recover_feasible(problem: Problem, x: np.ndarray, priced: np.ndarray,
@@ -227,7 +232,7 @@ def recover_feasible(problem: Problem, x: np.ndarray, priced: np.ndarray,
         capacity = np.broadcast_to(group_capacity(p, theta), (p.n_groups,))
         x1 = repair(p, x, theta)
         trials = [x1]
-        _, air, _ = loads(p, x1)
+        air = np.bincount(p.group, x1, minlength=p.n_groups)
         fill = priced & (air > 1e-12) & (air < capacity)
         if fill.any():
             factor = np.ones(p.n_groups)
@@ -242,7 +247,12 @@ def recover_feasible(problem: Problem, x: np.ndarray, priced: np.ndarray,
 
 def objective_terms(problem: Problem, x: np.ndarray) -> tuple[float, float]:
     """(utility Σ w U(r), cost Σ c T) of shares x."""
-    rate, _, traffic = loads(problem, x)
+    p = problem
+    flow = p.rate_mbps * x
+    rate = np.bincount(p.user, flow, minlength=p.n_users)
     with np.errstate(invalid="ignore"):
-        util = float(np.sum(problem.weight * utility(rate, problem.alpha)))
-    return util, float(np.dot(problem.price_per_mbps, traffic))
+        util = float(np.sum(p.weight * utility(rate, p.alpha)))
+    if not np.any(p.price_per_mbps):
+        return util, 0.0
+    traffic = np.bincount(p.cell, flow, minlength=p.n_cells)
+    return util, float(np.dot(p.price_per_mbps, traffic))

@@ -102,7 +102,7 @@ class CapacityResult:
 
 
 def pooled_rates_mbps(scenario: Scenario, density_per_km2: float, seeds: Sequence[int],
-                      method: str = "alm", **options: Any) -> tuple[np.ndarray, int]:
+                      method: str = "dual", **options: Any) -> tuple[np.ndarray, int]:
     """The rates of the study-area users over the drops of `scenario` at one density, pooled.
 
     Users are dropped at `density_per_km2` over the whole region (guard band included)
@@ -170,7 +170,7 @@ def capacity(
     target_served_share: float = 0.95,
     drops: int = 3,
     seeds: Sequence[int] | None = None,
-    method: str = "alm",
+    method: str = "dual",
     first_guess_per_km2: float = 100.0,
     rel_tol: float = 0.05,
     max_evals: int = 30,
@@ -324,7 +324,7 @@ def capacity_sweep(
     out_dir: str | Path,
     *,
     grid: Mapping[str, Sequence[Any]] | None = None,
-    methods: Sequence[str] = ("max_rsrp", "alm"),
+    methods: Sequence[str] = ("max_rsrp", "dual"),
     replicates: int = 3,
     drops: int = 2,
     metric: str = "p5_rate",

@@ -258,7 +258,7 @@ class Scenario:
             if values is not None and section != "seeds":
                 check.ranges(section, values)
         check.consistency(network, sections)
-        methods = check.methods(raw.get("methods", ["max_rsrp", "alm"]))
+        methods = check.methods(raw.get("methods", ["max_rsrp", "dual"]))
         power = None if sections["power"] is None else MethodSpec.power(sections["power"])
         if power is not None and power.label in [m.label for m in methods]:
             raise check.fail("[power]", f"label {power.label!r} is a method's label too; fix: give "

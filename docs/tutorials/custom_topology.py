@@ -77,12 +77,12 @@ print(f"service area: {area.area / 1e6:.2f} km2")
 net = topology.drop_users(net, 300, rng=2)
 links = radio.link_table(net, n_candidates=6, rng=3)
 drop = cellopt.Drop.from_network(net, links)
-sol = drop.solve("alm", tol=1e-4)
+sol = drop.solve(tol=1e-4)                                 # the default method: "dual" here
 
 # %% 5. Results
 # The gap compares the objective with an upper bound on the optimum: it certifies that
 # no association does better by more than that (relative) amount.
-print(f"\nalm: status {sol.status!r}, objective {sol.objective:.2f}, "
+print(f"\n{sol.method}: status {sol.status!r}, objective {sol.objective:.2f}, "
       f"upper bound {sol.upper_bound:.2f}, certified gap {sol.gap:.2e}")
 
 # Per-cell loads: airtime used (fraction of the frame), traffic carried [Mbit/s], the
