@@ -46,6 +46,9 @@ def _run(args: argparse.Namespace) -> int:
     print("\nassociation, one row per method:")
     print(result.method_summary.to_string(float_format=lambda v: f"{v:.4g}"))
     print(f"\nwrote {Path(args.out)}/: {', '.join(p.name for p in result.files)}")
+    if result.removed:
+        print(f"removed the earlier run's {', '.join(p.name for p in result.removed)} (not "
+              "written by this run)")
     return 0
 
 
@@ -105,18 +108,20 @@ def _parse_grid(items: Sequence[str] | None) -> dict[str, list[Any]]:
 
 def _experiment(args: argparse.Namespace) -> int:
     from cellopt.study.scenario import load_scenario
+    from cellopt.study.store import FolderLock
     from cellopt.study.summary import sweep_table
     from cellopt.study.sweep import plot_sweep, run_sweep
 
     scenario = load_scenario(args.scenario)
     grid = _parse_grid(args.grid)
     out = Path(args.out or Path("results") / scenario.name)
-    args.out_folder = out
-    t0 = time.perf_counter()
-    index = run_sweep(scenario, out, drops=args.drops, grid=grid, workers=args.workers,
-                      resume=args.resume, scheduler=args.scheduler, force=args.force)
-    wall = time.perf_counter() - t0
-    plot_sweep(out)  # before printing: every file is written even if stdout is closed early
+    with FolderLock(out):  # the drops, the index and the figures: one run's
+        args.out_folder = out
+        t0 = time.perf_counter()
+        index = run_sweep(scenario, out, drops=args.drops, grid=grid, workers=args.workers,
+                          resume=args.resume, scheduler=args.scheduler, force=args.force)
+        wall = time.perf_counter() - t0
+        plot_sweep(out)  # before printing: every file is written even if stdout is closed early
     print(f"cellopt {__version__} - experiment {scenario.name!r}: {index['drop'].nunique()} drop(s)"
           f" x {index['grid_id'].nunique()} grid point(s) in {wall:.1f} s -> {out}")
     print(sweep_table(index, list(grid)).to_string(float_format=lambda v: f"{v:.4g}"))
@@ -218,9 +223,10 @@ def main(argv: Sequence[str] | None = None) -> int:
 
     0 on success; 2 for input cellopt refuses (a :class:`~cellopt.errors.CelloptError`),
     including a results folder that cannot be resumed and a Dask scheduler that cannot be
-    reached; 1
-    for an ``OSError`` (permissions, a full disk, a path that is not a folder, ...); 130
-    when interrupted (Ctrl+C), with the finished drops of a sweep kept. Each error is one
+    reached; 1 for an ``OSError`` (permissions, a full disk, a path that is not a folder,
+    an error of GDAL or another writer library, ...) and for an output folder another run
+    is writing to (:class:`~cellopt.study.store.FolderInUseError`); 130 when interrupted
+    (Ctrl+C), with the finished drops of a sweep kept. Each error is one
     ``cellopt: error: ...`` line naming the bad value or path and the fix; anything else
     is a bug and keeps its traceback.
     """
@@ -240,13 +246,20 @@ def main(argv: Sequence[str] | None = None) -> int:
         except BrokenPipeError:  # stdout closed early (piped into head): the files are written
             _silence_stdout()
             return 1
-        except CelloptError as err:  # refused input: the message says the fix
+        except CelloptError as err:  # refused input, or a busy folder: the message says the fix
             print(f"cellopt: error: {err}", file=sys.stderr)
-            return 2
+            return 1 if _folder_in_use(err) else 2
         except OSError as err:
             full = err.errno in (errno.ENOSPC, errno.EFBIG, errno.EDQUOT)
             print(f"cellopt: error: {_os_error(err)}{_kept(args) if full else ''}", file=sys.stderr)
             return 1
+
+
+def _folder_in_use(err: BaseException) -> bool:
+    """Whether `err` is a :class:`~cellopt.study.store.FolderInUseError` (its module is loaded
+    if it is one: it is not imported here, so that `cellopt --help` stays quick)."""
+    store = sys.modules.get("cellopt.study.store")
+    return store is not None and isinstance(err, store.FolderInUseError)
 
 
 def _silence_stdout() -> None:
@@ -280,6 +293,7 @@ _OS_FIXES = {
     errno.EISDIR: "give a file there, not a folder",
     errno.ENOTDIR: "a part of this path is a file, not a folder: choose another path",
     errno.EEXIST: "it exists and is not a folder: choose another path",
+    errno.EIO: "check the disk and the folder, then run again (the earlier file is kept)",
 }
 
 

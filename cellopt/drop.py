@@ -16,7 +16,7 @@ import geopandas as gpd
 import numpy as np
 import pandas as pd
 
-from cellopt.errors import ValidationError
+from cellopt.errors import ValidationError, describe_rows
 from cellopt.linktable import LinkTable
 from cellopt.network import Network
 from cellopt.problem import Problem
@@ -38,6 +38,11 @@ class Coupling(Protocol):
     def solve(self, problem: Problem, method: str | None, **options: Any) -> Solution:
         """Solve `problem` with `method` (None: :func:`cellopt.solve`'s default) under this
         coupling."""
+        ...
+
+    def check(self, problem: Problem) -> None:
+        """Raise a :class:`~cellopt.ValidationError` if the coupling was not made for
+        `problem` (its links and full-load rates)."""
         ...
 
 
@@ -146,6 +151,19 @@ class Drop:
         With ``[problem] interference = "load_coupled"``: the link rates as functions of
         the cells' loads (:meth:`cellopt.load_coupling.LoadCoupling.from_drop`);
         :meth:`solve` then iterates the loads. None: every cell interferes at full power.
+
+    Notes
+    -----
+    The parts must agree, and a drop checks that they do when it is made (also by
+    ``dataclasses.replace``), raising a :class:`~cellopt.ValidationError` that names
+    both and the fix: the link table has the network's rows (users and cells);
+    `solvable` is the table's users with a usable link; the problem has those users,
+    the network's cells and the table's resources, and each of its links is the table
+    link its ``link_index`` names (same user, cell, resource and rate); the coupling,
+    if any, was made for this problem (``coupling.check(problem)``). That the table's
+    rates are those of the network (same radio model and shadowing seed) is checked
+    where the gains are recomputed: :meth:`cellopt.power.GainTable.from_drop` and
+    :meth:`cellopt.load_coupling.LoadCoupling.from_drop`.
     """
 
     network: Network
@@ -155,6 +173,53 @@ class Drop:
     in_study_area: np.ndarray
     seed: int | None = None
     coupling: Coupling | None = None
+
+    def __post_init__(self) -> None:
+        self._check_parts()
+
+    def _check_parts(self) -> None:
+        """Refuse parts that do not describe one drop (see the class notes)."""
+        net, links, p = self.network, self.links, self.problem
+        fix = "build the drop with Drop.from_network(network, radio.link_table(network, ...))"
+        if (links.n_users, links.n_cells) != (net.n_users, net.n_cells):
+            raise ValidationError(f"the drop's link table has {links.n_users} users and "
+                                  f"{links.n_cells} cells, its network {net.n_users} and "
+                                  f"{net.n_cells}; fix: {fix}")
+        solvable = np.asarray(self.solvable)
+        if solvable.dtype != bool or solvable.shape != (net.n_users,):
+            raise ValidationError(f"solvable has dtype {solvable.dtype} and shape "
+                                  f"{solvable.shape}; fix: a boolean mask of shape "
+                                  f"({net.n_users},), links.users_with_rate()")
+        if np.shape(self.in_study_area) != (net.n_users,):
+            raise ValidationError(f"in_study_area has shape {np.shape(self.in_study_area)}; fix: "
+                                  f"one value per network user, network.in_study_area()")
+        wrong = np.flatnonzero(solvable != links.users_with_rate())
+        if len(wrong):
+            raise ValidationError(f"solvable disagrees with the link table on users "
+                                  f"{describe_rows(wrong)} (a usable link or not); fix: {fix}")
+        if (p.n_users, p.n_cells, p.n_resources) != (int(solvable.sum()), net.n_cells,
+                                                      links.n_resources):
+            raise ValidationError(
+                f"the drop's problem has {p.n_users} users, {p.n_cells} cells and "
+                f"{p.n_resources} resource(s); its link table {int(solvable.sum())} users with "
+                f"a usable link, {net.n_cells} cells and {links.n_resources} resource(s); "
+                f"fix: {fix}")
+        rows = np.flatnonzero(solvable[links.user])  # the solvable users' table links, in order
+        index = p.link_index
+        if len(index) and (index.min() < 0 or index.max() >= len(rows)):
+            raise ValidationError(f"the drop's problem points at links beyond its link table "
+                                  f"(link_index up to {index.max()}, {len(rows)} links); fix: {fix}")
+        src = rows[index]
+        renumbered = np.cumsum(solvable) - 1
+        same = ((links.cell[src] == p.cell) & (links.resource[src] == p.resource)
+                & (renumbered[links.user[src]] == p.user)
+                & np.isclose(links.rate_mbps[src], p.rate_mbps, rtol=1e-12, atol=0.0))
+        bad = np.flatnonzero(~same)
+        if len(bad):
+            raise ValidationError(f"the drop's problem and its link table disagree on problem links "
+                                  f"{describe_rows(bad)} (user, cell, resource or rate); fix: {fix}")
+        if self.coupling is not None:
+            self.coupling.check(p)
 
     def solve(self, method: str | None = None, **options: Any) -> Solution:
         """Solve :attr:`problem` with `method`, load-coupled if the drop has a coupling.

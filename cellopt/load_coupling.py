@@ -27,6 +27,9 @@ rest count at full load (:class:`~cellopt.power.GainTable`), a conservative choi
 never overestimates a rate and is exact when ``n_interferers`` covers every cell.
 Links and users are those of the problem at full load: a link too weak to carry
 anything when every cell transmits is not offered when its neighbours go quiet.
+
+A coupling describes one network, radio model and shadowing seed, and is refused with
+any problem whose full-load rates are not its own (:class:`LoadCoupling`, "Agreement").
 """
 
 from __future__ import annotations
@@ -42,13 +45,13 @@ from cellopt.drop import Drop
 from cellopt.errors import ValidationError
 from cellopt.network import Network
 from cellopt.parameters import check_count, is_real
-from cellopt.power.gains import GainTable
+from cellopt.power.gains import GainTable, check_agreement, disagreeing_links
 from cellopt.problem import Problem
 from cellopt.radio.model import RadioModel
 from cellopt.solution import Solution
 from cellopt.solvers.api import solve
 from cellopt.solvers.certificate import certified_gap
-from cellopt.solvers.result import build_solution
+from cellopt.solvers.result import apply_status_rule, build_solution
 from cellopt.status import MAX_ITER
 
 __all__ = ["MIN_LOAD", "SATURATED", "LoadCoupling", "LoadFixedPoint", "solve_load_coupled"]
@@ -97,19 +100,45 @@ class LoadCoupling:
     Attributes
     ----------
     gains : GainTable
-        Each user's strongest cells and the lumped rest (rows: the users of `user`).
+        Each user's strongest cells and the lumped rest (rows: the users of `user`); it
+        records the shadowing seed and radio model it was computed with.
     user : ndarray of int64, shape (L,)
         Row in `gains` of each link's user.
     cell : ndarray of int64, shape (L,)
         Each link's cell.
     signal_mw : ndarray, shape (L,)
         Received power of each link's own cell at full power [mW].
+    link_rate_mbps : ndarray, shape (L,), optional
+        The full-load rates [Mbit/s] of the problem's links it was built and checked
+        for (the link table's); None for a coupling made by hand, which is then
+        compared on its own full-load rates (:meth:`rates_mbps` at load 1).
+
+    Notes
+    -----
+    **Agreement.** A coupling describes one network, radio model and shadowing seed; a
+    problem's links carry the rates of one link table. The two are compared wherever
+    they meet, on every link, by what must be equal when both come from the same
+    network and seed: the full-load rates and SINRs (to round-off,
+    :func:`~cellopt.power.gains.disagreeing_links`; at full load every cell interferes,
+    so the coupling's rates equal the link table's whatever `n_interferers` is).
+
+    - :meth:`from_network` compares its full-load rates (and SINRs, when the problem
+      has them) with the problem's, so a coupling built with another seed, model,
+      candidate count or network is refused even when it follows every cell (a cell
+      set that matches proves nothing then), naming both and the fix.
+    - :meth:`from_drop` does the same against the drop's link table; for a table with an
+      interference radius, whose rates approximate the far cells by their mean, each
+      link's full-load SINR must be at most its near-only SINR (an upper bound on the
+      exact one).
+    - :meth:`check` (called by :func:`solve_load_coupled` and :class:`~cellopt.Drop`)
+      compares a problem's links and rates with `link_rate_mbps`.
     """
 
     gains: GainTable
     user: np.ndarray
     cell: np.ndarray
     signal_mw: np.ndarray
+    link_rate_mbps: np.ndarray | None = None
 
     @classmethod
     def from_network(
@@ -130,7 +159,8 @@ class LoadCoupling:
         network : Network
         problem : Problem
             Built from ``radio.link_table(network, n_candidates, model=model, rng=rng)``
-            (one resource, fixed powers).
+            (one resource, fixed powers, no interference radius: use :meth:`from_drop`
+            for a table with one).
         user_rows : ndarray of int, shape (problem.n_users,), optional
             The network row of each problem user (default: the same rows, as when no
             user was left out).
@@ -146,9 +176,29 @@ class LoadCoupling:
         ------
         ValidationError
             For a problem with several resources or power patterns, user rows that do
-            not match, or links whose cell is not among the user's strongest cells (a
-            different model, seed or candidate count than the link table's).
+            not match, links whose cell is not among the user's strongest cells, or
+            full-load rates that are not the problem's (a different model, seed,
+            candidate count or network than the link table's; see "Agreement"), naming
+            both and the fix.
         """
+        coupling = cls._build(network, problem, user_rows, n_candidates, n_interferers, model,
+                              rng)
+        rate = coupling.rates_mbps(np.ones(coupling.n_cells))
+        with np.errstate(divide="ignore"):
+            sinr_db = 10.0 * np.log10(coupling.sinr(np.ones(coupling.n_cells)))
+        off = disagreeing_links(rate, problem.rate_mbps, sinr_db, problem.sinr_db)
+        check_agreement(off, rate, problem.rate_mbps, ours=coupling._name("from_network"),
+                        theirs="the problem's links",
+                        fix="build the coupling with the model, shadowing seed (rng) and "
+                            "n_candidates of the link table the problem came from "
+                            "(LoadCoupling.from_drop(drop) reads them from the drop's table)")
+        return coupling
+
+    @classmethod
+    def _build(cls, network: Network, problem: Problem, user_rows: np.ndarray | None,
+               n_candidates: int, n_interferers: int, model: RadioModel | None,
+               rng: np.random.Generator | int | None) -> LoadCoupling:
+        """The coupling of `problem`'s links on `network`, its rates not yet compared."""
         if problem.n_resources != 1 or problem.pattern_cost is not None:
             raise ValidationError(f"load coupling needs one resource at fixed powers; the problem "
                                   f"has {problem.n_resources} resources"
@@ -164,10 +214,7 @@ class LoadCoupling:
         gains = GainTable.from_network(network, n_candidates=n_candidates,
                                        n_interferers=n_interferers, model=model, rng=rng)
         kept = np.unique(rows)
-        gains = dataclasses.replace(gains, cell=gains.cell[kept],
-                                    gain_mw_per_mw=gains.gain_mw_per_mw[kept],
-                                    background_mw=gains.background_mw[kept],
-                                    background_by_group_mw=gains.background_by_group_mw[kept])
+        gains = gains.take_users(kept)
         user = np.searchsorted(kept, rows[problem.user])
         match = gains.cell[user] == problem.cell[:, None]  # (L, n_interferers)
         missing = ~match.any(axis=1)
@@ -179,13 +226,14 @@ class LoadCoupling:
         column = match.argmax(axis=1)
         p_max_mw = 10.0 ** (gains.max_power_dbm / 10.0)
         signal = gains.gain_mw_per_mw[user, column] * p_max_mw[problem.cell]
-        return cls(gains=gains, user=user, cell=problem.cell.copy(), signal_mw=signal)
+        return cls(gains=gains, user=user, cell=problem.cell.copy(), signal_mw=signal,
+                   link_rate_mbps=problem.rate_mbps.copy())
 
     @classmethod
     def from_drop(cls, drop: Drop, *, n_interferers: int = 32) -> LoadCoupling:
         """The coupling of a drop's links, with the model, seed and candidates its link
         table was built with (:attr:`LinkTable.model`, ``shadowing_seed``,
-        ``n_candidates``), so that the two agree by construction.
+        ``n_candidates``), checked against that table's rates (see "Agreement").
 
         Parameters
         ----------
@@ -197,13 +245,65 @@ class LoadCoupling:
         Raises
         ------
         ValidationError
-            For a link table made by hand (it records no model or seed), and as
-            :meth:`from_network`.
+            For a link table made by hand (it records no model or seed), for full-load
+            rates that are not the table's (e.g. a table built with other powers, or a
+            drop whose network is not its table's), and as :meth:`from_network`.
         """
-        model, seed, n_candidates = drop.links.radio_settings("LoadCoupling.from_network")
-        return cls.from_network(drop.network, drop.problem, user_rows=np.flatnonzero(drop.solvable),
-                                n_candidates=n_candidates, n_interferers=n_interferers, model=model,
-                                rng=seed)
+        links = drop.links
+        model, seed, n_candidates = links.radio_settings("LoadCoupling.from_network")
+        coupling = cls._build(drop.network, drop.problem, np.flatnonzero(drop.solvable),
+                              n_candidates, n_interferers, model, seed)
+        # The table rows of the problem's links: those of the solvable users, in order.
+        src = np.flatnonzero(drop.solvable[links.user])[drop.problem.link_index]
+        ones = np.ones(coupling.n_cells)
+        rate = coupling.rates_mbps(ones)
+        with np.errstate(divide="ignore"):
+            sinr_db = 10.0 * np.log10(coupling.sinr(ones))
+        ref_db, ref_rate = links.sinr_db[src], links.rate_mbps[src]
+        radius = links.radius_m is not None
+        if radius:  # the near-only SINR bounds the exact one from above
+            if links.far_field_db is not None:
+                ref_db = ref_db + links.far_field_db[src]
+            ref_rate = coupling.gains.bandwidth_mhz * np.asarray(
+                coupling.gains.efficiency(10.0 ** (ref_db / 10.0)), float)
+        off = disagreeing_links(rate, ref_rate, sinr_db, ref_db, upper_only=radius)
+        check_agreement(off, rate, ref_rate, ours=coupling._name("from_drop"),
+                        theirs=f"the drop's link table (shadowing seed {links.shadowing_seed})",
+                        fix="rebuild the drop with Drop.from_network(network, "
+                            "radio.link_table(network, ...)) from this network, at the cells' "
+                            "tx_power_dbm")
+        return coupling
+
+    def check(self, problem: Problem) -> None:
+        """Refuse a problem this coupling was not made for.
+
+        Its links must be the coupling's (same count and cells) and their rates the ones
+        the coupling was built and checked for (`link_rate_mbps`; for a coupling made by
+        hand, its own full-load rates), to round-off.
+
+        Parameters
+        ----------
+        problem : Problem
+
+        Raises
+        ------
+        ValidationError
+            Naming the coupling, the problem and the fix.
+        """
+        fix = ("build the coupling from this problem (LoadCoupling.from_drop(drop), or "
+               "LoadCoupling.from_network(network, problem, ...))")
+        if len(self.cell) != problem.n_links or not np.array_equal(self.cell, problem.cell):
+            raise ValidationError(f"the coupling was built for other links ({len(self.cell)} "
+                                  f"links; the problem has {problem.n_links}); fix: {fix}")
+        reference = (self.rates_mbps(np.ones(self.n_cells)) if self.link_rate_mbps is None
+                     else self.link_rate_mbps)
+        off = disagreeing_links(problem.rate_mbps, reference)
+        check_agreement(off, problem.rate_mbps, reference, ours="the problem's links",
+                        theirs=self._name("built for"), fix=fix)
+
+    def _name(self, how: str) -> str:
+        seed = self.gains.shadowing_seed
+        return f"the coupling ({how}" + ("" if seed is None else f", shadowing seed {seed}") + ")"
 
     def solve(self, problem: Problem, method: str | None = None, **options: Any) -> Solution:
         """:func:`solve_load_coupled` of `problem` under this coupling (what
@@ -266,8 +366,9 @@ class LoadCoupling:
             `start` (it needs no more than `start` on any cell), every iterate stays below
             it, so the fixed point found is the largest one below `start`.
         hold : ndarray of bool, shape (n_cells,), optional
-            Cells whose load stays at `start` (cells that use all the airtime they
-            have); the others follow the iteration.
+            Mask of the cells whose load stays at `start` (cells that use all the
+            airtime they have); the others follow the iteration. A boolean array, not a
+            list of cell indices.
         tol : float
             Stop when no load moves by more than this.
         max_iter : int
@@ -277,6 +378,12 @@ class LoadCoupling:
         -------
         LoadFixedPoint
             ``converged`` is False if `max_iter` was reached first.
+
+        Raises
+        ------
+        ValidationError
+            For bad traffic, `start`, `tol` or `max_iter`, and a `hold` that is not a
+            boolean array of shape (n_cells,).
         """
         traffic = np.asarray(traffic_mbps, dtype=float)
         if traffic.shape != self.cell.shape or not (np.isfinite(traffic) & (traffic >= 0)).all():
@@ -285,6 +392,14 @@ class LoadCoupling:
         tol = _positive(tol, "tol")
         max_iter = check_count(max_iter, "max_iter", fix="give a whole number ≥ 1", minimum=1)
         load = np.ones(self.n_cells) if start is None else self._check_load(start)
+        if hold is not None:
+            hold = np.asarray(hold)
+            if hold.dtype != bool or hold.shape != (self.n_cells,):
+                raise ValidationError(
+                    f"hold has dtype {hold.dtype} and shape {hold.shape}; it is the mask of the "
+                    f"cells whose load stays at start; fix: give a boolean array of shape "
+                    f"({self.n_cells},), e.g. np.isin(np.arange({self.n_cells}), cells) for a "
+                    "list of cell indices")
         converged, n_iter = False, 0
         while True:  # iterations of a contraction, not a loop over data
             rate = self.rates_mbps(load)
@@ -365,16 +480,26 @@ def solve_load_coupled(
     -------
     Solution
         ``x``, rates and loads of the last round at its own loads, with
-        ``load_coupling`` set. The bound, gap, prices and status are those of the last
+        ``load_coupling`` set. The bound, prices and status are those of the last
         round's solve, with ``bound_kind = "fixed_loads"``: they certify the problem with
         the interference fixed at, and each cell's airtime capped by, the loads it was
         solved at (``load_coupling["solved_at"]``; the load-coupled problem is not
         convex, and no bound over every load pattern is claimed). ``"max_iter"`` when
-        `max_rounds` stopped the rounds first.
+        `max_rounds` stopped the rounds first. The gap is recomputed from that bound and
+        the answer's objective, and the status follows the rule of every solve
+        (:func:`~cellopt.solvers.result.apply_status_rule`): ``"optimal"`` only where
+        that gap is ≤ `tol`, ``"failed"`` for a −inf or NaN objective.
+
+    Raises
+    ------
+    ValidationError
+        For a coupling made for another problem (:meth:`LoadCoupling.check`), and bad
+        `max_rounds` or `load_tol`.
     """
-    if len(coupling.cell) != problem.n_links or not np.array_equal(coupling.cell, problem.cell):
-        raise ValidationError("the coupling was built for other links; fix: build it from this "
-                              "problem with LoadCoupling.from_network")
+    if not isinstance(coupling, LoadCoupling):
+        raise ValidationError(f"coupling is a {type(coupling).__name__}; fix: a LoadCoupling "
+                              "(LoadCoupling.from_drop(drop))")
+    coupling.check(problem)
     max_rounds = check_count(max_rounds, "max_rounds", fix="give a whole number ≥ 1", minimum=1)
     load_tol = _positive(load_tol, "load_tol")
     t0 = time.perf_counter()
@@ -425,5 +550,8 @@ def solve_load_coupled(
                          upper_bound=sol.upper_bound)
     info = {"load": fp.load, "rate_mbps": fp.rate_mbps, "sinr_db": sinr_db, "rounds": rounds,
             "load_change": np.array(changes), "solved_at": solved_at}
-    return dataclasses.replace(out, gap=sol.gap, prices=sol.prices, load_coupling=info,
-                               bound_kind=None if sol.upper_bound is None else "fixed_loads")
+    out = dataclasses.replace(out, prices=sol.prices, load_coupling=info,
+                              bound_kind=None if sol.upper_bound is None else "fixed_loads")
+    # The one status rule: the gap is that of the reported bound and objective, "optimal"
+    # only where it is ≤ tol, and a −inf or NaN objective is "failed".
+    return apply_status_rule(problem, out, tol)

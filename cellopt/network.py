@@ -18,6 +18,7 @@ import pyproj
 import shapely
 
 from cellopt._deprecated import moved_names
+from cellopt.checks import as_float_array
 from cellopt.crs import metric_crs
 from cellopt.errors import ValidationError, describe_rows
 from cellopt.parameters import LIMITS, check_real, is_real
@@ -81,12 +82,26 @@ def _column(value: Any, n: int | None, dtype: Any, name: str) -> np.ndarray:
 
     ``n=None``: any 1-d array, no scalar.
     """
-    try:
-        arr = np.asarray(value, dtype=dtype)
-    except (TypeError, ValueError):
-        kind = {float: "numbers", bool: "booleans"}.get(dtype, "values")
-        raise ValidationError(f"{name}={value!r} cannot be read as {kind}; fix: give {kind} "
-                              "(a scalar or one per row)") from None
+    if dtype is float:  # numbers only: "10" or True are refused, not converted
+        arr = as_float_array(value, name, fix="give numbers (a scalar or one per row)")
+    elif dtype is bool:  # booleans only: "false" (truthy) or 0/1 are refused, not converted
+        raw = np.asarray(value) if not isinstance(value, (list, tuple)) else \
+            np.asarray(value, dtype=object)
+        if raw.dtype.kind != "b" and raw.size:
+            flags = raw.reshape(-1)
+            wrong = list(flags[:1]) if raw.dtype.kind != "O" else \
+                [v for v in flags if not isinstance(v, (bool, np.bool_))][:1]
+            if wrong:
+                bad = wrong[0]
+                raise ValidationError(f"{name} holds {bad!r} ({type(bad).__name__}), not True or "
+                                      "False; fix: give booleans (a scalar or one per row)")
+        arr = raw.astype(bool)
+    else:
+        try:
+            arr = np.asarray(value, dtype=dtype)
+        except (TypeError, ValueError):
+            raise ValidationError(f"{name}={value!r} cannot be read as values; fix: give values "
+                                  "(a scalar or one per row)") from None
     if n is None:
         if arr.ndim != 1:
             raise ValidationError(f"{name} has shape {arr.shape}; fix: give a 1-d array of coordinates")
@@ -254,24 +269,20 @@ class Network:
             self.users = users_frame(np.empty(0), np.empty(0), crs=self.cells.crs)
         if self.resource_mhz is None:
             # a bad bandwidth is reported once, by validate()
-            self.resource_mhz = self.bandwidth_mhz if is_real(self.bandwidth_mhz) else np.inf
-        try:
-            self.resource_mhz = np.atleast_1d(np.asarray(self.resource_mhz, dtype=float))
-        except (TypeError, ValueError):
-            raise ValidationError(f"resource_mhz={self.resource_mhz!r} cannot be read as numbers; "
-                                  "fix: give the subband widths in MHz") from None
+            self.resource_mhz = _to_float(self.bandwidth_mhz) if is_real(self.bandwidth_mhz) \
+                else np.inf
+        self.resource_mhz = np.atleast_1d(as_float_array(
+            self.resource_mhz, "resource_mhz", fix="give the subband widths in MHz"))
         if self.resource_mhz.ndim != 1:
             raise ValidationError(f"resource_mhz has shape {self.resource_mhz.shape}; fix: give a "
                                   "1-d array of subband widths in MHz")
         if self.wrap_shifts_m is not None:
-            try:
-                shifts = np.asarray(self.wrap_shifts_m, dtype=float)
-            except (TypeError, ValueError):
-                shifts = np.full(1, np.nan)
-            if shifts.size % 2 or not np.isfinite(shifts).all():
+            fix = "give finite (dx, dy) pairs in metres, shape (n_images, 2)"
+            shifts = as_float_array(self.wrap_shifts_m, "wrap_shifts_m", fix=fix)
+            if shifts.ndim != 2 or shifts.shape[1] != 2 or not np.isfinite(shifts).all():
                 raise ValidationError(f"wrap_shifts_m has shape {shifts.shape} or non-finite "
-                                      "entries; fix: give finite (dx, dy) pairs in metres")
-            self.wrap_shifts_m = shifts.reshape(-1, 2)
+                                      f"entries; fix: {fix}")
+            self.wrap_shifts_m = shifts
 
     # ------------------------------------------------------------------ construction
     @classmethod
@@ -322,7 +333,18 @@ class Network:
         return cls(cells=cells, users=users, **kwargs).validate()
 
     def replace(self, **changes: Any) -> Network:
-        """A copy with some fields replaced (tables are not copied)."""
+        """A copy with some fields replaced (tables are not copied).
+
+        Raises
+        ------
+        ValidationError
+            For a name that is not a field of :class:`Network`.
+        """
+        fields = [f.name for f in dataclasses.fields(self)]
+        unknown = sorted(set(changes) - set(fields))
+        if unknown:
+            raise ValidationError(f"unknown field(s) {unknown} for Network.replace; fix: use "
+                                  f"fields of Network: {fields}")
         return dataclasses.replace(self, **changes)
 
     def add_cells(self, new: gpd.GeoDataFrame) -> Network:
@@ -463,11 +485,37 @@ def _check_crs(frame: gpd.GeoDataFrame, name: str) -> list[str]:
 
 
 def _finite(v: pd.Series) -> np.ndarray:
-    return np.isfinite(pd.to_numeric(v, errors="coerce").to_numpy(float))
+    return np.isfinite(_num(v))
 
 
 def _num(v: pd.Series) -> np.ndarray:
-    return pd.to_numeric(v, errors="coerce").to_numpy(float)
+    """A numeric column as floats; NaN (so refused by the rules) where an entry is not a
+    number: a boolean column, text (even "10") or booleans in an object column."""
+    if pd.api.types.is_bool_dtype(v):
+        return np.full(len(v), np.nan)
+    if pd.api.types.is_numeric_dtype(v):
+        return pd.to_numeric(v, errors="coerce").to_numpy(float)
+    values = v.to_numpy(object)
+    number = np.fromiter((is_real(x) for x in values), bool, len(values))
+    out = np.full(len(values), np.nan)
+    out[number] = [_to_float(x) for x in values[number]]
+    return out
+
+
+def _to_float(x: Any) -> float:
+    """A real number as a float; ±inf for an integer beyond the float range."""
+    try:
+        return float(x)
+    except OverflowError:
+        return float(np.inf if x > 0 else -np.inf)
+
+
+def _not_bool(v: pd.Series) -> np.ndarray:
+    """Entries of a flag column that are not True or False (0/1 and "false" included)."""
+    if pd.api.types.is_bool_dtype(v) and not v.isna().any():
+        return np.zeros(len(v), bool)
+    return np.fromiter((not isinstance(x, (bool, np.bool_)) for x in v.to_numpy(object)), bool,
+                       len(v))
 
 
 def _outside(v: pd.Series, kind: str) -> np.ndarray:
@@ -501,7 +549,7 @@ _cell_rules = [
 ]
 
 _user_rules = [
-    ("indoor", lambda v: ~v.isin([True, False]).to_numpy(), "indoor is not a boolean",
+    ("indoor", _not_bool, "indoor is not a boolean",
      "set indoor to True or False"),
     ("weight", lambda v: ~(_finite(v) & (_num(v) > 0)), "weight is not a finite value > 0",
      "give positive weights (1 for all equal)"),

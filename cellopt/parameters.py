@@ -234,6 +234,16 @@ CHOICES: dict[str, Choice] = {
 }
 
 
+#: Largest count: counts index int64 arrays.
+_INT64_MAX = 2**63 - 1
+
+
+def _shown(value: Any) -> str:
+    """`value` for a message: its repr, shortened (a 400-digit integer stays readable)."""
+    text = repr(value)
+    return text if len(text) <= 60 else f"{text[:40]}...({len(text)} characters)"
+
+
 def is_real(value: Any) -> bool:
     """A real number (Python or numpy), not a boolean."""
     return isinstance(value, numbers.Real) and not isinstance(value, (bool, np.bool_))
@@ -274,9 +284,13 @@ def check_real(value: Any, name: str, kind: str | None = None, *, warn: bool = T
     limit = LIMITS[name if kind is None else kind]
     unit = f" {limit.unit}" if limit.unit else ""
     if not is_real(value):
-        raise ValidationError(f"{name}={value!r} is a {type(value).__name__}, not a number; "
+        raise ValidationError(f"{name}={_shown(value)} is a {type(value).__name__}, not a number; "
                               f"fix: {limit.fix}")
-    v = float(value)
+    try:
+        v = float(value)
+    except OverflowError:  # an integer beyond the float range, e.g. 10**400
+        raise ValidationError(f"{name}={_shown(value)}{unit} is beyond the floating-point range; "
+                              f"fix: {limit.fix}") from None
     if math.isnan(v) or (math.isinf(v) and not (limit.allow_inf and v > 0)):
         raise ValidationError(f"{name}={v}{unit} is not finite; fix: {limit.fix}")
     if v < limit.low or (limit.low_open and v == limit.low) or v > limit.high:
@@ -290,7 +304,7 @@ def check_real(value: Any, name: str, kind: str | None = None, *, warn: bool = T
 
 
 def check_count(value: Any, name: str, *, fix: str | None = None, minimum: int | None = None) -> int:
-    """`value` as an int ≥ `minimum`: an integer, or a float with a whole value.
+    """`value` as an int ≥ `minimum`: a Python or numpy integer that fits an int64.
 
     Parameters
     ----------
@@ -311,7 +325,8 @@ def check_count(value: Any, name: str, *, fix: str | None = None, minimum: int |
     Raises
     ------
     ValidationError
-        Booleans, strings, None, fractions, NaN or inf, and values below `minimum`.
+        Booleans, floats (whole ones too: ``3.0`` is refused, with the hint ``3``),
+        strings, None, values below `minimum` and values beyond int64.
     """
     if fix is None:
         fix = LIMITS[name].fix
@@ -319,15 +334,23 @@ def check_count(value: Any, name: str, *, fix: str | None = None, minimum: int |
     minimum = 0 if minimum is None else minimum
     if isinstance(value, (bool, np.bool_)):
         raise ValidationError(f"{name}={value!r} is a boolean, not a count; fix: {fix}")
-    if not is_real(value):
-        raise ValidationError(f"{name}={value!r} is a {type(value).__name__}, not a whole "
-                              f"number; fix: {fix}")
-    if isinstance(value, (float, np.floating)) and not (math.isfinite(value)
-                                                         and float(value).is_integer()):
-        raise ValidationError(f"{name}={value!r} is not a whole number; fix: {fix}")
+    if not is_integer(value):
+        if not is_real(value):
+            raise ValidationError(f"{name}={_shown(value)} is a {type(value).__name__}, not a "
+                                  f"whole number; fix: {fix}")
+        try:
+            whole = math.isfinite(float(value)) and float(value).is_integer()
+        except OverflowError:
+            whole = False
+        what = f"a {type(value).__name__}, not an int" if whole else "not a whole number"
+        hint = f" (e.g. {name}={int(value)})" if whole and abs(float(value)) < 2**63 else ""
+        raise ValidationError(f"{name}={_shown(value)} is {what}; fix: {fix}{hint}")
     count = int(value)
     if count < minimum:
         raise ValidationError(f"{name}={count} is below {minimum}; fix: {fix}")
+    if count > _INT64_MAX:
+        raise ValidationError(f"{name}={_shown(count)} is beyond any count cellopt can index "
+                              f"(2**63 − 1); fix: {fix}")
     return count
 
 

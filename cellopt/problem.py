@@ -15,10 +15,13 @@ from __future__ import annotations
 
 import dataclasses
 import functools
+import inspect
+import math
 from typing import Any
 
 import numpy as np
 
+from cellopt.checks import INT64_MAX, as_float_array, check_array, close_names
 from cellopt.errors import ValidationError, check_memory, describe_rows
 from cellopt.linktable import LinkTable
 from cellopt.network import TIERS, Network
@@ -193,14 +196,16 @@ class Problem:
             users with no link of positive rate.
         """
         _check_scalars(n_users=n_users, n_cells=n_cells, n_resources=n_resources, alpha=alpha)
-        n_links = len(np.atleast_1d(np.asarray(user)))
+        user = _as_indices(user, "user")
+        n_links = len(user)
         # Per-user and per-cell arrays: about 6 float64 values each.
         check_memory(48.0 * (n_users + n_cells * n_resources) + 64.0 * n_links,
                      f"the arrays of a problem with {n_users} users, {n_cells} cells and {n_links} links",
                      "solve a smaller region or fewer users")
         arrays = {
-            "user": np.asarray(user), "cell": np.asarray(cell),
-            "resource": np.zeros(n_links, np.int64) if resource is None else np.asarray(resource),
+            "user": user, "cell": _as_indices(cell, "cell"),
+            "resource": np.zeros(n_links, np.int64) if resource is None
+            else _as_indices(resource, "resource"),
             "rate_mbps": _as_floats(rate_mbps, "rate_mbps"),
         }
         extra = {"rsrp_dbm": None if rsrp_dbm is None else _as_floats(rsrp_dbm, "rsrp_dbm"),
@@ -231,6 +236,9 @@ class Problem:
         if tier is not None:
             if tier.shape != (n_cells,):
                 raise ValidationError(f"cell_tier has shape {tier.shape}; fix: give ({n_cells},)")
+            if tier.size and tier.dtype.kind not in "iu":
+                raise ValidationError(f"cell_tier holds {tier.dtype} values; fix: give integer "
+                                      f"codes, indices into {list(TIERS)}")
             bad = np.flatnonzero((tier < 0) | (tier >= len(TIERS)))
             if len(bad):
                 raise ValidationError(f"cells {describe_rows(bad)}: cell_tier is not a code in "
@@ -248,10 +256,8 @@ class Problem:
                         "share block does not have (pattern_cost inf); fix: drop those links "
                         "or give the patterns a finite cost")
         if third_party is not None:
-            third_party = np.asarray(third_party, bool)
-            if third_party.shape != (n_cells,):
-                raise ValidationError(f"third_party has shape {third_party.shape}; fix: one "
-                                      f"flag per cell, shape ({n_cells},)")
+            third_party = check_array(third_party, "third_party", shape=(n_cells,), kind="bool",
+                                      fix=f"one flag (True or False) per cell, shape ({n_cells},)")
         return cls(
             user=arrays["user"][keep].astype(np.int64), cell=arrays["cell"][keep].astype(np.int64),
             resource=arrays["resource"][keep].astype(np.int64),
@@ -285,6 +291,20 @@ class Problem:
         **overrides
             Any keyword of :meth:`from_links` (e.g. ``backhaul_mbps=50.0``).
         """
+        if not isinstance(network, Network):
+            raise ValidationError(f"network is a {type(network).__name__}; fix: give a cellopt "
+                                  "Network")
+        if not isinstance(links, LinkTable):
+            raise ValidationError(f"links is a {type(links).__name__}; fix: give the LinkTable "
+                                  "of radio.link_table(network)")
+        valid = [k for k in inspect.signature(cls.from_links).parameters
+                 if k not in ("user", "cell", "rate_mbps", "n_users", "n_cells", "alpha")]
+        unknown = sorted(set(overrides) - set(valid))
+        if unknown:
+            near = sorted({n for k in unknown for n in close_names(k, valid)})
+            raise ValidationError(f"unknown override(s) {unknown} for Problem.from_network; fix: "
+                                  + (f"did you mean {near}? " if near else "")
+                                  + f"use keywords of Problem.from_links: {valid}")
         if (links.n_users, links.n_cells) != (network.n_users, network.n_cells):
             raise ValidationError(
                 f"links were built for {links.n_users} users and {links.n_cells} cells, the "
@@ -313,7 +333,19 @@ class Problem:
 
         ``link_index`` keeps pointing at the original input rows.
         """
-        idx = np.flatnonzero(keep) if np.asarray(keep).dtype == bool else np.asarray(keep)
+        fix = (f"give a boolean mask of shape ({self.n_links},) or integer link positions in "
+               f"[0, {self.n_links})")
+        arr = np.asarray(keep) if not isinstance(keep, (str, bytes)) else np.asarray([keep])
+        if arr.ndim != 1:
+            raise ValidationError(f"keep has shape {arr.shape}; fix: {fix}")
+        if arr.dtype == bool:
+            idx = np.flatnonzero(check_array(arr, "keep", shape=(self.n_links,), kind="bool",
+                                             fix=fix))
+        else:
+            idx = check_array(arr, "keep", shape=arr.shape, kind="int", low=0,
+                              high=self.n_links - 1, fix=fix)
+            if len(np.unique(idx)) != len(idx):
+                raise ValidationError(f"keep repeats link positions; fix: {fix}, each once")
         idx = np.sort(idx)
 
         def take(a: np.ndarray | None) -> np.ndarray | None:
@@ -325,7 +357,52 @@ class Problem:
             rsrp_dbm=take(self.rsrp_dbm), sinr_db=take(self.sinr_db))
 
     def replace(self, **changes: Any) -> Problem:
-        """A copy with some per-user or per-cell parameters replaced (not revalidated)."""
+        """A copy with some fields replaced.
+
+        Only the replaced per-user, per-cell and per-link values and α are checked (shape
+        and range, as :meth:`from_links` does); the rest is not revalidated.
+
+        Raises
+        ------
+        ValidationError
+            For a name that is not a field, or a replaced value of the wrong shape or
+            out of range.
+        """
+        fields = [f.name for f in dataclasses.fields(self)]
+        unknown = sorted(set(changes) - set(fields))
+        if unknown:
+            near = sorted({n for k in unknown for n in close_names(k, fields)})
+            raise ValidationError(f"unknown field(s) {unknown} for Problem.replace; fix: "
+                                  + (f"did you mean {near}? " if near else "")
+                                  + f"use fields of Problem: {fields}")
+        problems: list[str] = []
+        sizes = {"weight": self.n_users, "demand_mbps": self.n_users,
+                 "backhaul_mbps": self.n_cells, "price_per_mbps": self.n_cells,
+                 "rate_mbps": self.n_links}
+        for name, n in sizes.items():
+            if name in changes:
+                value = _as_floats(changes[name], name)
+                if value.shape != (n,):
+                    problems.append(f"{name} has shape {value.shape}; fix: give shape ({n},)")
+                changes[name] = value
+        if "rate_mbps" in changes and not problems:
+            rate = changes["rate_mbps"]
+            bad = np.flatnonzero(~(rate >= 0) | np.isinf(rate))
+            if len(bad):
+                problems.append(f"links {describe_rows(bad)}: rate_mbps is NaN, negative or "
+                                "infinite; fix: give finite peak rates ≥ 0")
+        if "alpha" in changes:
+            _check_scalars(n_users=self.n_users, n_cells=self.n_cells,
+                           n_resources=self.n_resources, alpha=changes["alpha"])
+            changes["alpha"] = float(changes["alpha"])
+        if not problems and set(changes) & {"weight", "demand_mbps", "backhaul_mbps",
+                                            "price_per_mbps", "alpha"}:
+            per_user = {k: changes.get(k, getattr(self, k)) for k in ("weight", "demand_mbps")}
+            per_cell = {k: changes.get(k, getattr(self, k))
+                        for k in ("backhaul_mbps", "price_per_mbps")}
+            problems += _check_parameters(per_user, per_cell, changes.get("alpha", self.alpha))
+        if problems:
+            raise ValidationError(problems)
         return dataclasses.replace(self, **changes)
 
     # ------------------------------------------------------------------ derived
@@ -400,22 +477,50 @@ def _check_scalars(*, n_users: Any, n_cells: Any, n_resources: Any, alpha: Any) 
     problems = []
     for name, value, least in (("n_users", n_users, 0), ("n_cells", n_cells, 0),
                                ("n_resources", n_resources, 1)):
-        if not is_integer(value) or value < least:
-            problems.append(f"{name}={value!r}; fix: give a whole number ≥ {least}")
-    if not is_real(alpha):
-        # (a real α out of range is reported with the other parameters)
-        problems.append(f"alpha={alpha!r}; fix: give a fairness exponent, a number ≥ 0 "
-                        "(0: sum rate, 1: proportional fair)")
+        if not is_integer(value) or not least <= value <= INT64_MAX:
+            problems.append(f"{name}={_shown(value)}; fix: give a whole number (an int) ≥ {least}")
+    if not is_real(alpha) or not math.isfinite(_as_float(alpha)):
+        # (a finite real α out of range is reported with the other parameters)
+        problems.append(f"alpha={_shown(alpha)}; fix: give a fairness exponent, a finite number "
+                        "≥ 0 (0: sum rate, 1: proportional fair)")
     if problems:
         raise ValidationError(problems)
 
 
-def _as_floats(value: Any, name: str) -> np.ndarray:
+def _as_float(value: Any) -> float:
+    """A real number as a float; inf for an integer beyond the float range."""
     try:
-        return np.asarray(value, dtype=float)
-    except (TypeError, ValueError):
-        raise ValidationError(f"{name} holds values that are not numbers; fix: give numbers "
-                              "(e.g. a float array)") from None
+        return float(value)
+    except OverflowError:
+        return math.inf
+
+
+def _shown(value: Any) -> str:
+    text = repr(value)
+    return text if len(text) <= 60 else f"{text[:40]}...({len(text)} characters)"
+
+
+def _as_floats(value: Any, name: str) -> np.ndarray:
+    """Numbers only: booleans and strings ("1") are refused, not converted."""
+    fix = "give numbers (e.g. a float array)"
+    try:
+        return as_float_array(value, name, fix=fix)
+    except ValidationError as err:
+        why = str(err).split("cannot be read as numbers: ", 1)[-1].split("; fix:", 1)[0]
+        raise ValidationError(f"{name} holds values that are not numbers ({why}); fix: {fix}"
+                              ) from None
+
+
+def _as_indices(value: Any, name: str) -> np.ndarray:
+    """A 1-d array of link indices (dtype checked later, with the other link arrays)."""
+    if isinstance(value, (str, bytes)) or value is None:
+        raise ValidationError(f"{name}={value!r} is a {type(value).__name__}; fix: give a 1-d "
+                              "array of integer row positions, one per link")
+    arr = np.asarray(value)
+    if arr.ndim != 1:
+        raise ValidationError(f"{name} has shape {arr.shape}; fix: give a 1-d array of row "
+                              "positions, one per link")
+    return arr
 
 
 def _broadcast(value: Any, default: float, n: int, name: str, problems: list[str]) -> np.ndarray:

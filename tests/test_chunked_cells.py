@@ -246,8 +246,12 @@ def test_bad_chunk_rows(tmp_path, chunk_rows):
     assert "; fix: give the rows to read at a time, e.g. chunk_rows=500_000" in str(error.value)
 
 
-def test_chunk_rows_may_be_a_whole_float(tmp_path):
-    read_both(write(tmp_path / "cells.csv", export()), 20.0)
+def test_chunk_rows_is_an_int_not_a_whole_float(tmp_path):
+    path = write(tmp_path / "cells.csv", export())
+    read_both(path, np.int64(20))
+    with raises(ValidationError, "chunk_rows=20.0 is a float, not an int") as error:
+        read_cells(path, chunk_rows=20.0)
+    assert "(e.g. chunk_rows=20)" in str(error.value)
 
 
 def test_vector_files_refuse_chunk_rows(tmp_path):

@@ -399,40 +399,72 @@ def test_keyboard_interrupt_is_one_line(small, tmp_path, capsys, monkeypatch):
                    f"`cellopt experiment {small} --out {out} --resume`\n")
 
 
-def test_ctrl_c_during_a_sweep_then_resume(small, tmp_path, reference):
-    """SIGINT to the process group, as a terminal sends it: exit 130, one line, no
-    traceback; the finished drops are kept and --resume completes the sweep."""
-    out = tmp_path / "interrupted"
+#: Drop 0 runs; every later drop says so (a file in MARKS) and holds far longer than any
+#: test waits, so that Ctrl+C lands while the sweep runs, with exactly one drop finished.
+HELD_DROPS = '''\
+import time
+from pathlib import Path
+
+MARKS = Path({marks!r})
+SAFETY_S = {safety!r}
+_RUN_TASK = []
+
+
+def run_task(*args):
+    drop = args[4]
+    if drop >= 1:
+        (MARKS / f"drop{{drop}}.held").touch()
+        time.sleep(SAFETY_S)
+    if not _RUN_TASK:  # a spawned worker, whose sweep module is not patched
+        from cellopt.study.sweep import _run_task
+
+        _RUN_TASK.append(_run_task)
+    return _RUN_TASK[0](*args)
+'''
+#: Far longer than any wait of the interrupt test takes: reached only when something is stuck.
+SAFETY_S = 600.0
+
+
+@pytest.mark.parametrize("workers", [1, 2])
+def test_ctrl_c_during_a_sweep_then_resume(workers, small, tmp_path, reference):
+    """SIGINT to the process group, as a terminal sends it (to the worker processes too):
+    exit 130, one line, no traceback; the finished drop is kept and --resume completes
+    the sweep."""
+    out, marks = tmp_path / "interrupted", tmp_path / "marks"
+    marks.mkdir()
+    (tmp_path / "held_drops.py").write_text(HELD_DROPS.format(marks=str(marks), safety=SAFETY_S),
+                                            encoding="utf-8")
     code = textwrap.dedent(f"""
-        import sys, time
+        import sys
+        sys.path.insert(0, {str(tmp_path)!r})  # spawned workers get this path too
         import cellopt.study.sweep as r
+        import held_drops
         from cellopt.cli import main
-        task = r._run_task
-        def slow(*args):
-            time.sleep(0.5)
-            return task(*args)
-        r._run_task = slow
-        sys.exit(main(["experiment", {small!r}, "--out", {str(out)!r}]))
+        held_drops._RUN_TASK.append(r._run_task)
+        r._run_task = held_drops.run_task
+        sys.exit(main(["experiment", {small!r}, "--out", {str(out)!r}, "--workers", "{workers}"]))
     """)
     proc = subprocess.Popen([sys.executable, "-c", code], stdout=subprocess.PIPE,
                             stderr=subprocess.PIPE, text=True, env=ENV, start_new_session=True)
     try:
-        deadline = time.monotonic() + 60
-        while not list(out.glob("drops/*.csv")):
+        # Drop 0 written, and every worker (the process itself when serial) holding a drop.
+        t0 = time.monotonic()
+        while not ((out / "drops" / "g000_drop0.csv").exists()
+                   and len(list(marks.glob("*.held"))) == workers):
             assert proc.poll() is None, proc.communicate()
-            assert time.monotonic() < deadline, "no drop within 60 s"
-            time.sleep(0.02)
+            assert time.monotonic() - t0 < SAFETY_S, f"stuck: no held drops in {SAFETY_S:g} s"
+            time.sleep(0.01)
         os.killpg(proc.pid, signal.SIGINT)
-        _, err = proc.communicate(timeout=30)
+        _, err = proc.communicate(timeout=SAFETY_S)
     finally:
         if proc.poll() is None:
-            proc.kill()
+            os.killpg(proc.pid, signal.SIGKILL)
+            proc.communicate()
     assert proc.returncode == 130, err
     assert "Traceback" not in err
     assert err.splitlines()[-1] == (f"cellopt: interrupted; finished drops are kept in {out}: "
                                     f"continue with `cellopt experiment {small} --out {out} --resume`")
-    n_kept = len(list(out.glob("drops/*.csv")))
-    assert 1 <= n_kept < N_DROPS
+    assert sorted(p.name for p in out.glob("drops/*.csv")) == ["g000_drop0.csv"]
     assert cli.main(["experiment", small, "--out", str(out), "--resume"]) == 0
     assert_same_results(out, reference)
 

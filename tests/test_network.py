@@ -345,11 +345,14 @@ def test_check_count_refuses_what_is_not_a_count(value, message):
         check_count(value, "n", fix="give a whole number")
 
 
-def test_check_count_accepts_whole_numbers():
+def test_check_count_accepts_integers_and_refuses_whole_floats():
     from cellopt.parameters import check_count
 
-    assert check_count(np.int64(4), "n", fix="") == 4 and check_count(4.0, "n", fix="") == 4
-    assert type(check_count(4.0, "n", fix="")) is int
+    assert check_count(np.int64(4), "n", fix="") == 4 and type(check_count(np.int64(4), "n",
+                                                                            fix="")) is int
+    # a count is an int: 4.0 is refused (with the int to write instead), as in scenario files
+    with pytest.raises(ValidationError, match=r"n=4.0 is a float, not an int; fix: .* \(e.g. n=4\)"):
+        check_count(4.0, "n", fix="give a whole number")
 
 
 @pytest.mark.parametrize(("column", "value"), [("tx_power_dbm", 101.0), ("tx_power_dbm", -101.0),

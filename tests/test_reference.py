@@ -309,8 +309,12 @@ def test_time_limit_is_a_status():
     # 3,000 users: one Clarabel iteration takes far longer than the 1 ms budget it gets.
     p = random_problem(6, "grouped", n_users=3000, n_cells=60, n_resources=1, per_user=6)
     sol = ref(p, time_limit_s=1e-6)
-    assert sol.status == "time_limit", sol.message
-    assert sol.upper_bound >= sol.objective
+    assert "stopped at the solver's limit" in sol.message
+    if np.isfinite(sol.objective):
+        assert sol.status == "time_limit", sol.message
+        assert sol.upper_bound >= sol.objective
+    else:  # stopped before any iterate served everyone: x = 0 is no answer at α = 1
+        assert sol.status == "failed" and "rate 0" in sol.message, sol.message
 
 
 def test_optimal_claim_not_confirmed_by_our_bound_is_failed(monkeypatch):

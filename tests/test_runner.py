@@ -2,14 +2,21 @@
 
 from __future__ import annotations
 
+import contextlib
+import importlib
 import json
+import multiprocessing
 import os
+import secrets
 import signal
 import subprocess
 import sys
 import textwrap
+import threading
 import time
+from collections.abc import Callable, Iterator
 from pathlib import Path
+from types import ModuleType
 
 import numpy as np
 import pandas as pd
@@ -40,6 +47,138 @@ def summaries(df: pd.DataFrame) -> pd.DataFrame:
     """The deterministic part of an index (wall time dropped), in a canonical order."""
     return (df.drop(columns="wall_s").sort_values(["grid_id", "drop", "method"])
             .reset_index(drop=True))
+
+
+#: Far longer than any wait of these tests takes: reached only when something is stuck.
+SAFETY_S = 600.0
+
+MARKER_TASKS = '''\
+"""Tasks and a worker initializer that tell, by empty files in MARKS, how far they got."""
+import os
+import time
+from pathlib import Path
+
+MARKS = Path({marks!r})
+SAFETY_S = {safety!r}
+HOLD_FROM = {hold_from!r}
+_RUN_TASK = []
+
+
+def mark(name):
+    (MARKS / name).touch()
+
+
+def slow_start(*args):
+    """Worker initializer: say so, wait for the file "go", then run the real initializer."""
+    mark(f"{{os.getpid()}}.starting")
+    t0 = time.monotonic()
+    while not (MARKS / "go").exists() and time.monotonic() - t0 < SAFETY_S:
+        time.sleep(0.01)
+    from cellopt.study.tasks import _start_worker
+
+    _start_worker(*args)
+
+
+def hold(*args):
+    """A task that says it runs, then runs far longer than any test waits."""
+    mark(f"{{os.getpid()}}.running")
+    time.sleep(SAFETY_S)
+    mark(f"{{os.getpid()}}.done")
+
+
+def sweep_task(*args):
+    """The sweep's task for the drops below HOLD_FROM; the others say so and hold."""
+    drop = args[4]
+    if drop >= HOLD_FROM:
+        mark(f"drop{{drop}}.held")
+        time.sleep(SAFETY_S)
+    if not _RUN_TASK:  # a spawned worker, whose sweep module is not patched
+        from cellopt.study.sweep import _run_task
+
+        _RUN_TASK.append(_run_task)
+    return _RUN_TASK[0](*args)
+
+
+def patch_sweep():
+    """Make the sweep of this process run sweep_task."""
+    import cellopt.study.sweep as sweep
+
+    _RUN_TASK.append(sweep._run_task)
+    sweep._run_task = sweep_task
+'''
+
+
+def write_marker_tasks(folder: Path, hold_from: int = 0) -> tuple[str, Path]:
+    """Write a module of MARKER_TASKS (a fresh name) into `folder`; its name and marks folder.
+
+    Spawned workers import it by name: the parent's sys.path goes with them.
+    """
+    name = f"marker_tasks_{secrets.token_hex(4)}"
+    marks = folder / "marks"
+    marks.mkdir()
+    (folder / f"{name}.py").write_text(
+        MARKER_TASKS.format(marks=str(marks), safety=SAFETY_S, hold_from=hold_from), encoding="utf-8")
+    return name, marks
+
+
+@pytest.fixture
+def marker_tasks(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Iterator[ModuleType]:
+    name, _ = write_marker_tasks(tmp_path)
+    monkeypatch.syspath_prepend(str(tmp_path))
+    yield importlib.import_module(name)
+    sys.modules.pop(name, None)
+
+
+def marked(marks: Path, kind: str) -> set[int]:
+    """The process ids that left a mark of `kind` ("starting", "running", "done")."""
+    return {int(p.name.split(".")[0]) for p in marks.glob(f"*.{kind}")}
+
+
+def alive(pid: int) -> bool:
+    """Whether process `pid` exists (a zombie not yet waited for counts)."""
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    return True
+
+
+def wait_for(condition: Callable[[], bool], what: str, stop: threading.Event | None = None,
+             alive: Callable[[], bool] = lambda: True) -> bool:
+    """Poll `condition` until it holds (True) or `stop` is set (False); fail if `alive()` turns
+    False first or after SAFETY_S, which only a stuck run reaches."""
+    t0 = time.monotonic()
+    while not condition():
+        if stop is not None and stop.is_set():
+            return False
+        assert alive(), f"ended before {what}"
+        assert time.monotonic() - t0 < SAFETY_S, f"stuck: no {what} within {SAFETY_S:g} s"
+        time.sleep(0.01)
+    return True
+
+
+@contextlib.contextmanager
+def beside(conduct: Callable[[threading.Event], None]) -> Iterator[None]:
+    """Run ``conduct(stop)`` on a thread while the block runs in the main thread; `stop` is set
+    when the block ends. An error of `conduct` interrupts the block and is raised after it."""
+    stop, errors = threading.Event(), []
+
+    def run() -> None:
+        try:
+            conduct(stop)
+        except BaseException as err:
+            errors.append(err)
+            os.kill(os.getpid(), signal.SIGINT)  # get the main thread out of what it waits for
+
+    thread = threading.Thread(target=run, daemon=True)
+    thread.start()
+    try:
+        yield
+    finally:
+        stop.set()
+        thread.join()
+        if errors:
+            raise errors[0]
 
 
 def test_serial_layout(scenario_path: Path, tmp_path: Path) -> None:
@@ -90,12 +229,13 @@ def test_resume_recomputes_only_missing(scenario_path: Path, tmp_path: Path) -> 
     drops = out / "drops"
     (drops / "g000_drop2.csv").unlink()
     (drops / ".g000_drop2.csv.999.tmp").write_text("half-writ", encoding="utf-8")
-    before = {p.name: p.stat().st_mtime_ns for p in drops.glob("*.csv")}
-    time.sleep(0.01)
+    for p in drops.glob("*.csv"):  # a date no rewrite can give, whatever the clock's resolution
+        os.utime(p, ns=(10**18, 10**18))
+    before = {p.name: (p.stat().st_ino, p.stat().st_mtime_ns) for p in drops.glob("*.csv")}
     again = run_sweep(sc, out, resume=True, progress=False)
-    after = {p.name: p.stat().st_mtime_ns for p in drops.glob("*.csv")}
+    after = {p.name: (p.stat().st_ino, p.stat().st_mtime_ns) for p in drops.glob("*.csv")}
     assert set(after) == {f"g000_drop{k}.csv" for k in range(4)}
-    assert all(after[n] == t for n, t in before.items())  # untouched
+    assert all(after[n] == t for n, t in before.items())  # untouched: same file, same date
     assert "g000_drop2.csv" not in before
     assert not list(drops.glob("*.tmp"))
     pd.testing.assert_frame_equal(summaries(first), summaries(again))
@@ -110,32 +250,30 @@ def test_resume_recomputes_only_missing(scenario_path: Path, tmp_path: Path) -> 
 
 def test_sigkill_then_resume(scenario_path: Path, tmp_path: Path) -> None:
     out, ref = tmp_path / "killed", tmp_path / "ref"
-    # Each task sleeps first so the kill lands while the sweep is still running.
+    # Drops 0 and 1 run; drop 2 says so and holds, so the kill lands mid-sweep, after 2 drops.
+    name, marks = write_marker_tasks(tmp_path, hold_from=2)
     code = textwrap.dedent(f"""
-        import time
+        import sys
+        sys.path.insert(0, {str(tmp_path)!r})
+        import {name}
+        {name}.patch_sweep()
         import cellopt.study.sweep as r
         from cellopt.study.scenario import load_scenario
-        task = r._run_task
-        def slow(*args):
-            time.sleep(0.4)
-            return task(*args)
-        r._run_task = slow
         r.run_sweep(load_scenario({str(scenario_path)!r}), {str(out)!r}, drops=8, progress=False)
     """)
     proc = subprocess.Popen([sys.executable, "-c", code])
     try:
-        deadline = time.monotonic() + 30
-        while len(results(out) if (out / "drops").is_dir() else []) < 2:
-            assert proc.poll() is None, "the sweep ended before it was killed"
-            assert time.monotonic() < deadline, "no results within 30 s"
-            time.sleep(0.02)
+        wait_for(lambda: (marks / "drop2.held").exists(), "drop 2 started",
+                 alive=lambda: proc.poll() is None)
         os.kill(proc.pid, signal.SIGKILL)
     finally:
+        if proc.poll() is None:
+            proc.kill()
         proc.wait()
     assert proc.returncode == -signal.SIGKILL
-    n_killed = len(results(out))
-    assert 2 <= n_killed < 8
-    resumed = run_sweep(load_scenario(scenario_path), out, drops=8, resume=True, progress=False)
+    assert results(out) == ["g000_drop0.csv", "g000_drop1.csv"]
+    with pytest.warns(UserWarning, match="locked by a run that is not running any more"):
+        resumed = run_sweep(load_scenario(scenario_path), out, drops=8, resume=True, progress=False)
     assert results(out) == sorted(f"g000_drop{k}.csv" for k in range(8))
     assert not list((out / "drops").glob("*.tmp"))
     assert sorted(resumed.groupby("drop").size().index) == list(range(8))
@@ -220,25 +358,81 @@ def test_cached_frame_recomputes_a_torn_file(tmp_path: Path) -> None:
     assert again["a"].tolist() == [1.5, 2.5] and pd.read_csv(path)["a"].tolist() == [1.5, 2.5]
 
 
-def test_interrupt_ends_the_worker_processes(capfd) -> None:
-    import multiprocessing
-    import threading
+def test_interrupt_ends_the_worker_processes(marker_tasks, capfd) -> None:
+    """Ctrl+C while every worker runs a task: KeyboardInterrupt at once, the workers ended
+    (their tasks cut short, not waited for) before it is raised, nothing printed."""
+    from cellopt.study.tasks import run_tasks
+
+    marks = marker_tasks.MARKS
+
+    def ctrl_c(stop: threading.Event) -> None:
+        if wait_for(lambda: len(marked(marks, "running")) == 2, "2 running tasks", stop):
+            os.kill(os.getpid(), signal.SIGINT)
+
+    with beside(ctrl_c), pytest.raises(KeyboardInterrupt):
+        run_tasks(marker_tasks.hold, [(k,) for k in range(3)], workers=2, progress=False)
+    workers = marked(marks, "running")
+    assert len(workers) == 2 and not marked(marks, "done")
+    assert not multiprocessing.active_children()
+    assert not [pid for pid in workers if alive(pid)]
+    assert "Traceback" not in capfd.readouterr().err
+
+
+def test_interrupt_while_a_worker_is_started(marker_tasks, monkeypatch, capfd) -> None:
+    """Ctrl+C while the parent is starting a worker process: the interrupt is held until the
+    pool knows every worker it started, then ends them all. Taken at once, it left a
+    worker behind, unknown to the pool, which printed a traceback (EOFError) for its
+    start-up data, cut short."""
+    import multiprocessing.util
 
     from cellopt.study.tasks import run_tasks
 
-    timer = threading.Timer(0.5, os.kill, (os.getpid(), signal.SIGINT))
-    t0 = time.monotonic()
-    timer.start()
+    spawn, started = multiprocessing.util.spawnv_passfds, []
+
+    def spawn_then_ctrl_c(path, args, passfds):
+        pid = spawn(path, args, passfds)
+        if "--multiprocessing-fork" in args:  # a worker, not the resource tracker
+            started.append(pid)
+            signal.raise_signal(signal.SIGINT)
+        return pid
+
+    monkeypatch.setattr(multiprocessing.util, "spawnv_passfds", spawn_then_ctrl_c)
     try:
         with pytest.raises(KeyboardInterrupt):
-            run_tasks(time.sleep, [(30,)] * 3, workers=2, progress=False)
-    finally:
-        timer.cancel()
-    assert time.monotonic() - t0 < 20  # not the 30 s the tasks would take
-    deadline = time.monotonic() + 5
-    while multiprocessing.active_children() and time.monotonic() < deadline:
-        time.sleep(0.05)
-    assert not multiprocessing.active_children()
+            run_tasks(marker_tasks.hold, [(k,) for k in range(3)], workers=2, progress=False)
+        assert started
+        assert not [pid for pid in started if alive(pid)]
+        assert not multiprocessing.active_children()
+        assert "Traceback" not in capfd.readouterr().err
+    finally:  # what a failure left behind
+        for pid in started:
+            with contextlib.suppress(ChildProcessError, ProcessLookupError):
+                os.kill(pid, signal.SIGKILL)
+                os.waitpid(pid, 0)
+
+
+def test_ctrl_c_reaching_workers_as_they_start(marker_tasks, monkeypatch, capfd) -> None:
+    """Ctrl+C goes to the whole process group; a worker still starting up (it ignores SIGINT
+    from its initializer on) neither dies nor prints a traceback, and goes on to its task;
+    the parent's own interrupt then ends it."""
+    import cellopt.study.tasks as tasks
+
+    marks = marker_tasks.MARKS
+    monkeypatch.setattr(tasks, "_start_worker", marker_tasks.slow_start)
+
+    def conduct(stop: threading.Event) -> None:
+        if not wait_for(lambda: len(marked(marks, "starting")) == 2, "2 workers starting", stop):
+            return
+        for pid in marked(marks, "starting"):
+            os.kill(pid, signal.SIGINT)  # what Ctrl+C sends each process of the group
+        (marks / "go").touch()
+        if wait_for(lambda: len(marked(marks, "running")) == 2, "2 running tasks", stop):
+            os.kill(os.getpid(), signal.SIGINT)
+
+    with beside(conduct), pytest.raises(KeyboardInterrupt):
+        tasks.run_tasks(marker_tasks.hold, [(k,) for k in range(3)], workers=2, progress=False)
+    assert marked(marks, "running") == marked(marks, "starting")
+    assert not [pid for pid in marked(marks, "starting") if alive(pid)]
     assert "Traceback" not in capfd.readouterr().err
 
 

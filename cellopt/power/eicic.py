@@ -12,6 +12,7 @@ gives ``x θ_k R_k``.
 
 from __future__ import annotations
 
+import inspect
 import time
 from collections.abc import Sequence
 from typing import Any
@@ -19,12 +20,14 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
+from cellopt.checks import check_number
 from cellopt.errors import ValidationError
 from cellopt.network import Network
 from cellopt.power.gains import GainTable
 from cellopt.problem import Problem
 from cellopt.solution import Solution
 from cellopt.solvers.api import solve
+from cellopt.solvers.registry import check_inner
 
 __all__ = ["abs_grid", "abs_problem", "solve_abs"]
 
@@ -55,10 +58,14 @@ def abs_problem(network: Network, gains: GainTable, muted_share: float,
     power_dbm : ndarray, shape (n_patterns, n_cells)
         The patterns [dBm]; −inf = muted.
     """
-    beta = float(muted_share)
-    if not 0.0 <= beta < 1.0:
-        raise ValidationError(f"muted_share={muted_share}; fix: a share in [0, 1) (1 would "
-                              "mute the macro cells all the time)")
+    beta = check_number(muted_share, "muted_share", low=0.0, high=1.0, high_open=True,
+                        fix="a share in [0, 1) (1 would mute the macro cells all the time)")
+    if not isinstance(network, Network):
+        raise ValidationError(f"network is a {type(network).__name__}; fix: give a cellopt Network")
+    if not isinstance(gains, GainTable) or (gains.n_users, gains.n_cells) != (network.n_users,
+                                                                               network.n_cells):
+        raise ValidationError("gains are not a GainTable of this network; fix: build them with "
+                              "GainTable.from_network(network)")
     c = network.cell_arrays()
     macro = network.cells["tier"].to_numpy() == "macro"
     full = gains.max_power_dbm
@@ -84,7 +91,7 @@ def abs_problem(network: Network, gains: GainTable, muted_share: float,
 
 def solve_abs(network: Network, bias_db: float = 6.0, muted_share: float = 0.25, *,
               gains: GainTable | None = None, alpha: float = 1.0, tol: float = 1e-6,
-              inner_method: str = "dual", rng: np.random.Generator | int | None = None,
+              inner_method: str = "ipm", rng: np.random.Generator | int | None = None,
               **gain_options: Any) -> Solution:
     """eICIC: range expansion by `bias_db` with macro cells muted on a share `muted_share`.
 
@@ -111,10 +118,24 @@ def solve_abs(network: Network, bias_db: float = 6.0, muted_share: float = 0.25,
         and ``energy_w`` filled; ``x`` are shares of each pattern's airtime.
     """
     t0 = time.perf_counter()
+    bias_db = check_number(bias_db, "bias_db", unit="dB",
+                           fix="give the pico and femto bias in dB, a finite number (6 dB)")
+    muted_share = check_number(muted_share, "muted_share", low=0.0, high=1.0, high_open=True,
+                               fix="a share in [0, 1) (1 would mute the macro cells all the time)")
+    check_inner(inner_method, None, tol=tol)
     if gains is None:
+        valid = [k for k in inspect.signature(GainTable.from_network).parameters
+                 if k not in ("network", "rng")]
+        unknown = sorted(set(gain_options) - set(valid))
+        if unknown:
+            raise ValidationError(f"unknown option(s) {unknown} for GainTable.from_network; fix: "
+                                  f"use some of {valid}")
         gains = GainTable.from_network(network, rng=rng, **gain_options)
+    elif gain_options:
+        raise ValidationError(f"options {sorted(gain_options)} build the gains, but gains are "
+                              "given; fix: drop them, or leave gains out")
     problem, power_dbm = abs_problem(network, gains, muted_share, alpha)
-    sol = solve(problem, method="range_expansion", bias_db=float(bias_db), tol=tol,
+    sol = solve(problem, method="range_expansion", bias_db=bias_db, tol=tol,
                 inner_method=inner_method)
     share = np.array([1.0 - muted_share, muted_share])[:len(power_dbm)]
     avg_mw = share @ 10.0 ** (power_dbm / 10.0)
@@ -141,6 +162,14 @@ def abs_grid(network: Network, bias_db: Sequence[float] = ABS_BIAS_DB,
         rate_p5_mbps, rate_p50_mbps, energy_w, wall_s``; ``upper_bound`` bounds the
         problem of that muted share (any association), not the joint power problem.
     """
+    grid = {}
+    for name, values in (("bias_db", bias_db), ("muted_share", muted_share)):
+        if isinstance(values, (str, bytes)) or not isinstance(values, Sequence) or not values:
+            raise ValidationError(f"{name}={values!r}; fix: give a non-empty list of values, e.g. "
+                                  f"{list(ABS_BIAS_DB if name == 'bias_db' else ABS_MUTED_SHARE)}")
+        grid[name] = [check_number(v, f"{name}[{k}]", fix="give finite values (dB; shares in "
+                                   "[0, 1))") for k, v in enumerate(values)]
+    bias_db, muted_share = grid["bias_db"], grid["muted_share"]
     if gains is None:
         gains = GainTable.from_network(network, rng=rng)
     rows = []

@@ -22,12 +22,95 @@ from collections.abc import Callable
 import numpy as np
 
 from cellopt.drop import Drop
-from cellopt.errors import ValidationError
+from cellopt.errors import ValidationError, describe_rows
+from cellopt.linktable import LinkTable
 from cellopt.network import Network
 from cellopt.radio.links import BLOCK_ELEMENTS, shadowing_seed
 from cellopt.radio.model import Coupling, RadioModel, thermal_noise_dbm
 
-__all__ = ["GainTable"]
+__all__ = ["AGREEMENT_DB", "AGREEMENT_RTOL", "GainTable", "check_agreement", "disagreeing_links"]
+
+#: Two full-power rates of one link computed from the same network, radio model and
+#: shadowing seed by two routes (a link table's sums and a gain table's) differ by
+#: round-off only: relative differences above this mean they describe different networks.
+AGREEMENT_RTOL = 1e-6
+#: The same for the link's SINR [dB]. A link agrees when its rates or its SINRs agree
+#: (rates alone jump where the spectral efficiency does, e.g. at −10 dB for TR 36.942;
+#: SINRs alone lose digits to cancellation at very high SINR, where rates are capped).
+AGREEMENT_DB = 1e-6
+
+
+def disagreeing_links(rate_mbps: np.ndarray, reference_mbps: np.ndarray,
+                      sinr_db: np.ndarray | None = None, reference_db: np.ndarray | None = None,
+                      *, upper_only: bool = False) -> np.ndarray:
+    """Mask of the links whose full-load rates (and SINRs) do not agree with a reference.
+
+    Parameters
+    ----------
+    rate_mbps, reference_mbps : ndarray, shape (L,)
+        Each link's rate by two routes [Mbit/s] (NaN: the link is missing from one).
+    sinr_db, reference_db : ndarray, shape (L,), optional
+        Their SINRs [dB], when both routes have them.
+    upper_only : bool
+        Only a value above its reference disagrees (the reference is an upper bound, as
+        the near-only SINR of a link table with an interference radius).
+
+    Returns
+    -------
+    ndarray of bool, shape (L,)
+        True where neither the rates (relative :data:`AGREEMENT_RTOL`) nor the SINRs
+        (:data:`AGREEMENT_DB`) agree.
+    """
+    rate, ref = np.asarray(rate_mbps, float), np.asarray(reference_mbps, float)
+    with np.errstate(invalid="ignore"):
+        if upper_only:
+            ok = rate <= ref * (1.0 + AGREEMENT_RTOL)
+        else:
+            ok = np.isclose(rate, ref, rtol=AGREEMENT_RTOL, atol=0.0)
+        if sinr_db is not None and reference_db is not None:
+            s, r = np.asarray(sinr_db, float), np.asarray(reference_db, float)
+            ok |= (s <= r + AGREEMENT_DB) if upper_only else ((np.abs(s - r) <= AGREEMENT_DB)
+                                                               | (s == r))
+    return ~ok
+
+
+def check_agreement(off: np.ndarray, rate_mbps: np.ndarray, reference_mbps: np.ndarray, *,
+                    ours: str, theirs: str, fix: str) -> None:
+    """Raise a ValidationError naming both objects if any link in `off` disagrees.
+
+    Parameters
+    ----------
+    off : ndarray of bool, shape (L,)
+        :func:`disagreeing_links`.
+    rate_mbps, reference_mbps : ndarray, shape (L,)
+        The two routes' rates [Mbit/s], for the message.
+    ours, theirs : str
+        What the two objects are (e.g. ``"LoadCoupling.from_network (shadowing seed 4)"``
+        and ``"the problem's links"``).
+    fix : str
+        How to make them agree.
+
+    Raises
+    ------
+    ValidationError
+        ``"<ours> and <theirs> disagree: links rows [...] ... ; fix: <fix>"``.
+    """
+    bad = np.flatnonzero(off)
+    if not len(bad):
+        return
+    a, b = np.asarray(rate_mbps, float)[bad], np.asarray(reference_mbps, float)[bad]
+    both = (a > 0) & (b > 0)
+    apart = ""
+    if both.any():
+        apart = f", up to {np.max(np.maximum(a[both] / b[both], b[both] / a[both])):.3g}× apart"
+    one_side = int((~both).sum())
+    if one_side:
+        apart += f"; {one_side} of them have rate 0 (or none) on one side only"
+    raise ValidationError(
+        f"{ours} and {theirs} disagree: links {describe_rows(bad)} ({len(bad)} of {len(off)}) "
+        f"have full-load rates {np.round(a[:3], 4).tolist()} against "
+        f"{np.round(b[:3], 4).tolist()} Mbit/s{apart} (built from the same network, radio "
+        f"model and shadowing seed they agree to round-off); fix: {fix}")
 
 
 @dataclasses.dataclass(frozen=True, eq=False)
@@ -56,6 +139,21 @@ class GainTable:
     background_by_group_mw : ndarray, shape (n_users, n_groups), optional
         `background_mw` split by the group of the cells it comes from [mW] (same cells,
         full power). Without it (a table made by hand) bounds count the background as 0.
+    shadowing_seed : int, optional
+        The integer that keyed its shadowing (:func:`cellopt.radio.links.shadowing_seed`
+        of the `rng` given; None for a table made by hand).
+    model : RadioModel, optional
+        The radio model it was computed with (None for a table made by hand).
+
+    Notes
+    -----
+    A gain table must describe the same network as the link table it is used with: its
+    rows are the network's users, its cells the network's cells, and its full-power
+    rates are the link table's to round-off when both come from the same network,
+    radio model and shadowing seed. :meth:`check_links` compares them (every link's
+    full-power rate and SINR, :func:`disagreeing_links`) and :meth:`from_drop` calls it,
+    so a drop whose link table came from another seed, another model, other powers or
+    another network is refused, naming both.
     """
 
     cell: np.ndarray
@@ -68,11 +166,14 @@ class GainTable:
     max_power_dbm: np.ndarray
     cell_group: np.ndarray | None = None
     background_by_group_mw: np.ndarray | None = None
+    shadowing_seed: int | None = None
+    model: RadioModel | None = None
 
     @classmethod
     def from_drop(cls, drop: Drop, *, n_interferers: int = 32) -> GainTable:
         """Gains of every user of a drop's network, with the model, shadowing seed and
-        candidate count its link table was built with, so that both agree by construction.
+        candidate count its link table was built with, checked against that table
+        (:meth:`check_links`).
 
         Parameters
         ----------
@@ -84,12 +185,16 @@ class GainTable:
         Raises
         ------
         ValidationError
-            For a link table made by hand (it records no model or seed), and as
+            For a link table made by hand (it records no model or seed), for one whose
+            full-power rates are not the gains' (:meth:`check_links`: e.g. a table built
+            with other powers, or a drop whose network is not its table's), and as
             :meth:`from_network`.
         """
         model, seed, n_candidates = drop.links.radio_settings("GainTable.from_network")
-        return cls.from_network(drop.network, n_candidates=n_candidates, n_interferers=n_interferers,
-                                model=model, rng=seed)
+        gains = cls.from_network(drop.network, n_candidates=n_candidates,
+                                 n_interferers=n_interferers, model=model, rng=seed)
+        gains.check_links(drop.links, "the drop's link table")
+        return gains
 
     @classmethod
     def from_network(
@@ -163,7 +268,8 @@ class GainTable:
                                                       model.noise_figure_db) / 10.0)),
             bandwidth_mhz=float(network.bandwidth_mhz), efficiency=model.efficiency(),
             max_power_dbm=p_max_dbm, cell_group=group,
-            background_by_group_mw=np.concatenate(by_group),
+            background_by_group_mw=np.concatenate(by_group), shadowing_seed=coupling.seed,
+            model=model,
         )
 
     @property
@@ -198,6 +304,83 @@ class GainTable:
         total = rx.sum(axis=2) + self.background_mw + self.noise_mw
         signal = rx[:, :, :self.n_candidates]
         return signal / np.maximum(total[:, :, None] - signal, self.noise_mw)
+
+    def full_power_links(self, user: np.ndarray, cell: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+        """Rate and SINR of some links when every cell transmits at full power.
+
+        Parameters
+        ----------
+        user : ndarray of int, shape (L,)
+            Row in this table of each link's user.
+        cell : ndarray of int, shape (L,)
+            Each link's cell.
+
+        Returns
+        -------
+        rate_mbps : ndarray, shape (L,)
+            Over the whole band [Mbit/s]; NaN where the cell is not among the user's
+            kept cells.
+        sinr_db : ndarray, shape (L,)
+            [dB]; NaN where the cell is not kept.
+        """
+        user, cell = np.asarray(user, np.int64), np.asarray(cell, np.int64)
+        p_mw = 10.0 ** (self.max_power_dbm / 10.0)
+        total = np.einsum("um,um->u", self.gain_mw_per_mw, p_mw[self.cell]) + self.background_mw
+        match = self.cell[user] == cell[:, None]  # (L, n_interferers)
+        found = match.any(axis=1)
+        signal = self.gain_mw_per_mw[user, match.argmax(axis=1)] * p_mw[cell]
+        sinr = signal / (self.noise_mw + np.maximum(total[user] - signal, 0.0))
+        with np.errstate(divide="ignore"):
+            sinr_db = np.where(found, 10.0 * np.log10(sinr), np.nan)
+        rate = self.bandwidth_mhz * np.asarray(self.efficiency(sinr), float)
+        return np.where(found, rate, np.nan), sinr_db
+
+    def check_links(self, links: LinkTable, what: str = "the link table") -> None:
+        """Refuse a link table that does not describe this table's network.
+
+        They must have the same rows (users and cells), the same shadowing seed (when
+        both record one), and on every link the same full-power rate (scaled to the
+        link's resource: a flat power spectral density) or SINR to round-off
+        (:func:`disagreeing_links`). For a table with an interference radius, whose
+        SINRs approximate the interference beyond it, each link's near-only SINR
+        (``sinr_db + far_field_db``, an upper bound on the exact one) must be at least
+        this table's, and links whose cell this table does not keep are skipped.
+
+        Parameters
+        ----------
+        links : LinkTable
+        what : str
+            How the message names `links`.
+
+        Raises
+        ------
+        ValidationError
+            Naming both and the fix.
+        """
+        fix = ("build both from the same network with the same radio model and shadowing "
+               "seed, at the cells' tx_power_dbm (GainTable.from_drop(drop) reads them from "
+               "the drop's link table)")
+        if (links.n_users, links.n_cells) != (self.n_users, self.n_cells):
+            raise ValidationError(f"the gain table has {self.n_users} users and {self.n_cells} "
+                                  f"cells, {what} {links.n_users} and {links.n_cells}; fix: {fix}")
+        if None not in (self.shadowing_seed, links.shadowing_seed) \
+                and self.shadowing_seed != links.shadowing_seed:
+            raise ValidationError(f"the gain table has shadowing seed {self.shadowing_seed}, "
+                                  f"{what} {links.shadowing_seed}; fix: {fix}")
+        rate, sinr_db = self.full_power_links(links.user, links.cell)
+        share = links.resource_mhz[links.resource] / self.bandwidth_mhz
+        rate = rate * share
+        ref_db, ref_rate = links.sinr_db, links.rate_mbps
+        radius = links.radius_m is not None
+        if radius:  # the near-only SINR bounds the exact one from above
+            ref_db = ref_db + (0.0 if links.far_field_db is None else links.far_field_db)
+            ref_rate = links.resource_mhz[links.resource] * np.asarray(
+                self.efficiency(10.0 ** (ref_db / 10.0)), float)
+        off = disagreeing_links(rate, ref_rate, sinr_db, ref_db, upper_only=radius)
+        if radius:
+            off &= ~np.isnan(rate)
+        seed = "" if self.shadowing_seed is None else f" (shadowing seed {self.shadowing_seed})"
+        check_agreement(off, rate, ref_rate, ours=f"the gain table{seed}", theirs=what, fix=fix)
 
     def take_users(self, rows: np.ndarray) -> GainTable:
         """The table of some users only (e.g. a drop's users with a usable link).

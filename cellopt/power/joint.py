@@ -40,7 +40,7 @@ from cellopt.solvers.api import solve
 from cellopt.solvers.certificate import certified_gap, utility_scale
 from cellopt.solvers.common import link_prices, repair, user_min
 from cellopt.solvers.registry import PATTERN_METHODS
-from cellopt.solvers.result import build_solution
+from cellopt.solvers.result import apply_status_rule, build_solution
 from cellopt.status import CONVERGED, LOCAL_OPTIMUM, MAX_ITER, OPTIMAL, STOPPED, TAIL_OFF, TIME_LIMIT
 
 __all__ = ["EXACT_WORK_MAX", "MAX_ITER_EXACT", "MAX_ITER_SEARCH", "PRICING_WORK_MAX",
@@ -161,9 +161,13 @@ class ColumnGenerationOptions:
         enumerated (small networks); ``"relaxed"``: the optimum of a convex relaxation
         with every cluster of cells on its own patterns and the other clusters'
         interference at their lowest level (:func:`relaxed_bound`; valid for any size);
-        None: no bound. ``"auto"`` (default): exact when the enumeration is at most
-        :data:`EXACT_WORK_MAX` (patterns × users × table entries), else relaxed.
-        ``Solution.power.bound_kind`` and ``bound_info`` say which was computed.
+        None: no bound is computed at the end. ``"auto"`` (default): exact when the
+        enumeration is at most :data:`EXACT_WORK_MAX` (patterns × users × table entries),
+        else relaxed. Exact pricing computes the exact bound at every pricing point
+        whatever this says; the answer reports the tightest bound computed (the smaller of
+        that one and the bound asked for), and ``Solution.power.bound_kind`` and
+        ``bound_info`` say which it is (``bound_info["bounds"]``: every one computed, when
+        there were two).
     gain_tol : float or None
         With search pricing only: stop ("tail_off") when three iterations together
         raised the objective by less than ``gain_tol × Σ_i w_i`` (α = 1: the weighted
@@ -302,9 +306,11 @@ def solve_power(
     -------
     Solution
         A new solution (the final master's ``x`` on its links, resources = patterns) with
-        the joint ``upper_bound`` (on the physical model) and ``gap``, and ``power``, a
-        :class:`PowerResult`: ``patterns`` (dBm), ``pattern_share``, ``cell_power_dbm``,
-        ``energy_w``, ``bound_kind`` ("exact" or "relaxed"), ``bound_info``
+        the joint ``upper_bound`` (on the physical model: the tightest of the bounds
+        computed, see ``ColumnGenerationOptions.bound``; None when none was) and ``gap``,
+        and ``power``, a :class:`PowerResult`: ``patterns`` (dBm), ``pattern_share``,
+        ``cell_power_dbm``, ``energy_w``, ``bound_kind`` ("exact" or "relaxed": which
+        bound ``upper_bound`` is), ``bound_info``
         (``certifies``: "physical model"; ``lumped``: whether cells beyond the tables
         were lumped; ``bound_factor``, ``estimate_factor``), the Lagrangian ``estimate``
         (of the table's model; not a bound: the joint bound with the best pattern the
@@ -313,9 +319,13 @@ def solve_power(
         pricing, inner_iterations, inner_time_s, search_time_s, time_s``. The same values
         are on the solution's own fields (``patterns``, ``pattern_share``,
         ``cell_power_dbm``, ``energy_w``, ``bound_kind``, ``bound_info``, ``estimate``,
-        ``history``). ``status``: "optimal" (a valid bound certifies gap ≤ tol),
-        "converged" (exact pricing found no improving pattern, but the gap is above tol:
-        the masters' tolerance, the links left out of them, or the lumped cells),
+        ``history``). ``status`` follows the rule of every solve
+        (:func:`~cellopt.solvers.result.apply_status_rule`): "optimal" only when the
+        reported ``upper_bound`` certifies gap ≤ tol, "failed" for a −inf or NaN
+        objective; otherwise "converged" (exact pricing found no improving pattern, or its
+        bound certified tol during the run but not the finished answer, and the reported
+        gap is above tol: the masters' tolerance, the links left out of them, or the
+        lumped cells),
         "local_optimum" (the search found no improving pattern; not certified),
         "tail_off", "max_iter", "time_limit" or "stopped".
 
@@ -682,17 +692,19 @@ class _ColumnGeneration:
         self.best = _without_small_shares(self.best_problem, self.best, self.tol)
         sol, problem, patterns = self.best, self.best_problem, self.best_patterns
         lam, nu = self.best_duals
-        upper, info = None, None
-        if bound == "exact":
-            if not self.exact_pricing:  # one enumeration at the best master's prices
-                _, top = top_patterns_exhaustive(self.bound_gains, self.space,
-                                                 self._coef(lam, nu), k=1,
-                                                 max_patterns=int(_EXACT_LIMIT))
-                self.certified_bound = joint_bound(self.gains, self.space, problem, lam, nu,
-                                                   float(top[0]))
-            upper = self.certified_bound
-            info = dict(kind="exact", patterns_enumerated=self.space.n_patterns)
-        elif bound == "relaxed":
+        if bound == "exact" and not self.exact_pricing:  # one enumeration at the best prices
+            _, top = top_patterns_exhaustive(self.bound_gains, self.space, self._coef(lam, nu),
+                                             k=1, max_patterns=int(_EXACT_LIMIT))
+            self.certified_bound = joint_bound(self.gains, self.space, problem, lam, nu,
+                                               float(top[0]))
+        # Every valid bound computed, by kind: the exact (enumerated) one that exact pricing
+        # computes at every pricing point, whatever `bound` asks for, and the relaxed one.
+        bounds: dict[str, float] = {}
+        infos: dict[str, dict[str, Any]] = {}
+        if self.certified_bound is not None and np.isfinite(self.certified_bound):
+            bounds["exact"] = float(self.certified_bound)
+            infos["exact"] = dict(kind="exact", patterns_enumerated=self.space.n_patterns)
+        if bound == "relaxed":
             left = None if time_limit_s is None else max(
                 0.97 * time_limit_s - (time.perf_counter() - t0), 0.02 * time_limit_s)
             relaxed = relaxed_bound(self.problem, self.gains, self.space, self.alpha,
@@ -702,11 +714,17 @@ class _ColumnGeneration:
                 relaxed = decomposition_bound(self.problem, self.gains, self.space, self.alpha,
                                               scope_cells=options.scope_cells, prices=(lam, nu),
                                               baseline=relaxed)
-            upper, info = relaxed["upper_bound"], relaxed["info"]
+            bounds["relaxed"], infos["relaxed"] = float(relaxed["upper_bound"]), relaxed["info"]
+        # The reported bound is the tightest of them (each is valid for the physical model).
+        kind = min(bounds, key=bounds.__getitem__) if bounds else None
+        upper = None if kind is None else bounds[kind]
+        info = None if kind is None else dict(infos[kind])
+        if len(bounds) > 1:
+            info["bounds"] = dict(bounds)
         gap = certified_gap(problem, upper, sol.objective, sol.utility)
         if status in (CONVERGED, LOCAL_OPTIMUM, TAIL_OFF) and gap is not None \
                 and gap <= self.tol:
-            status, message = OPTIMAL, f"{message}; the {bound} bound certifies gap {gap:.2e}"
+            status, message = OPTIMAL, f"{message}; the {kind} bound certifies gap {gap:.2e}"
         # The factors by which every rate could still rise: 1 + the rate-equivalent gap.
         info = dict(info or {})
         if upper is not None:  # what the bound certifies, and whether cells were lumped
@@ -723,9 +741,9 @@ class _ColumnGeneration:
         frame = pd.DataFrame(history)
         power = PowerResult(patterns=self.space.power_dbm(patterns),
                             pattern_share=sol.pattern_share, cell_power_dbm=cell_power_dbm,
-                            energy_w=float(avg_mw.sum() * 1e-3), bound_kind=bound, bound_info=info,
+                            energy_w=float(avg_mw.sum() * 1e-3), bound_kind=kind, bound_info=info,
                             estimate=float(self.estimate), history=frame, master=problem)
-        return dataclasses.replace(
+        out = dataclasses.replace(
             sol, method=f"power+{self.method}", status=status,
             message=f"{message} ({len(patterns)} patterns, master {self.method})",
             upper_bound=upper, gap=gap, n_iter=self.inner_iterations,
@@ -733,6 +751,10 @@ class _ColumnGeneration:
             cell_power_dbm=power.cell_power_dbm, energy_w=power.energy_w,
             bound_kind=power.bound_kind, bound_info=power.bound_info, estimate=power.estimate,
             power=power)
+        # The one status rule: "optimal" only where the reported bound certifies tol (a
+        # run that stopped on its certificate and lost it when its best master was
+        # finished is "converged"); a −inf or NaN objective is "failed".
+        return apply_status_rule(problem, out, self.tol, uncertified=CONVERGED)
 
 
 def _without_small_shares(problem: Problem, sol: Solution, tol: float) -> Solution:

@@ -16,17 +16,23 @@ networks) and :func:`relaxed_value_bound` bounds ``max_s V(s)`` for any network.
 from __future__ import annotations
 
 import dataclasses
-from collections.abc import Mapping, Sequence
+from collections.abc import Iterable, Mapping, Sequence
+from typing import Any
 
 import numpy as np
 
+from cellopt.checks import as_float_array, check_array, check_int
 from cellopt.errors import ValidationError
 from cellopt.network import TIERS, Network
+from cellopt.parameters import is_real
 from cellopt.power.gains import GainTable
 
 __all__ = [
     "PatternSpace",
     "best_pattern_exhaustive",
+    "check_coef",
+    "check_patterns",
+    "check_start",
     "enumerate_patterns",
     "level_offsets_db",
     "local_search",
@@ -68,6 +74,9 @@ class PatternSpace:
         energy_price_per_w : float or ndarray, shape (n_cells,)
             Price of transmit power [utility per W], per unit share of the band.
         """
+        if not isinstance(network, Network):
+            raise ValidationError(f"network is a {type(network).__name__}; fix: give a cellopt "
+                                  "Network")
         tiers = network.cells["tier"].to_numpy()
         if isinstance(levels_db, Mapping):
             unknown = sorted(set(levels_db) - set(TIERS))
@@ -84,14 +93,11 @@ class PatternSpace:
         padded = {t: np.r_[v, np.repeat(v[-1:], width - len(v))] for t, v in per_tier.items()}
         offset = np.stack([padded[t] for t in tiers]) if len(tiers) else np.zeros((0, width))
         p_max = network.cells["tx_power_dbm"].to_numpy(float)
-        try:
-            price = np.broadcast_to(np.asarray(energy_price_per_w, float),
-                                    (network.n_cells,)).copy()
-        except (TypeError, ValueError):
-            raise ValidationError(
-                f"energy_price_per_w has shape {np.shape(energy_price_per_w)} or is not numeric; "
-                f"fix: give one price ≥ 0 [utility per W], or one per cell, shape "
-                f"({network.n_cells},)") from None
+        fix = (f"give one price ≥ 0 [utility per W], or one per cell, shape ({network.n_cells},)")
+        price = as_float_array(energy_price_per_w, "energy_price_per_w", fix=fix)
+        if price.shape not in ((), (network.n_cells,)):
+            raise ValidationError(f"energy_price_per_w has shape {price.shape}; fix: {fix}")
+        price = np.broadcast_to(price, (network.n_cells,)).copy()
         bad = np.flatnonzero(~(np.isfinite(price) & (price >= 0)))
         if len(bad):
             raise ValidationError(f"energy_price_per_w invalid for cells {bad[:10].tolist()} "
@@ -117,7 +123,7 @@ class PatternSpace:
 
     def power_dbm(self, patterns: np.ndarray) -> np.ndarray:
         """Powers [dBm] of level-index patterns, shape (S, n_cells)."""
-        patterns = np.atleast_2d(patterns)
+        patterns = check_patterns(self, patterns)
         return self.level_dbm[np.arange(self.n_cells)[None, :], patterns]
 
     def power_mw(self, patterns: np.ndarray) -> np.ndarray:
@@ -152,11 +158,19 @@ def level_offsets_db(levels: Sequence[float | None], name: str) -> np.ndarray:
     ValidationError
         For an empty list, a level above 0 dB, NaN or a value that is not a number.
     """
+    fix = "give a list of offsets ≤ 0 dB from the cell's maximum power, None = off, e.g. [0, -10, None]"
+    if isinstance(levels, (str, bytes, Mapping)) or not isinstance(levels, Iterable):
+        raise ValidationError(f"{name}={levels!r}; fix: {fix}")
+    levels = list(levels)
+    wrong = [v for v in levels if v is not None and not is_real(v)]
+    if wrong:  # "0" or True would be read as a number
+        raise ValidationError(f"{name}={levels!r} holds {wrong[0]!r} ({type(wrong[0]).__name__}), "
+                              f"not a number or None; fix: {fix}")
     try:
         values = [-np.inf if v is None else float(v) for v in levels]
-    except (TypeError, ValueError):
-        raise ValidationError(f"{name}={levels!r}; fix: give a list of offsets ≤ 0 dB from the "
-                              "cell's maximum power, None = off, e.g. [0, -10, None]") from None
+    except OverflowError:
+        raise ValidationError(f"{name} holds an integer beyond the floating-point range; fix: "
+                              f"{fix}") from None
     if not values:
         raise ValidationError(f"{name} is empty; fix: give at least one level, e.g. [0, -10, None]")
     arr = np.array(values)
@@ -164,6 +178,35 @@ def level_offsets_db(levels: Sequence[float | None], name: str) -> np.ndarray:
         raise ValidationError(f"{name}={list(levels)}: levels are offsets ≤ 0 dB from the cell's "
                               "maximum power (None = off); fix: e.g. [0, -10, None]")
     return np.sort(arr)[::-1]
+
+
+# ---------------------------------------------------------------------- argument checks
+def check_patterns(space: PatternSpace, patterns: Any, name: str = "patterns") -> np.ndarray:
+    """Level-index patterns checked against `space`, as int64 of shape (S, n_cells).
+
+    Raises
+    ------
+    ValidationError
+        Not integers, not ``n_cells`` levels per pattern, or a level index outside
+        ``[0, n_levels)``.
+    """
+    arr = np.atleast_2d(np.asarray(patterns) if not isinstance(patterns, (str, bytes))
+                        else np.asarray([patterns]))
+    fix = (f"give level indices in [0, {space.n_levels}) of the pattern space, one per cell: "
+           f"shape (n_patterns, {space.n_cells}) or ({space.n_cells},)")
+    if arr.ndim != 2:
+        raise ValidationError(f"{name} has shape {arr.shape}; fix: {fix}")
+    return check_array(arr, name, shape=(arr.shape[0], space.n_cells), kind="int", low=0,
+                       high=space.n_levels - 1, fix=fix, copy=False)
+
+
+def check_coef(gains: GainTable, coef: Any) -> np.ndarray:
+    """Link coefficients a_ij checked: shape (n_users, n_candidates), ≥ 0, no NaN (+inf
+    allowed), as float64."""
+    return check_array(coef, "coef", shape=(gains.n_users, gains.n_candidates), finite=False,
+                       low=0.0, copy=False,
+                       fix="give a_ij = (λ_i − c_j − ν_j)⁺ ≥ 0 per candidate link, e.g. from "
+                           "link_coefficients(gains, marginal, cell_price)")
 
 
 # ---------------------------------------------------------------------- reduced values
@@ -197,8 +240,11 @@ def reduced_values(gains: GainTable, space: PatternSpace, coef: np.ndarray,
 
     Evaluated `chunk` patterns at a time (default: about 2^22 link values per chunk).
     """
-    patterns = np.atleast_2d(patterns)
+    patterns = check_patterns(space, patterns)
+    coef = check_coef(gains, coef)
     n = gains.n_users * gains.cell.shape[1]
+    if chunk is not None:
+        chunk = check_int(chunk, "chunk", minimum=1, fix="give patterns per chunk ≥ 1, or None")
     chunk = chunk or max(1, (1 << 22) // max(n, 1))
     cand = gains.cell[:, :gains.n_candidates].ravel()
     out = np.empty(len(patterns))
@@ -218,6 +264,12 @@ def enumerate_patterns(space: PatternSpace, start: int, stop: int) -> np.ndarray
     Pattern number n has, for cell j, the ``(n // Π_{l<j} m_l) % m_j``-th of its m_j
     distinct levels.
     """
+    fix = "give pattern numbers 0 ≤ start ≤ stop ≤ space.n_patterns"
+    start = check_int(start, "start", fix=fix)
+    stop = check_int(stop, "stop", minimum=start, fix=fix)
+    if stop > space.n_patterns:
+        raise ValidationError(f"stop={stop} is above the {space.n_patterns:.0f} patterns of the "
+                              f"space; fix: {fix}")
     distinct = [np.unique(row, return_index=True)[1] for row in space.level_dbm]
     radix = np.array([len(d) for d in distinct], np.int64)
     place = np.r_[1, np.cumprod(radix)[:-1]]
@@ -242,6 +294,10 @@ def top_patterns_exhaustive(gains: GainTable, space: PatternSpace, coef: np.ndar
     ValidationError
         If there are more than `max_patterns` patterns.
     """
+    k = check_int(k, "k", minimum=1, fix="give the number of patterns wanted, ≥ 1")
+    max_patterns = check_int(max_patterns, "max_patterns", minimum=1,
+                             fix="give the most patterns to enumerate, a whole number ≥ 1")
+    coef = check_coef(gains, coef)
     count = space.n_patterns
     if count > max_patterns:
         raise ValidationError(f"{count:.3g} patterns to enumerate (> {max_patterns}); fix: "
@@ -428,7 +484,9 @@ def local_search(gains: GainTable, space: PatternSpace, coef: np.ndarray, start:
     -------
     (pattern, value, rounds)
     """
-    pattern = np.asarray(start, np.int64).copy()
+    pattern = check_start(space, start)
+    coef = check_coef(gains, coef)
+    max_rounds = check_int(max_rounds, "max_rounds", fix="give a whole number of rounds ≥ 0")
     value = float(reduced_values(gains, space, coef, pattern)[0])
     evaluator = _MoveEvaluator(gains, space, coef)
     n_cells = space.n_cells
@@ -466,3 +524,12 @@ def local_search(gains: GainTable, space: PatternSpace, coef: np.ndarray, start:
             break
         pattern, value = trials[k], float(values[k])
     return pattern, value, rounds
+
+
+def check_start(space: PatternSpace, start: Any) -> np.ndarray:
+    """A starting pattern: level indices, shape (n_cells,), as a new int64 array."""
+    pattern = check_patterns(space, start, "start")
+    if pattern.shape[0] != 1 or np.ndim(start) != 1:
+        raise ValidationError(f"start has shape {np.shape(start)}; fix: give one pattern, shape "
+                              f"({space.n_cells},)")
+    return pattern[0].copy()

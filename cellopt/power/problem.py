@@ -16,12 +16,13 @@ from typing import Any
 
 import numpy as np
 
+from cellopt.checks import check_number
 from cellopt.drop import Drop
 from cellopt.errors import ValidationError
 from cellopt.network import TIERS, Network
-from cellopt.parameters import is_real
+from cellopt.parameters import check_count
 from cellopt.power.gains import GainTable
-from cellopt.power.patterns import Levels, PatternSpace
+from cellopt.power.patterns import Levels, PatternSpace, check_patterns
 from cellopt.problem import Problem
 from cellopt.radio.model import RadioModel
 
@@ -111,9 +112,14 @@ class PowerProblem:
             or non-finite energy price, a bad α, energy prices that dwarf the utilities,
             or a link table made by hand.
         """
+        if not isinstance(drop, Drop):
+            raise ValidationError(f"drop is a {type(drop).__name__}; fix: give a cellopt Drop "
+                                  "(Scenario.build or Drop.from_network)")
         alpha = drop.problem.alpha if alpha is None else alpha
         network = drop.network
         _check_alpha(alpha)
+        n_interferers = check_count(n_interferers, "n_interferers", minimum=1,
+                                    fix="give a whole number of cells ≥ n_candidates")
         space = _space(network, levels_db, energy_price_per_w)
         if drop.problem.n_users == 0:
             raise ValidationError("the drop has no user with a usable link; fix: drop users "
@@ -166,8 +172,22 @@ class PowerProblem:
         ValidationError
             As :meth:`from_drop`, and for `gains` of another network.
         """
+        if not isinstance(network, Network):
+            raise ValidationError(f"network is a {type(network).__name__}; fix: give a cellopt "
+                                  "Network")
         network.validate()
         _check_alpha(alpha)
+        n_candidates = check_count(n_candidates, "n_candidates", minimum=1,
+                                   fix="give a whole number ≥ 1")
+        n_interferers = check_count(n_interferers, "n_interferers", minimum=n_candidates,
+                                    fix=f"give a whole number of cells ≥ n_candidates "
+                                        f"({n_candidates})")
+        if model is not None and not isinstance(model, RadioModel):
+            raise ValidationError(f"model is a {type(model).__name__}; fix: give a RadioModel, "
+                                  "or None")
+        if gains is not None and not isinstance(gains, GainTable):
+            raise ValidationError(f"gains is a {type(gains).__name__}; fix: give the GainTable of "
+                                  "this network (GainTable.from_network), or None")
         space = _space(network, levels_db, energy_price_per_w)
         if gains is None:
             gains = GainTable.from_network(network, n_candidates=n_candidates,
@@ -182,6 +202,12 @@ class PowerProblem:
         Reads the network's user and cell arrays once; checks only that the parts fit
         the network (:meth:`from_drop` and :meth:`from_network` check the rest).
         """
+        for name, value, kind in (("network", network, Network), ("gains", gains, GainTable),
+                                  ("space", space, PatternSpace)):
+            if not isinstance(value, kind):
+                raise ValidationError(f"{name} is a {type(value).__name__}; fix: give a "
+                                      f"{kind.__name__}")
+        _check_alpha(alpha)
         if (gains.n_users, gains.n_cells) != (network.n_users, network.n_cells):
             raise ValidationError("gains were built for another network; fix: rebuild them with "
                                   "GainTable.from_network(network)")
@@ -236,7 +262,11 @@ class PowerProblem:
         links_per_pattern : int, optional
         """
         gains, space = self.gains, self.space
-        patterns = np.atleast_2d(patterns)
+        patterns = check_patterns(space, patterns)
+        if links_per_pattern is not None:
+            links_per_pattern = check_count(links_per_pattern, "links_per_pattern", minimum=1,
+                                            fix="give the fastest links kept per user and "
+                                                "pattern, a whole number ≥ 1, or None (all)")
         n_s, n_u, n_c = len(patterns), gains.n_users, gains.n_candidates
         sinr = gains.sinr(space.power_mw(patterns))  # (S, U, n)
         rate = gains.bandwidth_mhz * gains.efficiency(sinr)
@@ -257,8 +287,7 @@ class PowerProblem:
 
 
 def _check_alpha(alpha: Any) -> None:
-    if not (is_real(alpha) and np.isfinite(alpha) and alpha >= 0):
-        raise ValidationError(f"alpha={alpha!r}; fix: a fairness exponent ≥ 0 (1: proportional fair)")
+    check_number(alpha, "alpha", low=0.0, fix="a fairness exponent ≥ 0 (1: proportional fair)")
 
 
 def _space(network: Network, levels_db: Levels, energy_price_per_w: float | np.ndarray) -> PatternSpace:

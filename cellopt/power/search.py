@@ -12,9 +12,19 @@ from __future__ import annotations
 
 import numpy as np
 
+from cellopt.checks import check_int, check_number
+from cellopt.errors import ValidationError
 from cellopt.power.clusters import ClusterConfigs, cluster_cells_by_coupling
 from cellopt.power.gains import GainTable
-from cellopt.power.patterns import PatternSpace, cell_best, local_search, reduced_values
+from cellopt.power.patterns import (
+    PatternSpace,
+    cell_best,
+    check_coef,
+    check_patterns,
+    check_start,
+    local_search,
+    reduced_values,
+)
 
 __all__ = ["Neighbourhoods", "neighbourhood_search", "search_patterns"]
 
@@ -25,6 +35,7 @@ class Neighbourhoods:
     """Clusters of coupled cells, their level combinations and which users they affect."""
 
     def __init__(self, gains: GainTable, space: PatternSpace, max_cells: int):
+        max_cells = _check_cluster_size(max_cells, "max_cells")
         self.gains, self.space = gains, space
         self.cluster = cluster_cells_by_coupling(gains, max_cells)
         self.cfg = ClusterConfigs(space, self.cluster)
@@ -171,8 +182,12 @@ def neighbourhood_search(gains: GainTable, space: PatternSpace, coef: np.ndarray
     -------
     (pattern, value)
     """
+    max_cells = _check_cluster_size(max_cells, "max_cells")
+    max_rounds = check_int(max_rounds, "max_rounds", fix="give a whole number of rounds ≥ 0")
+    _check_hoods(hoods, gains, space)
+    pattern = check_start(space, start)
+    coef = check_coef(gains, coef)
     hoods = hoods or Neighbourhoods(gains, space, max_cells)
-    pattern = np.asarray(start, np.int64).copy()
     value = float(reduced_values(gains, space, coef, pattern)[0])
     n_cells = space.n_cells
     for _ in range(max_rounds):  # a handful of rounds
@@ -217,7 +232,17 @@ def search_patterns(gains: GainTable, space: PatternSpace, coef: np.ndarray,
     ndarray of int64, shape (n, n_cells)
         The patterns found (distinct).
     """
-    patterns = np.atleast_2d(patterns)
+    patterns = check_patterns(space, patterns)
+    coef = check_coef(gains, coef)
+    threshold = check_number(threshold, "threshold", allow_inf=True,
+                             fix="give a reduced value (a number; -inf: never search "
+                                 "neighbourhoods, inf: always)")
+    max_rounds = check_int(max_rounds, "max_rounds", fix="give a whole number of rounds ≥ 0")
+    hood_cells = _check_cluster_size(hood_cells, "hood_cells")
+    _check_hoods(hoods, gains, space)
+    if not len(patterns):
+        raise ValidationError("patterns is empty; fix: give at least one pattern to start from, "
+                              "e.g. space.full_power()")
     values = reduced_values(gains, space, coef, patterns)
     starts = np.unique(np.vstack([patterns[int(np.argmax(values))], patterns[-1],
                                   space.full_power()]), axis=0)
@@ -227,3 +252,16 @@ def search_patterns(gains: GainTable, space: PatternSpace, coef: np.ndarray,
     if hood_cells > 1 and top_value <= threshold:
         found.append(neighbourhood_search(gains, space, coef, top, hood_cells, hoods=hoods)[0])
     return np.unique(np.stack(found), axis=0)
+
+
+def _check_cluster_size(value: object, name: str) -> int:
+    return check_int(value, name, minimum=1, fix="give the most cells of a cluster, a whole "
+                     "number ≥ 1 (3 by default; 1 skips the neighbourhoods)")
+
+
+def _check_hoods(hoods: object, gains: GainTable, space: PatternSpace) -> None:
+    if hoods is not None and not (isinstance(hoods, Neighbourhoods)
+                                  and hoods.gains.n_users == gains.n_users
+                                  and hoods.space.n_cells == space.n_cells):
+        raise ValidationError("hoods is not the Neighbourhoods of these gains and pattern space; "
+                              "fix: give Neighbourhoods(gains, space, max_cells), or None")

@@ -23,6 +23,7 @@ import math
 
 import numpy as np
 
+from cellopt.checks import check_number
 from cellopt.errors import ValidationError
 from cellopt.network import TIERS, Network
 from cellopt.radio.antenna import sector_gain_db
@@ -173,10 +174,16 @@ def auto_radius_m(network: Network, model: RadioModel | None = None,
     -------
     float
         Radius [m]; the cells' extent (every cell counted exactly) if no smaller radius
-        meets the share.
+        meets the share. It ignores wraparound: :func:`~cellopt.radio.link_table` with
+        ``interference_radius_m="auto"`` counts every cell exactly where it is not below
+        half the wraparound period.
     """
-    if not (isinstance(far_share, (int, float)) and 0.0 < far_share < 1.0):
-        raise ValidationError(f"far_share={far_share!r}; fix: give a share in (0, 1), e.g. 0.05")
+    far_share = check_number(far_share, "far_share", low=0.0, high=1.0, low_open=True,
+                             high_open=True, fix="give a share in (0, 1), e.g. 0.05")
+    if not isinstance(network, Network):
+        raise ValidationError(f"network is a {type(network).__name__}; fix: give a cellopt Network")
+    if model is not None and not isinstance(model, RadioModel):
+        raise ValidationError(f"model is a {type(model).__name__}; fix: give a RadioModel or None")
     model = model or RadioModel()
     coupling = Coupling(network, model, 0)
     power = 10.0 ** (network.cells["tx_power_dbm"].to_numpy(float) / 10.0)[:, None]

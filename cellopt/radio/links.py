@@ -11,6 +11,7 @@ import numpy as np
 from scipy.spatial import cKDTree
 from tqdm import tqdm
 
+from cellopt.checks import check_bool, check_number
 from cellopt.errors import ValidationError, check_memory, describe_rows
 from cellopt.linktable import LinkTable
 from cellopt.network import Network
@@ -97,6 +98,7 @@ def link_table_nbytes(
     float
         Bytes (a float: counts may be far beyond what an int64 array could index).
     """
+    nearby = check_bool(nearby, "nearby")
     n_users, n_cells = int(n_users), max(int(n_cells), 1)
     n_keep = min(int(n_candidates), n_cells)
     links = float(n_users) * n_keep * n_resources
@@ -222,9 +224,13 @@ def link_table(
         Interference radius [m]: each user's cells within it, or its
         :data:`MIN_NEARBY_CELLS` (at least `n_candidates`) nearest cells if fewer are
         within it, are found through the index and counted exactly. ``"auto"`` chooses
-        it from the path-loss model (:func:`cellopt.radio.far_field.auto_radius_m`).
-        None (default): every cell interferes exactly, as computed without an index. With
-        wraparound the radius must be below half the wraparound period.
+        it from the path-loss model (:func:`cellopt.radio.far_field.auto_radius_m`); on
+        a wrapped layout (hex grid with wraparound, Poisson torus) whose half period is
+        not above that radius, ``"auto"`` counts every cell exactly instead
+        (``LinkTable.radius_m`` None): such a layout is small, and a radius would save
+        little. None (default): every cell interferes exactly, as computed without an
+        index. With wraparound, a radius given in metres must be below half the
+        wraparound period.
     far_field : bool
         With a radius: add the mean interference of the cells beyond it (default). False
         leaves it out, which overstates every SINR.
@@ -262,6 +268,8 @@ def link_table(
         window_db = check_real(window_db, "window_db")
     if workers is not None:
         workers = check_count(workers, "workers", fix="give a number of threads ≥ 1", minimum=1)
+    far_field = check_bool(far_field, "far_field")
+    progress = check_bool(progress, "progress")
     if model is None:
         model = RadioModel()
     elif not isinstance(model, RadioModel):
@@ -413,6 +421,7 @@ class NearbyCells:
 
     def __init__(self, coupling: Coupling, power_mw: np.ndarray, radius_m: float, min_cells: int,
                  far_field: bool, outer_m: float):
+        far_field = check_bool(far_field, "far_field")
         self.coupling = coupling
         self.radius_m = radius_m
         self.n_cells = len(coupling.cell_xy)
@@ -496,27 +505,39 @@ class NearbyCells:
 
 
 def _check_radius(network: Network, model: RadioModel, radius_m: float | str | None) -> float | None:
-    """The interference radius [m] to use, or None for the full computation."""
+    """The interference radius [m] to use, or None for the full computation.
+
+    ``"auto"`` takes :func:`~cellopt.radio.far_field.auto_radius_m`, or None (every cell
+    exactly) on a wrapped layout whose half period is not above it: there a radius would
+    leave out only the corners of the torus (a disc of half the period covers about 80 %
+    of it), which saves little, while its mean far field would stand for cells the torus
+    does not have. A radius given in metres is used as it is, and refused if it is not
+    below half the period.
+    """
     if radius_m is None:
         return None
+    shifts = network.wrap_shifts_m
+    half_period = None
+    if shifts is not None and len(shifts) > 1:
+        half_period = 0.5 * float(np.min(np.hypot(shifts[1:, 0], shifts[1:, 1])))
     if isinstance(radius_m, str):
         if radius_m != "auto":
             raise ValidationError(f"interference_radius_m={radius_m!r}; fix: give a radius in "
                                   "metres, 'auto' or None")
-        radius_m = auto_radius_m(network, model)
-    elif isinstance(radius_m, (bool, np.bool_)) or not isinstance(radius_m, (int, float, np.number)) \
-            or not (math.isfinite(radius_m) and radius_m > 0):
-        raise ValidationError(f"interference_radius_m={radius_m!r}; fix: give a radius > 0 in "
-                              "metres, 'auto' or None (every cell interferes exactly)")
-    shifts = network.wrap_shifts_m
-    if shifts is not None and len(shifts) > 1:
-        half_period = 0.5 * float(np.min(np.hypot(shifts[1:, 0], shifts[1:, 1])))
-        if radius_m >= half_period:
-            raise ValidationError(
-                f"interference_radius_m={radius_m:g} m is not below half the wraparound period "
-                f"({half_period:.0f} m): two images of a cell could both be within it; fix: give "
-                "a smaller radius, or none (every cell exactly; cheap at this size)")
-    return float(radius_m)
+        auto = auto_radius_m(network, model)
+        if half_period is not None and auto >= half_period:
+            return None  # a wrapped layout smaller than the auto radius: every cell exactly
+        return float(auto)
+    radius_m = check_number(radius_m, "interference_radius_m", low=0.0, low_open=True, unit="m",
+                            fix="give a radius > 0 in metres, 'auto' or None (every cell "
+                                "interferes exactly)")
+    if half_period is not None and radius_m >= half_period:
+        raise ValidationError(
+            f"interference_radius_m={radius_m:g} m is not below half the wraparound period "
+            f"({half_period:.0f} m): two images of a cell could both be within it; fix: give "
+            "a smaller radius, 'auto' (every cell exactly on a layout this small) or None "
+            "(every cell exactly; cheap at this size)")
+    return radius_m
 
 
 def _concatenate_dropping(parts: list[list[np.ndarray]], column: int) -> np.ndarray:

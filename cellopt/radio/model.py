@@ -42,11 +42,16 @@ def thermal_noise_dbm(bandwidth_mhz: float | np.ndarray, noise_figure_db: float 
         A bandwidth that is not finite and > 0, or a noise figure outside [0, 100] dB.
     """
     try:
-        width = np.asarray(bandwidth_mhz, dtype=float)
+        raw = np.asarray(bandwidth_mhz)
     except (TypeError, ValueError):
-        width = np.full(1, np.nan)
+        raw = np.full(1, np.nan)
+    # numbers only: a string ("10"), a boolean or an integer beyond float64 (an object
+    # array) is refused, not converted
+    width = raw.astype(float) if raw.dtype.kind in "iuf" else np.full(1, np.nan)
     if not (np.isfinite(width) & (width > 0)).all():
-        raise ValidationError(f"bandwidth_mhz={bandwidth_mhz!r}; fix: give bandwidths > 0 in MHz")
+        shown = repr(bandwidth_mhz) if len(repr(bandwidth_mhz)) <= 60 else \
+            f"{repr(bandwidth_mhz)[:40]}..."
+        raise ValidationError(f"bandwidth_mhz={shown}; fix: give bandwidths > 0 in MHz")
     check_real(noise_figure_db, "noise_figure_db", warn=False)
     return THERMAL_NOISE_DBM_PER_HZ + 10.0 * np.log10(width * 1e6) + noise_figure_db
 

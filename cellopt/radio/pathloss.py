@@ -148,7 +148,10 @@ def _out_of_range(value: Any, name: str, low: float, high: float, low_open: bool
     """Why `value` is not a finite real in its range (``(low, high]`` or ``[low, high]``), or None."""
     if not is_real(value):
         return f"{name}={value!r} is a {type(value).__name__}, not a number"
-    v = float(value)
+    try:
+        v = float(value)
+    except OverflowError:  # an integer beyond the float range
+        return f"{name}={str(value)[:20]}... is beyond the floating-point range"
     if not math.isfinite(v):
         return f"{name}={v} is not finite"
     if v < low or (low_open and v == low) or v > high:

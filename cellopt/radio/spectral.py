@@ -89,6 +89,6 @@ def get_efficiency(
         return SPECTRAL_EFFICIENCY[name_or_func]
     except (KeyError, TypeError):
         raise ValidationError(
-            f"unknown spectral efficiency {name_or_func!r}; valid: {sorted(SPECTRAL_EFFICIENCY)} "
-            "or a callable of the linear SINR"
+            f"unknown spectral efficiency {name_or_func!r} (spectral_efficiency); fix: use one "
+            f"of {sorted(SPECTRAL_EFFICIENCY)} or a callable of the linear SINR"
         ) from None

@@ -35,6 +35,7 @@ import scipy.linalg
 import scipy.sparse as sp
 import scipy.sparse.linalg as spla
 
+from cellopt.checks import check_int, check_number
 from cellopt.errors import ValidationError
 from cellopt.problem import Problem, utility, utility_derivative
 from cellopt.solution import Solution
@@ -50,7 +51,7 @@ from cellopt.solvers.common import (
     repair,
 )
 from cellopt.solvers.dual import solve_dual
-from cellopt.solvers.registry import register
+from cellopt.solvers.registry import check_arguments, check_problem, check_warm_start, register
 from cellopt.solvers.result import build_solution
 from cellopt.status import MAX_ITER, OPTIMAL, STOPPED, TIME_LIMIT
 
@@ -303,12 +304,13 @@ def solve_alm(
     inner_tol : float
         Inner stop: largest projected-gradient entry ≤ inner_tol × the price scale.
     x0 : ndarray, shape (L,), optional
-        Warm start for the shares.
+        Warm start for the shares (finite, ≥ 0).
     prices0 : (ndarray (n_cells, n_resources), ndarray (n_cells,)), optional
-        Warm start for the airtime and backhaul prices (e.g. ``sol.prices`` of a
-        previous solve).
+        Warm start for the airtime and backhaul prices (finite, ≥ 0; e.g. ``sol.prices``
+        of a previous solve).
     theta0 : ndarray, shape (n_resources,), optional
-        Warm start for free pattern shares (default equal shares).
+        Warm start for free pattern shares (default equal shares); shape (n_blocks,
+        n_resources) with share blocks. Only for problems with free pattern shares.
     warm_start : {"dual", None}
         Without `x0` and `prices0`: ``"dual"`` (default) starts from the prices, shares
         and pattern shares of the ``dual`` method run to a loose gap (1e-2, or `tol` if
@@ -323,8 +325,22 @@ def solve_alm(
     """
     t0 = time.perf_counter()
     p = problem
+    check_problem(p)
+    check_arguments("alm", tol=tol, max_iter=max_iter, time_limit_s=time_limit_s,
+                    callback=callback, single_association=False,
+                    options=dict(sigma0=sigma0, inner_steps=inner_steps, inner_tol=inner_tol,
+                                 x0=x0, prices0=prices0, theta0=theta0))
+    if sigma0 is not None:
+        sigma0 = check_number(sigma0, "sigma0", low=0.0, low_open=True,
+                              fix="give a penalty > 0 in utility units, or None (10 × the mean "
+                                  "equal-share airtime price)")
+    inner_steps = check_int(inner_steps, "inner_steps", minimum=1,
+                            fix="give a whole number of Newton steps ≥ 1, e.g. 50")
+    inner_tol = check_number(inner_tol, "inner_tol", low=0.0, low_open=True,
+                             fix="give a tolerance > 0, e.g. 1e-9")
+    x0, prices0, theta0 = check_warm_start(p, x0=x0, prices0=prices0, theta0=theta0)
     max_iter = 200 if max_iter is None else int(max_iter)
-    if warm_start not in ("dual", None):
+    if isinstance(warm_start, (bool, np.bool_)) or warm_start not in ("dual", None):
         raise ValidationError(f"warm_start={warm_start!r}; fix: 'dual' or None")
     said = ""
     if warm_start == "dual" and x0 is None and prices0 is None and p.n_links:
@@ -339,7 +355,7 @@ def solve_alm(
     if x0 is not None:
         x = np.clip(np.asarray(x0, float), 0.0, None)
     if prices0 is not None:
-        mu = np.asarray(prices0[0], float).reshape(-1).copy()
+        mu = np.asarray(prices0[0], float).reshape(-1).copy()  # (checked: finite, ≥ 0)
         with np.errstate(divide="ignore", invalid="ignore"):  # backhaul rows scaled by inv_cap
             nu_hat = np.where(lag.inv_cap > 0, np.asarray(prices0[1], float) / lag.inv_cap, 0.0)
     # Zero-capacity cells can carry nothing: pin their links at zero.

@@ -13,7 +13,7 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
-from cellopt.errors import ValidationError, describe_rows
+from cellopt.errors import ValidationError
 from cellopt.problem import Problem
 from cellopt.solution import Solution
 from cellopt.solvers.common import one_blas_thread
@@ -24,10 +24,10 @@ from cellopt.solvers.registry import (
     method_info,
     methods_with,
 )
-from cellopt.solvers.result import build_solution
+from cellopt.solvers.result import apply_status_rule, build_solution
 from cellopt.solvers.scaling import to_solver_units
 from cellopt.solvers.single import round_to_single
-from cellopt.status import FAILED, OPTIMAL
+from cellopt.status import OPTIMAL
 
 __all__ = ["nothing_to_allocate", "solve"]
 
@@ -86,9 +86,13 @@ def solve(
     Returns
     -------
     Solution
-        A problem without links (nobody can be served) is answered by every method alike:
-        every user at rate 0, objective ``Σ w U(0)`` (0 without users), status
-        ``"optimal"`` with gap 0.
+        Its status follows one rule (:func:`~cellopt.solvers.result.apply_status_rule`):
+        ``"optimal"`` only when the reported ``upper_bound`` is finite and certifies
+        ``gap ≤ tol`` (``gap`` is recomputed from the reported bound and objective; a
+        method's unconfirmed claim becomes ``"max_iter"``), and an objective of −inf or
+        NaN is always ``"failed"``, the message saying why. A problem without links
+        (nobody can be served) is answered by every method alike: every user at rate 0,
+        objective ``Σ w U(0)`` (0 without users), status ``"optimal"`` with gap 0.
 
     Raises
     ------
@@ -115,7 +119,7 @@ def solve(
         raise ValidationError(f"method {method!r} does not handle several pattern-share blocks "
                               f"(Problem.share_block); fix: use one of {methods_with('share_blocks')}")
     if problem.n_links == 0:
-        return nothing_to_allocate(problem, method)
+        return apply_status_rule(problem, nothing_to_allocate(problem, method), tol)
     scale, scaled = to_solver_units(problem)
     kwargs = dict(tol=float(tol), max_iter=max_iter, time_limit_s=time_limit_s,
                   callback=scale.callback(callback))
@@ -126,16 +130,10 @@ def solve(
         sol = fn(scaled, **kwargs, **scale.options(options))
         if single_association:
             sol = round_to_single(scaled, sol, **kwargs)
-    sol = scale.solution(sol)
-    if not np.isfinite(sol.objective):
-        # α ≥ 1 and some user at rate 0: not an answer, whatever the method's own verdict
-        # (a limit or a stop still says why it ended).
-        starved = np.flatnonzero(sol.user_rate_mbps <= 0)
-        if sol.success:
-            sol.status = FAILED
-        sol.message += (f"; the objective is {sol.objective}: users {describe_rows(starved)} get "
-                        f"rate 0, whose utility is −inf at alpha={problem.alpha:g}")
-    return sol
+    # The one status rule (apply_status_rule), on what the caller is given: "optimal"
+    # only where the reported upper bound certifies gap ≤ tol, and a −inf or NaN objective
+    # (α ≥ 1 and a user at rate 0) is "failed", whatever the method's own verdict.
+    return apply_status_rule(problem, scale.solution(sol), tol)
 
 
 def nothing_to_allocate(problem: Problem, method: str) -> Solution:

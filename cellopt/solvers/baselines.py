@@ -30,6 +30,7 @@ from typing import Any
 import numpy as np
 from scipy.special import gammaln
 
+from cellopt.checks import check_array, check_int, check_number
 from cellopt.errors import ValidationError
 from cellopt.network import TIERS
 from cellopt.problem import Problem, utility
@@ -37,7 +38,14 @@ from cellopt.solution import Solution
 from cellopt.solvers.api import solve
 from cellopt.solvers.certificate import certified_gap, dual_bound
 from cellopt.solvers.common import best_rate, loads, objective_terms, repair
-from cellopt.solvers.registry import method_info, methods_with, register
+from cellopt.solvers.registry import (
+    check_arguments,
+    check_inner,
+    check_problem,
+    method_info,
+    methods_with,
+    register,
+)
 from cellopt.solvers.result import build_solution
 from cellopt.status import MAX_ITER, OPTIMAL, SOLVED, STOPPED, TIME_LIMIT
 
@@ -104,7 +112,9 @@ def max_rsrp(
         If the problem has no RSRP.
     """
     t0 = time.perf_counter()
-    inner = {"inner_method": inner_method, "inner_options": inner_options}
+    inner = _checked('max_rsrp', problem, tol=tol, max_iter=max_iter, time_limit_s=time_limit_s,
+                     callback=callback, inner_method=inner_method,
+                     inner_options=inner_options)
     rsrp = _require(problem, "rsrp_dbm", "max_rsrp")
     pairs = _Pairs(problem)
     assoc = pairs.cell_of(_argmax_per_user(pairs.user, pairs.max_per_pair(rsrp), problem.n_users))
@@ -146,7 +156,9 @@ def max_sinr(
         If the problem has no SINR.
     """
     t0 = time.perf_counter()
-    inner = {"inner_method": inner_method, "inner_options": inner_options}
+    inner = _checked('max_sinr', problem, tol=tol, max_iter=max_iter, time_limit_s=time_limit_s,
+                     callback=callback, inner_method=inner_method,
+                     inner_options=inner_options)
     sinr = _require(problem, "sinr_db", "max_sinr")
     pairs = _Pairs(problem)
     mean_linear = pairs.sum_per_pair(10.0 ** (sinr / 10.0)) / problem.n_resources
@@ -194,7 +206,9 @@ def range_expansion(
         If RSRP or tiers are missing, for an unknown tier or a non-finite bias.
     """
     t0 = time.perf_counter()
-    inner = {"inner_method": inner_method, "inner_options": inner_options}
+    inner = _checked('range_expansion', problem, tol=tol, max_iter=max_iter, time_limit_s=time_limit_s,
+                     callback=callback, bias_db=bias_db, inner_method=inner_method,
+                     inner_options=inner_options)
     rsrp = _require(problem, "rsrp_dbm", "range_expansion")
     bias = _tier_bias(bias_db)
     if bias.any() and problem.cell_tier is None:
@@ -284,10 +298,12 @@ def load_aware(
         For a bad `max_rounds`.
     """
     t0 = time.perf_counter()
-    inner = {"inner_method": inner_method, "inner_options": inner_options}
-    cap = 10 * problem.n_users if max_rounds is None else max_rounds
-    if int(cap) != cap or cap < 0:
-        raise ValidationError(f"max_rounds={max_rounds}; fix: give a whole number of rounds ≥ 0")
+    inner = _checked('load_aware', problem, tol=tol, max_iter=max_iter, time_limit_s=time_limit_s,
+                     callback=callback, max_rounds=max_rounds, inner_method=inner_method,
+                     inner_options=inner_options)
+    cap = 10 * problem.n_users if max_rounds is None else \
+        check_int(max_rounds, "max_rounds", fix="give a whole number of rounds ≥ 0, or None "
+                  "(10 × the users)")
     cap = int(cap) if max_iter is None else min(int(cap), int(max_iter))
     pairs = _Pairs(problem)
     start_score = pairs.max_per_pair(problem.rsrp_dbm) if problem.rsrp_dbm is not None \
@@ -379,7 +395,12 @@ def in_cell_shares(
     how : str
         A short description of how the shares were computed.
     """
-    serving_cell = np.asarray(serving_cell, np.int64)
+    check_problem(problem)
+    serving_cell = check_array(serving_cell, "serving_cell", shape=(problem.n_users,), kind="int",
+                               low=-1, high=problem.n_cells - 1,
+                               fix=f"give each user's cell in [0, {problem.n_cells}) or -1 for "
+                                   f"none, shape ({problem.n_users},)")
+    inner_options = check_inner(inner_method, inner_options, tol=tol, time_limit_s=time_limit_s)
     keep = np.flatnonzero(problem.cell == serving_cell[problem.user])
     sub = problem.restrict(keep).replace(backhaul_mbps=np.full(problem.n_cells, np.inf))
     x = np.zeros(problem.n_links)
@@ -635,6 +656,18 @@ def _argmax_per_user(pair_user: np.ndarray, score: np.ndarray, n_users: int) -> 
     return out
 
 
+def _checked(method: str, problem: Problem, *, tol: Any, max_iter: Any, time_limit_s: Any,
+             callback: Any, inner_method: Any, inner_options: Any, **own: Any) -> dict[str, Any]:
+    """Check a baseline's arguments (as :func:`cellopt.solve` does, for direct calls too) and
+    its inner solver, whether or not the problem needs it; return the inner keywords."""
+    check_problem(problem)
+    check_arguments(method, tol=tol, max_iter=max_iter, time_limit_s=time_limit_s,
+                    callback=callback, single_association=False,
+                    options=dict(own, inner_method=inner_method, inner_options=inner_options))
+    options = check_inner(inner_method, inner_options, tol=tol, time_limit_s=time_limit_s)
+    return {"inner_method": inner_method, "inner_options": options}
+
+
 def _require(problem: Problem, name: str, method: str) -> np.ndarray:
     values = getattr(problem, name)
     if values is None:
@@ -648,15 +681,16 @@ def _tier_bias(bias_db: float | Mapping[str, float] | None) -> np.ndarray:
     """Bias per tier code [dB], shape (len(TIERS),)."""
     if bias_db is None:
         bias_db = DEFAULT_BIAS_DB
+    fix = "give finite biases in dB: a number, or a dict tier -> number"
     if isinstance(bias_db, Mapping):
         unknown = sorted(set(bias_db) - set(TIERS))
         if unknown:
             raise ValidationError(f"bias_db has unknown tiers {unknown}; fix: use tiers from {list(TIERS)}")
-        bias = np.array([float(bias_db.get(t, 0.0)) for t in TIERS])
+        bias = np.array([check_number(bias_db.get(t, 0.0), f"bias_db[{t!r}]", unit="dB", fix=fix)
+                         for t in TIERS])
     else:
-        bias = np.array([0.0 if t == "macro" else float(bias_db) for t in TIERS])
-    if not np.isfinite(bias).all():
-        raise ValidationError(f"bias_db={bias_db}; fix: give finite biases in dB")
+        value = check_number(bias_db, "bias_db", unit="dB", fix=fix)
+        bias = np.array([0.0 if t == "macro" else value for t in TIERS])
     return bias
 
 

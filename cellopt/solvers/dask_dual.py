@@ -68,6 +68,7 @@ import numpy as np
 import scipy.sparse as sp
 
 from cellopt._deprecated import moved_names
+from cellopt.checks import as_float_array
 from cellopt.cluster import open_client
 from cellopt.errors import ValidationError, describe_rows
 from cellopt.problem import Problem, utility
@@ -78,13 +79,14 @@ from cellopt.solvers.dual import (
     NewtonResult,
     Recovered,
     SmoothedDual,
+    check_stages,
     check_temperatures,
     final_status,
     newton_prices,
     start_prices,
 )
 from cellopt.solvers.linalg import SymmetricSystem
-from cellopt.solvers.registry import register
+from cellopt.solvers.registry import check_arguments, check_problem, register
 from cellopt.solvers.result import build_solution
 
 __all__ = ["CONNECT_TIMEOUT_S", "partition_users", "solve_dual_dask"]
@@ -128,8 +130,8 @@ def partition_users(x_m: np.ndarray, y_m: np.ndarray, n_parts: int) -> np.ndarra
     ValidationError
         For positions of different shapes, not 1-D, or not finite, and for `n_parts` < 1.
     """
-    x = np.asarray(x_m, dtype=float)
-    y = np.asarray(y_m, dtype=float)
+    x = as_float_array(x_m, "x_m", fix="give user positions in metres")
+    y = as_float_array(y_m, "y_m", fix="give user positions in metres")
     if x.ndim != 1 or x.shape != y.shape:
         raise ValidationError(f"x_m has shape {x.shape} and y_m {y.shape}; fix: give one x and "
                               "one y per user, two 1-D arrays of the same length")
@@ -267,17 +269,24 @@ def solve_dual_dask(
     """
     t0 = time.perf_counter()
     p = problem
+    check_problem(p)
+    check_arguments("dual_dask", tol=tol, max_iter=max_iter, time_limit_s=time_limit_s,
+                    callback=callback, single_association=False,
+                    options=dict(scheduler=scheduler, part=part, n_parts=n_parts,
+                                 user_xy_m=user_xy_m, tau0=tau0, tau_min=tau_min,
+                                 stage_maxiter=stage_maxiter, stage_accuracy=stage_accuracy))
     check_temperatures(tau0, tau_min)
+    stage_maxiter = check_stages(stage_maxiter, stage_accuracy)
     if p.free_shares:
         raise ValidationError("method 'dual_dask' does not handle free power-pattern shares "
                               "(Problem.pattern_cost); fix: use method=\"dual\"")
     labels = _check_parts(p, part, n_parts)
     if user_xy_m is not None:
-        user_xy_m = np.asarray(user_xy_m, dtype=float)
+        fix = f"give the finite positions of the problem's users, shape ({p.n_users}, 2) [m]"
+        user_xy_m = as_float_array(user_xy_m, "user_xy_m", fix=fix)
         if user_xy_m.shape != (p.n_users, 2) or not np.isfinite(user_xy_m).all():
             raise ValidationError(f"user_xy_m has shape {user_xy_m.shape} or non-finite values; "
-                                  f"fix: give the finite positions of the problem's users, shape "
-                                  f"({p.n_users}, 2) [m]")
+                                  f"fix: {fix}")
     client, close = open_client(scheduler, CONNECT_TIMEOUT_S)
     model = None
     try:

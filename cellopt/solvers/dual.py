@@ -141,13 +141,14 @@ import numpy as np
 import scipy.sparse as sp
 from scipy.special import expit
 
+from cellopt.checks import check_int, check_number
 from cellopt.errors import ValidationError, describe_rows
 from cellopt.problem import Problem, utility, utility_derivative
 from cellopt.solution import Solution
 from cellopt.solvers.certificate import certified_gap, dual_bound, utility_scale
 from cellopt.solvers.common import block_zero_capacity, recover_feasible, user_value
 from cellopt.solvers.linalg import SymmetricSystem, share_curvature
-from cellopt.solvers.registry import register
+from cellopt.solvers.registry import check_arguments, check_problem, check_warm_start, register
 from cellopt.solvers.result import build_solution
 from cellopt.status import FAILED, MAX_ITER, OPTIMAL, STOPPED, TIME_LIMIT
 
@@ -576,7 +577,7 @@ def solve_dual(
         A stage ends when the residual of the implied shares (objective units) is below
         ``max(0.1·tol·|objective|, stage_accuracy·(g_τ − g))``.
     prices0 : (ndarray (n_cells, n_resources), ndarray (n_cells,)), optional
-        Warm-start prices (e.g. ``sol.prices`` of a previous solve).
+        Warm-start prices, finite and ≥ 0 (e.g. ``sol.prices`` of a previous solve).
 
     Returns
     -------
@@ -586,7 +587,14 @@ def solve_dual(
     """
     t0 = time.perf_counter()
     p = problem
+    check_problem(p)
+    check_arguments("dual", tol=tol, max_iter=max_iter, time_limit_s=time_limit_s,
+                    callback=callback, single_association=False,
+                    options=dict(tau0=tau0, tau_min=tau_min, stage_maxiter=stage_maxiter,
+                                 stage_accuracy=stage_accuracy, prices0=prices0))
     check_temperatures(tau0, tau_min)
+    stage_maxiter = check_stages(stage_maxiter, stage_accuracy)
+    _, prices0, _ = check_warm_start(p, prices0=prices0)
     model = SmoothedDual(p, tol)
     y = start_prices(model, p, prices0)
     res = newton_prices(model, p, y, t0=t0, tol=tol, max_iter=max_iter, time_limit_s=time_limit_s,
@@ -605,9 +613,29 @@ def solve_dual(
 
 
 def check_temperatures(tau0: float, tau_min: float) -> None:
-    """Refuse temperatures that are not > 0 (ValidationError)."""
+    """Refuse temperatures that are not real numbers, finite and > 0, or with
+    ``tau_min > tau0`` (ValidationError)."""
+    for name, value in (("tau0", tau0), ("tau_min", tau_min)):
+        check_number(value, name, fix="give temperatures > 0 (tau0=0.05, tau_min=1e-9)")
     if not (tau0 > 0 and tau_min > 0):
         raise ValidationError(f"tau0={tau0}, tau_min={tau_min}; fix: give temperatures > 0")
+    if tau_min > tau0:
+        raise ValidationError(f"tau_min={tau_min:g} is above tau0={tau0:g}; fix: give "
+                              "tau_min ≤ tau0 (the temperature only falls)")
+
+
+def check_stages(stage_maxiter: int, stage_accuracy: float) -> int:
+    """`stage_maxiter` checked (a whole number ≥ 1) and `stage_accuracy` (finite, > 0).
+
+    Returns
+    -------
+    int
+        `stage_maxiter`.
+    """
+    stage_accuracy = check_number(stage_accuracy, "stage_accuracy", low=0.0, low_open=True,
+                                  fix="give a share > 0 of the smoothing gap, e.g. 0.5")
+    return check_int(stage_maxiter, "stage_maxiter", minimum=1,
+                     fix="give a whole number of Newton steps ≥ 1 per stage, e.g. 60")
 
 
 def start_prices(model: DualModel, problem: Problem,

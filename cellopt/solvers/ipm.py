@@ -52,7 +52,7 @@ from cellopt.solution import Solution
 from cellopt.solvers.certificate import certified_gap, dual_bound
 from cellopt.solvers.common import block_zero_capacity, feasible_shares, one_blas_thread, recover_feasible
 from cellopt.solvers.linalg import SymmetricSystem, share_curvature
-from cellopt.solvers.registry import register
+from cellopt.solvers.registry import check_arguments, check_problem, register
 from cellopt.solvers.result import build_solution
 from cellopt.status import FAILED, MAX_ITER, OPTIMAL, STOPPED, TIME_LIMIT
 
@@ -202,6 +202,9 @@ def solve_ipm(
     """
     t0 = time.perf_counter()
     p = problem
+    check_problem(p)
+    check_arguments("ipm", tol=tol, max_iter=max_iter, time_limit_s=time_limit_s,
+                    callback=callback, single_association=False, options={})
     max_iter = 200 if max_iter is None else int(max_iter)
     st = _Structure(p)
     best: dict[str, Any] = dict(bound=np.inf, mu=np.zeros(p.n_groups), nu=np.zeros(p.n_cells),

@@ -9,6 +9,7 @@ evaluated at the solver's dual values, never by the solver's own claim.
 
 from __future__ import annotations
 
+import math
 import time
 import warnings
 from collections.abc import Callable, Mapping
@@ -18,20 +19,21 @@ from typing import TYPE_CHECKING, Any
 import numpy as np
 import scipy.sparse as sp
 
+from cellopt.checks import check_bool, close_names
 from cellopt.errors import ValidationError, check_memory
-from cellopt.parameters import is_integer
+from cellopt.parameters import is_integer, is_real
 from cellopt.problem import Problem
 from cellopt.solution import Solution
 from cellopt.solvers.certificate import certified_gap, dual_bound
 from cellopt.solvers.common import block_zero_capacity, energy_cost, feasible_shares, objective_terms, repair
-from cellopt.solvers.registry import register
+from cellopt.solvers.registry import check_arguments, check_problem, register
 from cellopt.solvers.result import build_solution
 from cellopt.status import FAILED, MAX_ITER, OPTIMAL, TIME_LIMIT
 
 if TYPE_CHECKING:  # cvxpy takes most of a second to import: only where a solve needs it
     import cvxpy as cp
 
-__all__ = ["solve_reference"]
+__all__ = ["check_solver_options", "solve_reference"]
 
 #: Gap / feasibility tolerance asked of the interior-point solvers (never looser than
 #: ``tol / 100``): the reference is the oracle, so it is solved far tighter than asked.
@@ -73,6 +75,94 @@ def _solver_defaults(solver: str, tol: float, max_iter: int | None,
     if solver == "HIGHS":
         return {} if time_limit_s is None else {"time_limit": float(time_limit_s)}
     return {}
+
+
+#: Options cvxpy takes for Clarabel besides the fields of ``clarabel.DefaultSettings``:
+#: keep an inaccurate iterate, and a canonicalization switch.
+_CVXPY_CLARABEL_OPTIONS = ("accept_unknown", "use_quad_obj")
+
+
+def check_solver_options(solver: str, solver_options: Any) -> dict[str, Any]:
+    """`solver_options` checked against what `solver` takes, as a new dict.
+
+    For Clarabel every key must be a field of ``clarabel.DefaultSettings`` (or one of
+    cvxpy's :data:`_CVXPY_CLARABEL_OPTIONS`), and every value one Clarabel accepts for
+    it: the type of the field's default (a bool is not an int, an int not a bool),
+    numbers not NaN and ≥ 0, and finite but for ``time_limit``. For the other solvers
+    only the form is checked here (a mapping with text keys); the solver's own refusal
+    of a setting is turned into a :class:`ValidationError` when it solves.
+
+    Parameters
+    ----------
+    solver : str
+        A cvxpy solver name (case-insensitive).
+    solver_options : mapping or None
+
+    Returns
+    -------
+    dict
+
+    Raises
+    ------
+    ValidationError
+        Naming the offending key, with the valid keys nearest it and the full list.
+    """
+    if solver_options is None:
+        return {}
+    if not isinstance(solver_options, Mapping):
+        raise ValidationError(f"solver_options={solver_options!r} is a "
+                              f"{type(solver_options).__name__}, not a mapping; fix: give a dict "
+                              "of solver settings, e.g. {'max_step_fraction': 0.9}, or None")
+    options = dict(solver_options)
+    keys = [k for k in options if not isinstance(k, str)]
+    if keys:
+        raise ValidationError(f"solver_options has keys {keys} that are not names; fix: use the "
+                              "solver's setting names as strings")
+    if str(solver).upper() == "CLARABEL":
+        _check_clarabel_options(options)
+    return options
+
+
+def _check_clarabel_options(options: dict[str, Any]) -> None:
+    import clarabel
+
+    defaults = clarabel.DefaultSettings()
+    fields = sorted(a for a in dir(defaults)
+                    if not a.startswith("_") and not callable(getattr(defaults, a)))
+    valid = fields + list(_CVXPY_CLARABEL_OPTIONS)
+    unknown = sorted(set(options) - set(valid))
+    if unknown:
+        near = sorted({n for k in unknown for n in close_names(k, valid)})
+        hint = f"did you mean {near}? " if near else ""
+        raise ValidationError(f"solver_options has unknown Clarabel setting(s) {unknown}; fix: "
+                              f"{hint}use settings of clarabel.DefaultSettings: {valid}")
+    for key, value in options.items():
+        default = False if key in _CVXPY_CLARABEL_OPTIONS else getattr(defaults, key)
+        what = f"solver_options[{key!r}]={value!r}"
+        kind = {"bool": "True or False", "int": "an int", "float": "a float", "str": "a string",
+                "list": "a list"}.get(type(default).__name__, f"a {type(default).__name__}")
+        if isinstance(default, bool) != isinstance(value, (bool, np.bool_)):
+            raise ValidationError(f"{what} is a {type(value).__name__}; fix: give a {kind} "
+                                  f"(Clarabel's default: {default!r})")
+        if key not in _CVXPY_CLARABEL_OPTIONS:
+            try:
+                setattr(clarabel.DefaultSettings(), key, value)
+            except (TypeError, ValueError, OverflowError) as err:
+                raise ValidationError(f"{what} is refused by Clarabel ({err}); fix: give a {kind} "
+                                      f"(Clarabel's default: {default!r})") from None
+        if isinstance(default, (int, float)) and not isinstance(default, bool) and is_real(value):
+            v = float(value)
+            if math.isnan(v) or v < 0 or (math.isinf(v) and key != "time_limit"):
+                raise ValidationError(f"{what}; fix: give a finite number ≥ 0 (Clarabel's "
+                                      f"default: {default!r})")
+
+
+def _refused(name: str, solver_options: Mapping[str, Any], err: Exception) -> ValidationError:
+    """The error for settings a solver refused when it was called."""
+    named = [k for k in solver_options if str(k) in str(err)]
+    which = f"solver_options {named}" if named else f"solver_options {sorted(solver_options)}"
+    return ValidationError(f"solver {name!r} refused {which}: {err}; fix: use the setting names "
+                           f"and types of {name}'s documentation, or drop solver_options")
 
 
 def _supports_power_cone(solver: str) -> bool:
@@ -339,12 +429,24 @@ def solve_reference(
 
     Raises
     ------
-    ValueError
+    ValidationError
         For a solver that is not installed (the message lists the installed ones) or that
-        cannot handle the problem's cones.
+        cannot handle the problem's cones, and for `solver_options` the solver does not
+        take (:func:`check_solver_options`; for other solvers than Clarabel, when the
+        solver refuses them).
     """
+    check_problem(problem)
+    check_arguments("reference", tol=tol, max_iter=max_iter, time_limit_s=time_limit_s,
+                    callback=callback, single_association=False,
+                    options=dict(solver=solver, verbose=verbose, max_links=max_links,
+                                 solver_options=solver_options))
     if not (is_integer(max_links) and max_links >= 0):
         raise ValidationError(f"max_links={max_links!r}; fix: give a whole number of links ≥ 0")
+    verbose = check_bool(verbose, "verbose")
+    if not isinstance(solver, str):
+        raise ValidationError(f"solver={solver!r} is a {type(solver).__name__}; fix: give the "
+                              "name of an installed cvxpy solver, e.g. 'CLARABEL'")
+    solver_options = check_solver_options(solver, solver_options)
     if problem.n_links > max_links:  # cvxpy's compilation alone would take minutes
         raise ValidationError(
             f"the reference solver is an oracle for small problems; this one has "
@@ -359,15 +461,14 @@ def solve_reference(
     installed = cp.installed_solvers()
     name = str(solver).upper()
     if name not in installed:
-        raise ValidationError(f"unknown or uninstalled solver {solver!r}; installed cvxpy solvers: "
-                         f"{installed}")
+        raise ValidationError(f"solver={solver!r} is unknown or not installed; fix: use one of the "
+                              f"installed cvxpy solvers {installed} (case-insensitive)")
     mu = np.zeros(problem.n_groups)
     nu = np.zeros(problem.n_cells)
 
     prob, meta = _build(problem, _supports_power_cone(name))
     # The options also go to compilation: cvxpy keeps them for interpreting the result
     # (Clarabel's accept_unknown).
-    solver_options = dict(solver_options or {})
     options = {**_solver_defaults(name, tol, max_iter, None), **solver_options}
     try:
         with warnings.catch_warnings():  # SOC form of r^p: "approximated with rational ..."
@@ -378,6 +479,10 @@ def solve_reference(
         raise ValidationError(
             f"solver {name!r} cannot solve this problem (alpha={problem.alpha:g}): {err}; fix: "
             "use a conic solver with exponential and power cones, e.g. solver='CLARABEL'") from err
+    except (TypeError, ValueError) as err:
+        if not solver_options:
+            raise
+        raise _refused(name, solver_options, err) from err
     compile_s = time.perf_counter() - start
 
     remaining = None if time_limit_s is None else max(time_limit_s - compile_s, 1e-3)
@@ -398,6 +503,10 @@ def solve_reference(
         status_cvx = prob.status
     except cp.SolverError as err:
         raw_status = raw_status or str(err)
+    except (TypeError, ValueError) as err:  # settings the solver itself refused
+        if not solver_options:
+            raise
+        raise _refused(name, solver_options, err) from err
     solve_s = time.perf_counter() - t0
 
     stats = prob.solver_stats if status_cvx != cp.SOLVER_ERROR else None

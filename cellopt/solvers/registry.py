@@ -12,16 +12,18 @@ from __future__ import annotations
 
 import dataclasses
 import inspect
+import math
 import re
 import types
 import typing
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from typing import Any, Literal
 
 import numpy as np
 import pandas as pd
 
 from cellopt._deprecated import moved_names
+from cellopt.checks import INT64_MAX, as_float_array, check_array, check_bool, close_names
 from cellopt.errors import ValidationError
 from cellopt.parameters import is_integer, is_real
 from cellopt.problem import Problem
@@ -29,7 +31,8 @@ from cellopt.solution import Solution
 
 __all__ = [
     "BLOCK_METHODS", "DEFAULT_METHODS", "KINDS", "METHODS", "METHOD_INFO", "PATTERN_METHODS",
-    "MethodInfo", "OptionInfo", "check_arguments", "check_problem", "default_method", "get_method",
+    "MethodInfo", "OptionInfo", "check_arguments", "check_inner", "check_problem", "check_warm_start",
+    "default_method", "get_method",
     "method_info", "method_options", "method_table", "methods_with", "register",
 ]
 
@@ -187,6 +190,12 @@ def register(name: str, *, kind: Kind, single_association: bool = False, pattern
     """
     if kind not in KINDS:
         raise ValueError(f"register({name!r}): kind={kind!r}; fix: one of {list(KINDS)}")
+    for flag, value in (("single_association", single_association), ("patterns", patterns),
+                        ("share_blocks", share_blocks), ("distributed", distributed)):
+        check_bool(value, f"register({name!r}): {flag}")
+    if isinstance(warm_start, str):  # a lone name, not its letters
+        raise ValueError(f"register({name!r}): warm_start={warm_start!r}; fix: a tuple of option "
+                         f"names, e.g. ({warm_start!r},)")
     if share_blocks and not patterns:
         raise ValueError(f"register({name!r}): share_blocks=True needs patterns=True")
 
@@ -217,19 +226,29 @@ def register(name: str, *, kind: Kind, single_association: bool = False, pattern
     return deco
 
 
-def get_method(name: str) -> Callable[..., Solution]:
+def get_method(name: str, argument: str = "method") -> Callable[..., Solution]:
     """The function of a registered method.
+
+    Parameters
+    ----------
+    name : str
+        A key of :data:`METHODS`.
+    argument : str
+        How the caller's argument is named in the message (``"method"``,
+        ``"inner_method"``).
 
     Raises
     ------
     ValidationError
-        For an unknown name (the message lists the valid ones).
+        For an unknown name (the message lists the valid ones, nearest first).
     """
     try:
         return METHODS[name]
     except (KeyError, TypeError):
-        raise ValidationError(f"unknown method {name!r}; fix: use one of {sorted(METHODS)}"
-                              ) from None
+        near = close_names(name, sorted(METHODS))
+        hint = f"did you mean {near[0]!r}? " if near else ""
+        raise ValidationError(f"unknown method {name!r} ({argument}={name!r}); fix: {hint}use one "
+                              f"of {sorted(METHODS)}") from None
 
 
 def method_info(name: str) -> MethodInfo:
@@ -308,6 +327,8 @@ DEFAULT_METHODS: tuple[tuple[str, str, str], ...] = (
      "the fastest certified method on column-generation masters"),
     ("backhaul caps", "ipm", "dual needs many Newton steps where users are split between a "
      "cell and a capped one"),
+    ("finite demands", "ipm", "dual needs 20-30 Newton steps with demands and, on some small "
+     "networks, stalls before its certificate reaches tol"),
     ("fixed resources", "dual", "the fastest certified method on the solver benchmark family"),
 )
 
@@ -325,7 +346,8 @@ def default_method(problem: Problem) -> tuple[str, str]:
     capped = np.isfinite(problem.backhaul_mbps).any()
     feature = ("several pattern-share blocks" if problem.share_block is not None else
                "power patterns with free shares" if problem.free_shares else
-               "backhaul caps" if capped else "fixed resources")
+               "backhaul caps" if capped else
+               "finite demands" if np.isfinite(problem.demand_mbps).any() else "fixed resources")
     name, why = next((m, w) for f, m, w in DEFAULT_METHODS if f == feature)
     return name, f"{feature}: {why}"
 
@@ -365,14 +387,15 @@ def check_arguments(method: str, fn: Callable[..., Solution] | None = None, *, t
     """
     info = method_info(method)
     problems = []
-    if not (is_real(tol) and np.isfinite(tol) and tol > 0):
-        problems.append(f"tol={tol!r}; fix: give a rate-equivalent gap > 0, e.g. 1e-4")
-    if max_iter is not None and not (is_integer(max_iter) and max_iter >= 0):
-        problems.append(f"max_iter={max_iter!r}; fix: give an integer ≥ 0, or None for the "
+    if not (is_real(tol) and math.isfinite(_float(tol)) and tol > 0):
+        problems.append(f"tol={_shown(tol)}; fix: give a rate-equivalent gap > 0, e.g. 1e-4")
+    if max_iter is not None and not (is_integer(max_iter) and 0 <= max_iter <= INT64_MAX):
+        problems.append(f"max_iter={_shown(max_iter)}; fix: give an integer ≥ 0, or None for the "
                         "method's default")
-    if time_limit_s is not None and not (is_real(time_limit_s) and time_limit_s >= 0):
-        problems.append(f"time_limit_s={time_limit_s!r}; fix: give seconds ≥ 0, or None for no "
-                        "limit")
+    if time_limit_s is not None and not (is_real(time_limit_s) and _fits_float(time_limit_s)
+                                         and time_limit_s >= 0):
+        problems.append(f"time_limit_s={_shown(time_limit_s)}; fix: give seconds ≥ 0, or None for "
+                        "no limit")
     if callback is not None and not callable(callback):
         problems.append(f"callback={callback!r} is not callable; fix: give a function of one "
                         "dict, or None")
@@ -387,8 +410,11 @@ def check_arguments(method: str, fn: Callable[..., Solution] | None = None, *, t
     valid = sorted(info.options)
     unknown = sorted(set(options) - set(valid))
     if unknown:
+        near = sorted({n for k in unknown for n in close_names(k, valid)})
         fix = f"use its options {valid} (see its docstring, or method_info({method!r}))" if valid \
             else f"drop them: {method!r} has no options of its own"
+        if near:
+            fix = f"did you mean {near}? " + fix
         problems.append(f"unknown option(s) {unknown} for method {method!r}; fix: {fix}")
     for name, value in options.items():
         if name in info.options:
@@ -399,15 +425,154 @@ def check_arguments(method: str, fn: Callable[..., Solution] | None = None, *, t
         raise ValidationError(problems)
 
 
+def check_warm_start(problem: Problem, *, x0: Any = None, prices0: Any = None, theta0: Any = None
+                     ) -> tuple[np.ndarray | None, tuple[np.ndarray, np.ndarray] | None,
+                                np.ndarray | None]:
+    """Warm starts checked against `problem`: shapes, finite values, none negative.
+
+    Parameters
+    ----------
+    problem : Problem
+    x0 : array_like, shape (n_links,), optional
+        Starting shares (``Solution.x`` of this problem).
+    prices0 : (array_like, array_like), optional
+        Starting airtime prices, shape (n_cells, n_resources) (or flat,
+        (n_cells · n_resources,)), and backhaul prices, shape (n_cells,)
+        (``Solution.prices["airtime"]``, ``Solution.prices["backhaul"]``).
+    theta0 : array_like, optional
+        Starting pattern shares: shape (n_resources,), or (n_blocks, n_resources) with
+        share blocks; only for a problem with free pattern shares.
+
+    Returns
+    -------
+    (x0, prices0, theta0)
+        As float arrays (prices: μ flat, shape (n_cells · n_resources,)); None where
+        not given.
+
+    Raises
+    ------
+    ValidationError
+        Naming the warm start, its expected shape and the offending entries.
+    """
+    p = problem
+    if x0 is not None:
+        x0 = check_array(x0, "x0", shape=(p.n_links,), low=0.0,
+                         fix=f"give finite shares ≥ 0, one per link of this problem, shape "
+                             f"({p.n_links},) (e.g. the x of an earlier solution of it)")
+    if prices0 is not None:
+        fix = (f"give (airtime prices, shape ({p.n_cells}, {p.n_resources}); backhaul prices, "
+               f"shape ({p.n_cells},)), finite and ≥ 0, e.g. (sol.prices['airtime'], "
+               "sol.prices['backhaul']) of an earlier solution of this problem")
+        if isinstance(prices0, (str, bytes)) or not isinstance(prices0, (tuple, list)) \
+                or len(prices0) != 2:
+            raise ValidationError(f"prices0={_shown(prices0)} is not a pair of arrays; fix: {fix}")
+        mu = as_float_array(prices0[0], "prices0[0]", fix=fix)
+        if mu.shape == (p.n_groups,):
+            mu = mu.reshape(p.n_cells, p.n_resources)
+        mu = check_array(mu, "prices0[0]", shape=(p.n_cells, p.n_resources), low=0.0, fix=fix)
+        nu = check_array(prices0[1], "prices0[1]", shape=(p.n_cells,), low=0.0, fix=fix)
+        prices0 = (mu.reshape(-1), nu)
+    if theta0 is not None:
+        if not p.free_shares:
+            raise ValidationError("theta0 is given but the problem has no free pattern shares "
+                                  "(Problem.pattern_cost); fix: drop theta0")
+        shape = (p.n_resources,) if p.share_block is None else (p.n_blocks, p.n_resources)
+        theta0 = check_array(theta0, "theta0", shape=shape, low=0.0,
+                             fix=f"give finite pattern shares ≥ 0, shape {shape} (e.g. the "
+                                 "pattern_share of an earlier solution of this problem)")
+    return x0, prices0, theta0
+
+
+def check_inner(inner_method: Any, inner_options: Any, *, tol: Any = 1e-4,
+                time_limit_s: Any = None) -> dict[str, Any]:
+    """Check a baseline's inner solver and its options, as :func:`cellopt.solve` would.
+
+    Parameters
+    ----------
+    inner_method : str
+        A registered method that solves the convex problem (``method_info(name).convex``).
+    inner_options : mapping or None
+        Its options; :func:`cellopt.solve`'s ``max_iter``, ``callback`` and
+        ``single_association`` may be among them (`tol` and `time_limit_s` are the
+        baseline's own).
+    tol, time_limit_s
+        The baseline's, handed to the inner solver.
+
+    Returns
+    -------
+    dict
+        The options as a dict (empty for None).
+
+    Raises
+    ------
+    ValidationError
+        An unknown or non-convex method, options that are not a mapping, unknown or
+        badly typed options, and `tol` or `time_limit_s` among them.
+    """
+    info = _method_info_for(inner_method, "inner_method")
+    if not info.convex:
+        raise ValidationError(f"inner_method={inner_method!r} is a baseline; fix: use a solver of "
+                              f"the convex problem: one of {methods_with('convex')}")
+    if inner_options is None:
+        return {}
+    if not isinstance(inner_options, Mapping):
+        raise ValidationError(f"inner_options={_shown(inner_options)} is a "
+                              f"{type(inner_options).__name__}, not a mapping; fix: give a dict of "
+                              f"options of {inner_method!r}, e.g. {{'max_iter': 50}}, or None")
+    options = dict(inner_options)
+    taken = sorted(k for k in ("tol", "time_limit_s") if k in options)
+    if taken:
+        raise ValidationError(f"inner_options has {taken}, which the baseline gives its inner "
+                              f"solver itself; fix: pass {taken} to the baseline instead")
+    own = {k: options.pop(k) for k in ("max_iter", "callback", "single_association")
+           if k in options}
+    check_arguments(inner_method, tol=tol, max_iter=own.get("max_iter"),
+                    time_limit_s=time_limit_s, callback=own.get("callback"),
+                    single_association=own.get("single_association", False), options=options)
+    return dict(inner_options)
+
+
+def _method_info_for(name: Any, argument: str) -> MethodInfo:
+    """:func:`method_info` of `name`, the message of an unknown name naming `argument`."""
+    get_method(name, argument)
+    return method_info(name)
+
+
 def _type_problem(method: str, option: OptionInfo, value: Any) -> str | None:
-    """Why `value` does not fit `option` (float, int or bool options), else None."""
+    """Why `value` does not fit `option`, else None.
+
+    Float, int and bool options are checked for their type (a float also for being
+    finite); ``ndarray`` options for holding numbers, ``tuple[ndarray, ndarray]`` options
+    (warm-start prices) for being a pair of arrays of numbers, ``Mapping`` options for
+    being a mapping. Shapes and ranges are the method's to check: they depend on the
+    problem.
+    """
     atoms = _split_union(option.annotation)
     none_ok = "None" in atoms
     scalar = [a for a in atoms if a != "None"]
-    if len(scalar) != 1 or scalar[0] not in ("float", "int", "bool") or (none_ok and value is None):
+    if len(scalar) != 1 or (none_ok and value is None):
         return None
     expected = scalar[0]
-    ok = {"float": is_real, "int": is_integer,
+    if expected == "ndarray":
+        return _array_problem(method, option.name, value)
+    if expected == "tuple[ndarray, ndarray]":
+        if isinstance(value, (str, bytes)) or not isinstance(value, (tuple, list)) \
+                or len(value) != 2:
+            return (f"{option.name}={_shown(value)} for method {method!r} is not a pair; fix: give "
+                    "(airtime prices, shape (n_cells, n_resources); backhaul prices, shape "
+                    "(n_cells,)), e.g. (sol.prices['airtime'], sol.prices['backhaul'])")
+        return _array_problem(method, f"{option.name}[0]", value[0]) \
+            or _array_problem(method, f"{option.name}[1]", value[1])
+    if expected.startswith("Mapping"):
+        if isinstance(value, Mapping):
+            return None
+        return (f"{option.name}={_shown(value)} for method {method!r} is a "
+                f"{type(value).__name__}, not a mapping; fix: give a dict, e.g. "
+                f"{option.name}={{}}" + (", or None" if none_ok else ""))
+    if expected not in ("float", "int", "bool"):
+        return None
+    ok = {"float": lambda v: is_real(v) and _fits_float(v),
+          "int": lambda v: is_integer(v) and abs(int(v)) <= INT64_MAX,
           "bool": lambda v: isinstance(v, (bool, np.bool_))}[expected](value)
     if ok:
         return None
@@ -417,6 +582,40 @@ def _type_problem(method: str, option: OptionInfo, value: Any) -> str | None:
         + (", or None" if none_ok else "")
     return (f"{option.name}={value!r} for method {method!r}: expected {option.annotation}, got "
             f"{type(value).__name__}; fix: {fix}")
+
+
+def _array_problem(method: str, name: str, value: Any) -> str | None:
+    """Why `value` is not an array of numbers (booleans and text are not), else None."""
+    try:
+        as_float_array(value, name, fix="")
+    except ValidationError as err:
+        why = str(err).split("; fix:", 1)[0]
+        return (f"{why} (method {method!r}); fix: give an array of numbers, e.g. from a previous "
+                "solution of the same problem")
+    return None
+
+
+def _fits_float(value: Any) -> bool:
+    """A real number that float64 can hold (not an integer like 10**400)."""
+    try:
+        float(value)
+    except OverflowError:
+        return False
+    return True
+
+
+def _float(value: Any) -> float:
+    """A real number as a float; inf for an integer beyond the float range."""
+    try:
+        return float(value)
+    except OverflowError:
+        return math.inf
+
+
+def _shown(value: Any) -> str:
+    """`value` for a message: its repr, shortened."""
+    text = repr(value)
+    return text if len(text) <= 60 else f"{text[:40]}...({len(text)} characters)"
 
 
 def _converted(value: Any, expected: str) -> Any:

@@ -1,16 +1,80 @@
-"""Filling a :class:`~cellopt.Solution` from a method's shares and prices."""
+"""Filling a :class:`~cellopt.Solution` from a method's shares and prices, and the one
+rule that decides whether it may be called optimal (:func:`apply_status_rule`)."""
 
 from __future__ import annotations
+
+import dataclasses
 
 import numpy as np
 import pandas as pd
 
+from cellopt.errors import ValidationError, describe_rows
 from cellopt.problem import Problem
 from cellopt.solution import Solution
 from cellopt.solvers.certificate import certified_gap, dual_bound
 from cellopt.solvers.common import energy_cost, feasible_shares, loads, objective_terms
+from cellopt.status import FAILED, MAX_ITER, OPTIMAL, STATUSES
 
-__all__ = ["build_solution"]
+__all__ = ["apply_status_rule", "build_solution"]
+
+
+def apply_status_rule(problem: Problem, sol: Solution, tol: float, *,
+                      uncertified: str = MAX_ITER) -> Solution:
+    """The status rule every answer goes through before it is returned.
+
+    It is applied in one place for each way out of the solvers: :func:`cellopt.solve`
+    (every registered method, single association, problems without links),
+    :func:`cellopt.solve_power` (column generation) and
+    :func:`cellopt.load_coupling.solve_load_coupled` (the load-coupling rounds).
+
+    1. The gap is recomputed from what is reported:
+       ``gap = certified_gap(problem, sol.upper_bound, sol.objective, sol.utility)``.
+    2. An objective that is not finite (−inf: α ≥ 1 and a user at rate 0; NaN) is not an
+       answer: status ``"failed"``, whatever the method said (a limit or a stop included;
+       the message keeps why it ended and says why it failed).
+    3. ``"optimal"`` stays only when the reported `upper_bound` is finite and certifies
+       ``gap ≤ tol``; otherwise the status becomes `uncertified` and the message says
+       why. Other statuses are kept (this rule never promotes one).
+
+    Parameters
+    ----------
+    problem : Problem
+        The problem `sol` answers, in the units of `sol` (weights and α give the gap).
+    sol : Solution
+        The answer as the method or loop built it.
+    tol : float
+        The rate-equivalent gap that ``"optimal"`` certifies (> 0).
+    uncertified : str
+        The status of an ``"optimal"`` claim the reported bound does not certify: one
+        of :data:`~cellopt.status.STATUSES` that claims no certificate. ``"max_iter"``
+        (default) for a single solve (the method stopped before its certificate reached
+        `tol`); :func:`cellopt.solve_power` passes ``"converged"``.
+
+    Returns
+    -------
+    Solution
+        A copy of `sol` with `gap`, and where the rule applies `status` and `message`,
+        replaced.
+    """
+    if uncertified not in STATUSES or uncertified == OPTIMAL:
+        raise ValidationError(f"uncertified={uncertified!r}; fix: one of "
+                         f"{sorted(set(STATUSES) - {OPTIMAL})}")
+    upper, objective = sol.upper_bound, float(sol.objective)
+    gap = certified_gap(problem, upper, objective, sol.utility)
+    status, message = sol.status, sol.message
+    if not np.isfinite(objective):
+        why = f"the objective is {objective}, not an answer"
+        if objective == -np.inf and len(sol.user_rate_mbps):
+            starved = np.flatnonzero(sol.user_rate_mbps <= 0)
+            why += (f": users {describe_rows(starved)} get rate 0, whose utility is −inf at "
+                    f"alpha={problem.alpha:g}")
+        status, message = FAILED, f"{message}; {why}"
+    elif status == OPTIMAL and (upper is None or not np.isfinite(upper) or gap is None
+                                or not gap <= tol):
+        why = ("no upper bound was computed" if upper is None
+               else f"the reported upper bound {upper!r} gives gap {gap} > tol={tol:g}")
+        status, message = uncertified, f"{message}; not certified ({why}): status {uncertified!r}"
+    return dataclasses.replace(sol, gap=gap, status=status, message=message)
 
 
 def build_solution(

@@ -7,29 +7,59 @@ and unique to the process and the call,
 
     .<name>.<pid>.<random>.tmp             (or .<stem>.<pid>.<random>.tmp<suffix>)
 
-so two runs writing the same target at once never share a temporary file: each replaces
-the target with a complete file of its own, and the last move wins. A failure or an
-interruption (an exception, Ctrl+C, a full disk) removes the temporary file and leaves the
-target as it was; a killed process leaves at most a hidden ``.*.tmp`` file next to it,
-which :meth:`~cellopt.study.store.ResultsFolder.open` removes on resume.
+so two processes writing the same target at once never share a temporary file: each
+replaces the target with a complete file of its own, and the last move wins. A failure or
+an interruption (an exception, Ctrl+C, a full disk) removes the temporary file and leaves
+the target as it was; a killed process leaves at most a hidden temporary file next to it
+(:func:`leftover_temporaries` finds them), which the next run into the folder removes.
 
 :func:`atomic_write` (a callback given an open file), :func:`atomic_open` (the open file as
 a context manager) and :func:`atomic_path` (a temporary path, for writers that take a path,
-such as GDAL) are the three ways in; :func:`save_figure` writes a matplotlib figure.
+such as GDAL) are the ways in for one file; :func:`save_figure` writes a matplotlib
+figure. :func:`atomic_files` writes a set of files that replace their targets together,
+only once every one of them is written whole.
+
+Errors of the writers are raised naming the target: an ``OSError`` of the temporary file
+keeps its errno (hence its subclass), and an error of a writer library that is not an
+``OSError`` (GDAL through pyogrio or Fiona, SQLite, HDF5) becomes a :class:`WriteError`.
 """
 
 from __future__ import annotations
 
 import contextlib
+import errno
 import os
+import re
 import secrets
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Iterable, Iterator
 from pathlib import Path
 from typing import IO, Any
 
-__all__ = ["atomic_open", "atomic_path", "atomic_write", "save_figure", "temporary_path"]
+__all__ = [
+    "AtomicFiles",
+    "WriteError",
+    "atomic_files",
+    "atomic_open",
+    "atomic_path",
+    "atomic_write",
+    "leftover_temporaries",
+    "png_writer",
+    "save_figure",
+    "temporary_path",
+    "temporary_target",
+]
 
 _MODES = {"w": "x", "wb": "xb"}
+
+
+class WriteError(OSError):
+    """A writer library (GDAL, SQLite, HDF5) failed to write a file.
+
+    An ``OSError`` like any other failed write: ``errno`` is read from the library's
+    message where it names the cause (``ENOSPC`` for a full disk, ``EFBIG``, ``EROFS``,
+    ``EACCES``, ``EDQUOT``), else ``EIO``; ``strerror`` holds the library's message and
+    ``filename`` the target file.
+    """
 
 
 def temporary_path(path: str | os.PathLike[str], *, keep_suffix: bool = False) -> Path:
@@ -54,6 +84,65 @@ def temporary_path(path: str | os.PathLike[str], *, keep_suffix: bool = False) -
     if keep_suffix:
         return path.with_name(f".{path.stem}.{tag}.tmp{path.suffix}")
     return path.with_name(f".{path.name}.{tag}.tmp")
+
+
+#: A name made by :func:`temporary_path`, or a side file SQLite leaves beside one.
+_TEMPORARY = re.compile(r"^\.(?P<base>.+)\.(?P<pid>\d+)\.[0-9a-f]{12}\.tmp(?P<suffix>\.[^.]+?)?"
+                        r"(?:-journal|-wal|-shm)?$")
+
+
+def temporary_target(name: str) -> tuple[str, int] | None:
+    """The target's name and the writing process's id of a temporary file name, or None.
+
+    Parameters
+    ----------
+    name : str
+        A file name (no folder), e.g. ``.results.4711.0123456789ab.tmp.gpkg``.
+
+    Returns
+    -------
+    tuple of (str, int) or None
+        ``("results.gpkg", 4711)`` for a name :func:`temporary_path` makes (or a side file
+        of SQLite beside one); None for any other name.
+    """
+    match = _TEMPORARY.match(name)
+    if match is None:
+        return None
+    return match["base"] + (match["suffix"] or ""), int(match["pid"])
+
+
+def leftover_temporaries(folder: str | os.PathLike[str], targets: Iterable[str] | None = None
+                         ) -> list[Path]:
+    """Temporary files of the atomic writer that other processes left in `folder`.
+
+    A process killed while writing leaves its temporary file; the caller, which owns the
+    folder (it holds its lock, :class:`~cellopt.study.store.FolderLock`), may remove them.
+    Temporary files of this process are not listed.
+
+    Parameters
+    ----------
+    folder : str or path-like
+        Searched without its subfolders; a missing folder has none.
+    targets : iterable of str, optional
+        Only those of these target names (default: every target).
+
+    Returns
+    -------
+    list of pathlib.Path
+        Sorted by name.
+    """
+    folder = Path(folder)
+    if not folder.is_dir():
+        return []
+    wanted = None if targets is None else set(targets)
+    found = []
+    for path in folder.iterdir():
+        parsed = temporary_target(path.name) if path.name.startswith(".") else None
+        if parsed is None or parsed[1] == os.getpid():
+            continue
+        if wanted is None or parsed[0] in wanted:
+            found.append(path)
+    return sorted(found)
 
 
 @contextlib.contextmanager
@@ -83,9 +172,14 @@ def atomic_path(path: str | os.PathLike[str], *, keep_suffix: bool = False) -> I
     OSError
         From the block, the flush or the move; one that names no file or the temporary
         file is raised again naming `path` (same errno, hence the same subclass).
+    WriteError
+        For an error of a writer library in the block (see :class:`WriteError`).
     """
-    with _committing(path, keep_suffix=keep_suffix, sync=True) as tmp:
+    path = Path(path)
+    with _temporary(path, keep_suffix=keep_suffix) as tmp:
         yield tmp
+        _fsync_file(tmp)
+        _move(tmp, path)
 
 
 @contextlib.contextmanager
@@ -112,13 +206,11 @@ def atomic_open(path: str | os.PathLike[str], mode: str = "w") -> Iterator[IO[An
     OSError
         As for :func:`atomic_path`.
     """
-    if mode not in _MODES:
-        raise ValueError(f"mode {mode!r}; fix: give 'w' (text) or 'wb' (binary)")
-    text = {} if "b" in mode else {"encoding": "utf-8", "newline": ""}
-    with _committing(path, keep_suffix=False, sync=False) as tmp, open(tmp, _MODES[mode], **text) as f:
-        yield f
-        f.flush()
-        os.fsync(f.fileno())
+    path = Path(path)
+    with _temporary(path, keep_suffix=False) as tmp:
+        with _open_temporary(tmp, mode) as f:
+            yield f
+        _move(tmp, path)
 
 
 def atomic_write(path: str | os.PathLike[str], write: Callable[[IO[Any]], Any], mode: str = "w") -> Path:
@@ -137,33 +229,205 @@ def atomic_write(path: str | os.PathLike[str], write: Callable[[IO[Any]], Any], 
     return Path(path)
 
 
+def png_writer(fig: Any, dpi: int = 120) -> Callable[[IO[bytes]], Any]:
+    """The callback that writes matplotlib figure `fig` as PNG to an open binary file.
+
+    For :func:`atomic_write` and :meth:`AtomicFiles.write` (mode ``"wb"``); the figure is
+    cropped to its content (``bbox_inches="tight"``).
+    """
+    return lambda f: fig.savefig(f, format="png", dpi=dpi, bbox_inches="tight")
+
+
 def save_figure(fig: Any, path: str | os.PathLike[str], dpi: int = 120) -> Path:
     """Save a matplotlib figure as PNG atomically (``bbox_inches="tight"``); return `path`."""
-    return atomic_write(path, lambda f: fig.savefig(f, format="png", dpi=dpi, bbox_inches="tight"), "wb")
+    return atomic_write(path, png_writer(fig, dpi), "wb")
+
+
+class AtomicFiles:
+    """Files written now to temporary names, and moved onto their targets together later.
+
+    Made by :func:`atomic_files`. Each file is written whole (and flushed to disk) to a
+    hidden temporary file beside its target; :meth:`commit` moves them all in the order
+    they were written, :meth:`discard` removes those not moved. A failure while writing
+    any of them thus leaves every target as it was.
+    """
+
+    def __init__(self) -> None:
+        self._staged: list[tuple[Path, Path]] = []  # (temporary, target), in order
+
+    @property
+    def targets(self) -> list[Path]:
+        """The targets written so far, in order."""
+        return [target for _, target in self._staged]
+
+    def write(self, path: str | os.PathLike[str], write: Callable[[IO[Any]], Any],
+              mode: str = "w") -> Path:
+        """Call ``write(f)`` on a temporary file for `path` (see :func:`atomic_write`).
+
+        Returns
+        -------
+        pathlib.Path
+            `path` (not yet replaced: :meth:`commit` does).
+        """
+        path = Path(path)
+        with _temporary(path, keep_suffix=False) as tmp:
+            with _open_temporary(tmp, mode) as f:
+                write(f)
+        self._stage(tmp, path)
+        return path
+
+    @contextlib.contextmanager
+    def path(self, path: str | os.PathLike[str], *, keep_suffix: bool = False) -> Iterator[Path]:
+        """A temporary path for `path`, for writers that take a path (see :func:`atomic_path`)."""
+        path = Path(path)
+        with _temporary(path, keep_suffix=keep_suffix) as tmp:
+            yield tmp
+            _fsync_file(tmp)
+        self._stage(tmp, path)
+
+    def commit(self) -> list[Path]:
+        """Move every written file onto its target, in order; return the targets.
+
+        Raises
+        ------
+        OSError
+            From a move, naming its target; the files not yet moved are removed, those
+            moved stay.
+        """
+        done = []
+        try:
+            while self._staged:
+                tmp, target = self._staged[0]
+                with _naming_target(target, tmp):
+                    os.replace(tmp, target)
+                self._staged.pop(0)
+                done.append(target)
+        finally:
+            for folder in {t.parent for t in done}:
+                _fsync_folder(folder)
+        return done
+
+    def discard(self) -> None:
+        """Remove the temporary files not moved yet; their targets stay as they were."""
+        while self._staged:
+            tmp, _ = self._staged.pop()
+            _remove(tmp)
+
+    def _stage(self, tmp: Path, target: Path) -> None:
+        for i, (old, seen) in enumerate(self._staged):
+            if seen == target:  # written again: the newer file wins
+                _remove(old)
+                del self._staged[i]
+                break
+        self._staged.append((tmp, target))
+
+
+@contextlib.contextmanager
+def atomic_files() -> Iterator[AtomicFiles]:
+    """A set of files that replace their targets together when the block ends without error.
+
+    Every file is written whole to a temporary file first; only when the block ends
+    without error are they moved onto their targets (in the order written), so a failure,
+    Ctrl+C or a full disk while writing any of them leaves every target as it was. While
+    the block runs the disk holds the old files and the new ones.
+
+    Yields
+    ------
+    AtomicFiles
+        Write each file with :meth:`AtomicFiles.write` or :meth:`AtomicFiles.path`.
+
+    Raises
+    ------
+    OSError
+        As for :func:`atomic_path` and :meth:`AtomicFiles.commit`.
+    """
+    files = AtomicFiles()
+    try:
+        yield files
+        files.commit()
+    finally:
+        files.discard()
 
 
 # ---------------------------------------------------------------------------- internals
 #: Side files SQLite (hence GDAL's GeoPackage driver) may leave beside a database.
 _SQLITE_SIDE_FILES = ("-journal", "-wal", "-shm")
+#: Writer libraries whose errors are not OSErrors, by top-level module: the name shown.
+_WRITER_LIBRARIES = {"pyogrio": "GDAL", "fiona": "GDAL", "osgeo": "GDAL", "sqlite3": "SQLite",
+                     "_sqlite3": "SQLite", "h5py": "HDF5", "tables": "HDF5"}
+#: Words of a writer library's message that tell the cause, and its errno.
+_ERRNO_HINTS = (
+    (("no space left", "disk is full", "disk full"), errno.ENOSPC),
+    (("file too large",), errno.EFBIG),
+    (("quota",), errno.EDQUOT),
+    (("read-only file system",), errno.EROFS),
+    (("permission denied", "readonly database", "read-only database"), errno.EACCES),
+)
 
 
 @contextlib.contextmanager
-def _committing(path: str | os.PathLike[str], *, keep_suffix: bool, sync: bool) -> Iterator[Path]:
-    """Yield a temporary path; then fsync it (if `sync`), move it onto `path`, clean up."""
-    path = Path(path)
+def _temporary(path: Path, *, keep_suffix: bool) -> Iterator[Path]:
+    """A temporary path for `path`: removed if the block fails, whose errors then name `path`.
+
+    SQLite's side files of it are removed in either case; the file itself stays when the
+    block succeeds (the block moves it, or stages it).
+    """
     tmp = temporary_path(path, keep_suffix=keep_suffix)
     try:
-        yield tmp
-        if sync:
-            _fsync_file(tmp)
-        os.replace(tmp, path)
-        _fsync_folder(path.parent)
+        with _naming_target(path, tmp):
+            yield tmp
+    except BaseException:
+        _remove(tmp)
+        raise
+    _remove(tmp, only_side_files=True)
+
+
+@contextlib.contextmanager
+def _open_temporary(tmp: Path, mode: str) -> Iterator[IO[Any]]:
+    """`tmp` created and open in `mode` ("w" or "wb"); flushed to disk when the block ends."""
+    if mode not in _MODES:
+        raise ValueError(f"mode {mode!r}; fix: give 'w' (text) or 'wb' (binary)")
+    text = {} if "b" in mode else {"encoding": "utf-8", "newline": ""}
+    with open(tmp, _MODES[mode], **text) as f:
+        yield f
+        f.flush()
+        os.fsync(f.fileno())
+
+
+@contextlib.contextmanager
+def _naming_target(path: Path, tmp: Path) -> Iterator[None]:
+    """Raise the block's errors naming `path`: an OSError of `tmp` (or of no file) with the same
+    errno, hence the same subclass; an error of a writer library as a :class:`WriteError`."""
+    try:
+        yield
     except OSError as err:
-        if err.errno is None or (err.filename is not None and str(err.filename) != str(tmp)):
+        if err.errno is None or isinstance(err, WriteError) or (
+                err.filename is not None and not str(err.filename).startswith(str(tmp))):
             raise
-        raise OSError(err.errno, err.strerror, str(path)) from err  # same subclass, by errno
-    finally:
-        _remove(tmp, side_files=sync)
+        raise OSError(err.errno, err.strerror, str(path)) from err
+    except Exception as err:
+        mapped = _writer_error(err, path)
+        if mapped is None:
+            raise
+        raise mapped from err
+
+
+def _writer_error(err: Exception, path: Path) -> WriteError | None:
+    """`err` of a writer library as a :class:`WriteError` naming `path`; None for other errors."""
+    library = _WRITER_LIBRARIES.get(type(err).__module__.partition(".")[0])
+    if library is None:
+        return None
+    text = " ".join(str(err).split()) or "no message"
+    lower = text.lower()
+    code = next((c for words, c in _ERRNO_HINTS if any(w in lower for w in words)), errno.EIO)
+    what = "could not write the file" if code == errno.EIO else os.strerror(code)
+    return WriteError(code, f"{what} ({library}: {type(err).__name__}: {text})", str(path))
+
+
+def _move(tmp: Path, path: Path) -> None:
+    """Move `tmp` onto `path` and flush the folder's entry."""
+    os.replace(tmp, path)
+    _fsync_folder(path.parent)
 
 
 def _fsync_file(path: Path) -> None:
@@ -192,11 +456,13 @@ def _fsync_folder(folder: Path) -> None:
         os.close(fd)
 
 
-def _remove(tmp: Path, *, side_files: bool) -> None:
-    """Remove the temporary file if it is still there (and SQLite's side files of it)."""
-    names = [tmp.name, *(tmp.name + s for s in _SQLITE_SIDE_FILES)] if side_files else [tmp.name]
+def _remove(tmp: Path, *, only_side_files: bool = False) -> None:
+    """Remove the temporary file if it is still there, and SQLite's side files of it."""
+    names = [tmp.name + s for s in _SQLITE_SIDE_FILES]
+    if not only_side_files:
+        names.insert(0, tmp.name)
     for name in names:
         try:
             (tmp.parent / name).unlink(missing_ok=True)
-        except OSError:  # e.g. a folder that became read-only: a resume removes the .tmp
+        except OSError:  # e.g. a folder that became read-only: the next run removes it
             pass

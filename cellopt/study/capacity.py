@@ -39,9 +39,11 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
+from cellopt.checks import check_bool, check_callable, check_int, check_number, check_seeds
 from cellopt.errors import StoreError, ValidationError, check_memory
 from cellopt.parameters import check_count
 from cellopt.solvers import METHODS
+from cellopt.solvers.registry import check_arguments, get_method, method_info
 from cellopt.study.atomic import atomic_write
 from cellopt.study.scenario import POWER, MethodSpec, Scenario
 from cellopt.study.seeds import drop_seeds
@@ -116,6 +118,11 @@ def pooled_rates_mbps(scenario: Scenario, density_per_km2: float, seeds: Sequenc
     n_users : int
         Study-area users over all drops.
     """
+    _check_scenario(scenario)
+    density_per_km2 = check_number(density_per_km2, "density_per_km2", low=0.0, unit="per km²",
+                                   fix="give a finite density ≥ 0 in users per km²")
+    seeds = check_seeds(seeds)
+    _check_method(scenario, method, options)
     rates, _ = _pooled(scenario, density_per_km2, seeds, method, **options)
     return rates, len(rates)
 
@@ -195,21 +202,21 @@ def capacity(
     target_served_share : float
         Share of users, in (0, 1], that must receive their demand (0.95).
     drops : int
-        Drops per density (ignored if `seeds` is given).
+        Drops per density, ≥ 1 (ignored if `seeds` is given).
     seeds : sequence of int, optional
-        Drop seeds, the same at every density. Default: the first `drops` drop seeds of
-        the scenario's base seed (as :attr:`Scenario.seeds`).
+        Drop seeds (integers ≥ 0, at least one), the same at every density. Default: the
+        first `drops` drop seeds of the scenario's base seed (as :attr:`Scenario.seeds`).
     method : str
         Solver (any registered method, baselines included), or ``"power"``: the
         scenario's ``[power]`` section (power patterns with the association).
     first_guess_per_km2 : float
-        Where the bracketing starts [users/km²].
+        Where the bracketing starts [users/km²], within the two bounds below.
     rel_tol : float
-        Stop when upper / capacity ≤ 1 + rel_tol.
+        Stop when upper / capacity ≤ 1 + rel_tol; in (0, 1).
     max_evals : int
-        Most densities evaluated.
+        Most densities evaluated (≥ 1).
     min_density_per_km2, max_density_per_km2 : float
-        The bracketing stays within these.
+        The bracketing stays within these: finite, > 0, min < max.
     callback : callable, optional
         Called with each new evaluation row (to write it out as the search goes).
     evaluations : pandas.DataFrame, optional
@@ -226,19 +233,30 @@ def capacity(
     Raises
     ------
     ValidationError
-        For an unknown metric, a target, densities or tolerance out of range, or the
-        demand metric on a scenario whose users want infinite rates.
+        For an unknown metric, a target, densities or tolerance out of range, a count
+        that is not a whole number ≥ 1, empty or non-integer seeds, an unknown method or
+        options it does not take, or the demand metric on a scenario whose users want
+        infinite rates; each naming the argument and the fix.
     """
+    _check_scenario(scenario)
     check_metric(scenario, metric, target_p5_mbps, target_served_share)
-    _run_of(scenario, method, options)  # a bad method fails now, not at the first density
-    if not (0 < min_density_per_km2 <= first_guess_per_km2 <= max_density_per_km2):
-        raise ValidationError("densities must satisfy 0 < min_density_per_km2 ≤ first_guess_per_km2 "
-                         f"≤ max_density_per_km2 (got {min_density_per_km2}, "
-                         f"{first_guess_per_km2}, {max_density_per_km2})")
-    if not rel_tol > 0:
-        raise ValidationError(f"rel_tol={rel_tol}; fix: a tolerance > 0")
-    if seeds is None:
-        seeds = drop_seeds(scenario.seed_base, int(drops))
+    _check_method(scenario, method, options)  # a bad method fails now, not at the first density
+    _run_of(scenario, method, options)
+    first_guess_per_km2, min_density_per_km2, max_density_per_km2, rel_tol, max_evals = \
+        _check_search(first_guess_per_km2=first_guess_per_km2,
+                      min_density_per_km2=min_density_per_km2,
+                      max_density_per_km2=max_density_per_km2, rel_tol=rel_tol,
+                      max_evals=max_evals)
+    drops = check_int(drops, "drops", minimum=1, fix="give a whole number of drops ≥ 1 per "
+                      "density, e.g. 3")
+    check_callable(callback, "callback", fix="give a function of one dict (an evaluation row), "
+                   "or None")
+    if evaluations is not None and not (isinstance(evaluations, pd.DataFrame)
+                                        and set(_LOG_COLUMNS[:5]) <= set(evaluations.columns)):
+        raise ValidationError(f"evaluations is a {type(evaluations).__name__} without the columns "
+                              f"{_LOG_COLUMNS[:5]}; fix: give the rows passed to callback by an "
+                              "earlier search (a DataFrame), or None")
+    seeds = drop_seeds(scenario.seed_base, drops) if seeds is None else check_seeds(seeds)
     rows: list[dict[str, Any]] = []
     known = [] if evaluations is None else evaluations.to_dict("records")
 
@@ -299,17 +317,73 @@ def capacity(
 def check_metric(scenario: Scenario, metric: str, target_p5_mbps: float,
                  target_served_share: float) -> None:
     """Raise a ValidationError for an unknown metric or a target out of range."""
-    if metric not in METRICS:
+    if isinstance(metric, bool) or not isinstance(metric, str) or metric not in METRICS:
         raise ValidationError(f"metric={metric!r}; fix: use one of {list(METRICS)}")
-    if not target_p5_mbps > 0:
-        raise ValidationError(f"target_p5_mbps={target_p5_mbps}; fix: a rate > 0 in Mbit/s")
-    if not 0 < target_served_share <= 1:
-        raise ValidationError(f"target_served_share={target_served_share}; fix: a share in (0, 1]")
+    check_number(target_p5_mbps, "target_p5_mbps", low=0.0, low_open=True, unit="Mbit/s",
+                 fix="a finite rate > 0 in Mbit/s, e.g. 1.0")
+    check_number(target_served_share, "target_served_share", low=0.0, high=1.0, low_open=True,
+                 fix="a share in (0, 1], e.g. 0.95")
     demand = scenario.users.get("demand_mbps", math.inf)
     if metric == "demand" and isinstance(demand, float) and demand == math.inf:
         raise ValidationError(f"{scenario.path}: metric='demand' but [users] demand_mbps is inf (full "
                               "buffer: nobody's demand is ever met); fix: give a finite demand_mbps "
                               "or use metric='p5_rate'")
+
+
+#: The keywords of :func:`capacity` that :func:`capacity_sweep` passes on through its
+#: ``**options`` (the others it sets itself); the rest go to the solver.
+SEARCH_OPTIONS = ("first_guess_per_km2", "rel_tol", "max_evals", "min_density_per_km2",
+                  "max_density_per_km2")
+
+
+def _check_scenario(scenario: Any) -> None:
+    if not isinstance(scenario, Scenario):
+        raise ValidationError(f"scenario is a {type(scenario).__name__}; fix: give a Scenario, "
+                              "e.g. cellopt.load_scenario('scenario.toml')")
+
+
+def _check_search(*, first_guess_per_km2: Any = 100.0, min_density_per_km2: Any = 1.0,
+                  max_density_per_km2: Any = 1e6, rel_tol: Any = 0.05, max_evals: Any = 30
+                  ) -> tuple[float, float, float, float, int]:
+    """The bracketing settings of :func:`capacity`, checked: densities finite and > 0 with
+    min < max and the first guess between them, ``rel_tol`` in (0, 1), ``max_evals`` ≥ 1."""
+    fix = "give a finite density > 0 in users per km²"
+    first, low, high = (check_number(v, name, low=0.0, low_open=True, unit="per km²", fix=fix)
+                        for name, v in (("first_guess_per_km2", first_guess_per_km2),
+                                        ("min_density_per_km2", min_density_per_km2),
+                                        ("max_density_per_km2", max_density_per_km2)))
+    if not low < high:
+        raise ValidationError(f"min_density_per_km2={low:g} is not below max_density_per_km2="
+                              f"{high:g}; fix: give min_density_per_km2 < max_density_per_km2")
+    if not low <= first <= high:
+        raise ValidationError("densities must satisfy 0 < min_density_per_km2 ≤ first_guess_per_km2 "
+                              f"≤ max_density_per_km2 (got {low:g}, {first:g}, {high:g}); fix: "
+                              "move first_guess_per_km2 into the range")
+    rel_tol = check_number(rel_tol, "rel_tol", low=0.0, high=1.0, low_open=True, high_open=True,
+                           fix="give a relative tolerance in (0, 1), e.g. 0.05")
+    max_evals = check_int(max_evals, "max_evals", minimum=1,
+                          fix="give a whole number of densities ≥ 1, e.g. 30")
+    return first, low, high, rel_tol, max_evals
+
+
+def _check_method(scenario: Scenario, method: Any, options: Mapping[str, Any]) -> None:
+    """A registered method (or "power") and, for a method, options :func:`cellopt.solve` takes
+    (those of a load-coupled solve too, where the scenario has one)."""
+    if isinstance(method, bool) or not isinstance(method, str):
+        raise ValidationError(f"method={method!r} is a {type(method).__name__}; fix: give a "
+                              f"method name, one of {sorted(METHODS)} or {POWER!r}")
+    if method == POWER:
+        return
+    get_method(method)
+    opts = dict(options)
+    if scenario.problem.get("interference", "full") != "full":
+        for key in ("max_rounds", "load_tol"):  # the load-coupled rounds' own options
+            if key not in method_info(method).options:
+                opts.pop(key, None)
+    check_arguments(method, tol=opts.pop("tol", 1e-4), max_iter=opts.pop("max_iter", None),
+                    time_limit_s=opts.pop("time_limit_s", None),
+                    callback=opts.pop("callback", None),
+                    single_association=opts.pop("single_association", False), options=opts)
 
 
 # ---------------------------------------------------------------------------- sweeps
@@ -377,7 +451,7 @@ def capacity_sweep(
         ``scenario.toml`` is missing or unreadable, as results of this sweep.
     **options
         Passed to :func:`capacity` (``rel_tol``, ``first_guess_per_km2``, ...) and from
-        there to :func:`cellopt.solve`.
+        there to :func:`cellopt.solve`; checked before any task runs.
 
     Returns
     -------
@@ -394,17 +468,35 @@ def capacity_sweep(
         ``meta.json`` or ``scenario.toml`` is missing (unless `force`) or that holds
         another scenario or other settings; for a result damaged after the run.
     """
+    _check_scenario(scenario)
     replicates, drops, workers = (check_count(value, name, fix="give an integer ≥ 1", minimum=1)
                                   for name, value in (("replicates", replicates),
                                                       ("drops", drops), ("workers", workers)))
+    resume, progress, force = (check_bool(v, n) for n, v in (("resume", resume),
+                                                             ("progress", progress),
+                                                             ("force", force)))
     check_metric(scenario, metric, target_p5_mbps, target_served_share)
     target = {"metric": metric, "target_p5_mbps": float(target_p5_mbps),
               "target_served_share": float(target_served_share)}
-    unknown = [m for m in methods if m not in METHODS and not (m == POWER and scenario.power)]
+    if isinstance(methods, (str, bytes)) or not isinstance(methods, Sequence) or not methods:
+        raise ValidationError(f"methods={methods!r}; fix: give a non-empty list of method names, "
+                              "e.g. ['max_rsrp', 'dual']")
+    unknown = [m for m in methods if not isinstance(m, str)
+               or (m not in METHODS and not (m == POWER and scenario.power))]
     if unknown:
         raise ValidationError(f"unknown methods {unknown}; valid: {sorted(METHODS)}"
                               + (f" and {POWER!r} (the scenario's [power] section)"
-                                 if scenario.power else ""))
+                                 if scenario.power else "") + "; fix: use some of them")
+    taken = sorted(set(options) & {"seeds", "drops", "method", "callback", "evaluations", "metric",
+                                   "target_p5_mbps", "target_served_share"})
+    if taken:
+        raise ValidationError(f"options {taken} are set by capacity_sweep itself; fix: drop "
+                              "them (give drops, methods and the target as its own arguments)")
+    _check_search(**{k: v for k, v in options.items() if k in SEARCH_OPTIONS})
+    solver_options = {k: v for k, v in options.items() if k not in SEARCH_OPTIONS}
+    for method in methods:  # a handful of methods
+        _check_method(scenario, method, solver_options)
+        _run_of(scenario, method, solver_options)
     points = grid_points(grid)
     check_memory(len(points) * len(methods) * replicates * TASK_BYTES + replicates * drops * 64,
                  f"{len(points)} grid point(s) × {len(methods)} method(s) × {replicates} replicates",
@@ -417,41 +509,42 @@ def capacity_sweep(
     settings = {"seed_base": scenario.seed_base, "grid": {k: list(v) for k, v in (grid or {}).items()},
                 "methods": list(methods), "replicates": replicates, "drops": drops,
                 **target, "options": options}
-    folder.open(scenario.path, settings, n_results=n_results, resume=resume, force=force,
-                subfolders=["evaluations", "results"])
-    meta = folder.write_meta(drop_seeds=seeds, grid_points=dict(zip(gids, points, strict=True)))
+    with folder:  # the folder's lock, held to the end, released on any error
+        folder.open(scenario.path, settings, n_results=n_results, resume=resume, force=force,
+                    subfolders=["evaluations", "results"])
+        meta = folder.write_meta(drop_seeds=seeds, grid_points=dict(zip(gids, points, strict=True)))
 
-    columns = ["grid_id", *meta["settings"]["grid"], *SWEEP_COLUMNS[1:]]
-    tasks, every = [], []
-    for point, gid in zip(points, gids, strict=True):
-        sc = scenario.with_overrides(**overrides(point)) if point else scenario
-        for method in methods:
-            for k in range(replicates):
-                name = f"{gid}_{method}_r{k}"
-                every.append((name, gid, point, method, k))
-                result = out / "results" / f"{name}.csv"
-                if result.exists():
-                    try:
-                        _read_capacity_result(result, columns, gid, point, method, k, target)
-                        continue
-                    except Damaged as err:
-                        warnings.warn(f"{result} is damaged: {err}; computing it again", stacklevel=2)
-                tasks.append((sc.raw, str(sc.path), point, gid, method, k,
-                              seeds[k * drops:(k + 1) * drops], target, options,
-                              str(out), name))
-    run_tasks(_capacity_task, tasks, workers=workers, scheduler=scheduler, progress=progress,
-              unit="capacity")
-    frames = []
-    for name, gid, point, method, k in every:  # in grid, method, replicate order
-        path = out / "results" / f"{name}.csv"
-        try:
-            frames.append(_read_capacity_result(path, columns, gid, point, method, k, target))
-        except (Damaged, FileNotFoundError) as err:
-            raise StoreError(f"{path} is damaged or missing ({err}); fix: run the sweep again with "
-                             "resume=True, which computes it again") from None
-    table = pd.concat(frames, ignore_index=True) if frames else pd.DataFrame(columns=SWEEP_COLUMNS)
-    atomic_write(out / "capacity.csv", lambda f: table.to_csv(f, index=False))
-    return table
+        columns = ["grid_id", *meta["settings"]["grid"], *SWEEP_COLUMNS[1:]]
+        tasks, every = [], []
+        for point, gid in zip(points, gids, strict=True):
+            sc = scenario.with_overrides(**overrides(point)) if point else scenario
+            for method in methods:
+                for k in range(replicates):
+                    name = f"{gid}_{method}_r{k}"
+                    every.append((name, gid, point, method, k))
+                    result = out / "results" / f"{name}.csv"
+                    if result.exists():
+                        try:
+                            _read_capacity_result(result, columns, gid, point, method, k, target)
+                            continue
+                        except Damaged as err:
+                            warnings.warn(f"{result} is damaged: {err}; computing it again", stacklevel=2)
+                    tasks.append((sc.raw, str(sc.path), point, gid, method, k,
+                                  seeds[k * drops:(k + 1) * drops], target, options,
+                                  str(out), name))
+        run_tasks(_capacity_task, tasks, workers=workers, scheduler=scheduler, progress=progress,
+                  unit="capacity")
+        frames = []
+        for name, gid, point, method, k in every:  # in grid, method, replicate order
+            path = out / "results" / f"{name}.csv"
+            try:
+                frames.append(_read_capacity_result(path, columns, gid, point, method, k, target))
+            except (Damaged, FileNotFoundError) as err:
+                raise StoreError(f"{path} is damaged or missing ({err}); fix: run the sweep again with "
+                                 "resume=True, which computes it again") from None
+        table = pd.concat(frames, ignore_index=True) if frames else pd.DataFrame(columns=SWEEP_COLUMNS)
+        atomic_write(out / "capacity.csv", lambda f: table.to_csv(f, index=False))
+        return table
 
 
 def _read_capacity_result(path: Path, columns: Sequence[str], gid: str, point: Mapping[str, Any],

@@ -35,6 +35,7 @@ import html
 import importlib.resources
 import io
 import math
+import mmap
 import os
 import re
 import string
@@ -53,7 +54,8 @@ from cellopt import __version__, network
 from cellopt.errors import ValidationError
 from cellopt.study.atomic import atomic_write
 
-__all__ = ["ASSOCIATION_LINES_MAX_USERS", "POWER_RAMP_DB", "TIER_COLORS", "format_value", "write_report"]
+__all__ = ["ASSOCIATION_LINES_MAX_USERS", "POWER_RAMP_DB", "TIER_COLORS", "format_value", "is_report",
+           "render_report", "write_report"]
 
 #: Above this many users the association-line layer starts switched off (it can be switched on).
 ASSOCIATION_LINES_MAX_USERS = 5000
@@ -138,6 +140,39 @@ def write_report(
         cell ids, a geographic CRS (degrees), or a CRS different from the other frame's.
     """
     path = Path(path)
+    page = render_report(title=title, users=users, cells=cells, tables=tables, figures=figures,
+                         notes=notes)
+    path.parent.mkdir(parents=True, exist_ok=True)
+    atomic_write(path, lambda f: f.write(page))
+    return path
+
+
+def render_report(
+    *,
+    title: str,
+    users: gpd.GeoDataFrame,
+    cells: gpd.GeoDataFrame,
+    tables: Mapping[str, pd.DataFrame],
+    figures: Mapping[str, Figure],
+    notes: Sequence[str] = (),
+) -> str:
+    """The page :func:`write_report` writes, as text (for a caller that writes it itself).
+
+    Parameters
+    ----------
+    title, users, cells, tables, figures, notes
+        As for :func:`write_report`.
+
+    Returns
+    -------
+    str
+        The whole HTML page.
+
+    Raises
+    ------
+    ValidationError
+        As for :func:`write_report`.
+    """
     problems = _check_frames(users, cells)
     if problems:
         raise ValidationError(problems)
@@ -149,10 +184,23 @@ def write_report(
         _figures_section(figures),
         _footer(),
     ]
-    page = _page(title, "\n".join(b for b in body if b))
-    path.parent.mkdir(parents=True, exist_ok=True)
-    atomic_write(path, lambda f: f.write(page))
-    return path
+    return _page(title, "\n".join(b for b in body if b))
+
+
+def is_report(path: str | os.PathLike[str]) -> bool:
+    """Whether the file at `path` is a page :func:`write_report` wrote (any version).
+
+    It looks for the page's footer ("Written by cellopt ..."), without reading the whole
+    file into memory.
+    """
+    try:
+        with open(path, "rb") as f:
+            if not f.read(64).lstrip().lower().startswith(b"<!doctype html>"):
+                return False
+            with mmap.mmap(f.fileno(), 0, access=mmap.ACCESS_READ) as data:
+                return data.find(_FOOTER_MARK) >= 0
+    except (OSError, ValueError):  # unreadable, or empty (mmap refuses)
+        return False
 
 
 def format_value(value: Any) -> str:
@@ -308,9 +356,13 @@ def _header(title: str, notes: list[str], *, has_tables: bool, has_figures: bool
             f'<nav>{" · ".join(links)}</nav></header>')
 
 
+#: The start of every report's footer, by which :func:`is_report` knows a page of cellopt's.
+_FOOTER_MARK = b"<footer>Written by cellopt "
+
+
 def _footer() -> str:
     version = __version__
-    return (f'<footer>Written by cellopt {_esc(version)}. Self-contained page: it fetches nothing '
+    return (f'{_FOOTER_MARK.decode()}{_esc(version)}. Self-contained page: it fetches nothing '
             f'from the network.</footer>')
 
 

@@ -17,7 +17,14 @@
     convergence.png      objective and bound against iteration
     report.html          all of it in one self-contained page, with an interactive map
 
-Every file is written whole (atomically), so an interrupted run leaves no torn file.
+The files replace those of an earlier run together, once every one is written whole
+(:func:`~cellopt.study.atomic.atomic_files`): a run that fails or is interrupted leaves the
+earlier run's files as they were, and no torn file. Then the files of :data:`OUTPUT_FILES`
+that this run did not write (``report.html`` of a run with a report, before one without;
+``power_patterns.csv``) are removed, if cellopt wrote them. The run holds the folder's
+lock (:class:`~cellopt.study.store.FolderLock`) from start to end: a second run into the
+folder is refused meanwhile.
+
 Runs of more than :data:`CHUNK_USERS` users write the per-user tables a chunk of users at
 a time and keep none in memory (:attr:`RunResult.users` is None). Runs of more than
 :data:`PLOT_USERS` users draw a random sample of that many on their maps, rate CDFs and
@@ -32,6 +39,7 @@ import itertools
 import os
 import sys
 import time
+import warnings
 from collections.abc import Callable, Iterator, Sequence
 from pathlib import Path
 from typing import Any
@@ -43,18 +51,26 @@ import pandas as pd
 from cellopt.drop import Drop
 from cellopt.errors import ValidationError
 from cellopt.solution import Solution
-from cellopt.study.atomic import atomic_path, atomic_write, save_figure
-from cellopt.study.report import write_report
+from cellopt.study.atomic import AtomicFiles, atomic_files, leftover_temporaries, png_writer
+from cellopt.study.report import is_report, render_report
 from cellopt.study.scenario import MethodSpec, Scenario
+from cellopt.study.store import FolderLock
 from cellopt.study.summary import link_summary, method_summary
 
-__all__ = ["CHUNK_USERS", "PLOT_USERS", "RunResult", "run_scenario"]
+__all__ = ["CHUNK_USERS", "OUTPUT_FILES", "PLOT_USERS", "RunResult", "run_scenario"]
 
 #: Users per chunk of the per-user tables; a run with more users streams them to disk.
 CHUNK_USERS = 1_000_000
 #: Users drawn on the map, the rate CDF and the report of a run with more users (a random
 #: sample; the report's map shows the cells serving them).
 PLOT_USERS = 20_000
+#: Every file :func:`run_scenario` writes, in the order written (``power_patterns.csv`` only
+#: with a power run, ``report.html`` only with ``report=True``).
+OUTPUT_FILES = ("method_summary.csv", "radio_summary.csv", "user_rates.csv", "cell_stats.csv",
+                "power_patterns.csv", "results.gpkg", "network_map.png", "rate_cdf.png",
+                "convergence.png", "report.html")
+#: The header a ``power_patterns.csv`` of cellopt's starts with.
+_PATTERNS_HEADER = b"method,cell_id,x_m,y_m,pattern,pattern_share,"
 
 
 @dataclasses.dataclass(eq=False)
@@ -80,6 +96,9 @@ class RunResult:
         Time to build the drop [s].
     files : list of Path
         The files written, in order.
+    removed : list of Path
+        Files of an earlier run in the folder that this run does not write, removed (see
+        :func:`run_scenario`).
     """
 
     scenario: Scenario
@@ -91,6 +110,7 @@ class RunResult:
     cells: gpd.GeoDataFrame
     build_s: float
     files: list[Path]
+    removed: list[Path] = dataclasses.field(default_factory=list)
 
 
 def run_scenario(scenario: Scenario, out: str | Path, *, seed: int | None = None,
@@ -102,7 +122,10 @@ def run_scenario(scenario: Scenario, out: str | Path, *, seed: int | None = None
     ----------
     scenario : Scenario
     out : path
-        Output folder (created; files in it are replaced).
+        Output folder (created). The files of :data:`OUTPUT_FILES` this run writes replace
+        those in it together, once all are written whole; those it does not write are
+        then removed if cellopt wrote them (else left with a warning). Other files are
+        left alone. The folder is locked while the run lasts.
     seed : int, optional
         Build seed (default: the scenario's first drop).
     methods : sequence of MethodSpec, optional
@@ -122,6 +145,12 @@ def run_scenario(scenario: Scenario, out: str | Path, *, seed: int | None = None
     ------
     ValidationError
         For `out` an existing file, or a bad seed.
+    FolderInUseError
+        While another running process writes to `out` (it holds its lock; the lock of a
+        run that was killed is taken over with a warning).
+    OSError
+        For a folder that cannot be written, or a failed write (a full disk; an error of
+        GDAL is a :class:`~cellopt.study.atomic.WriteError`): the earlier run's files stay.
     """
     out = Path(out)
     if out.exists() and not out.is_dir():
@@ -130,6 +159,15 @@ def run_scenario(scenario: Scenario, out: str | Path, *, seed: int | None = None
     out.mkdir(parents=True, exist_ok=True)  # before solving: a bad folder fails at once
     if not os.access(out, os.W_OK | os.X_OK):
         raise PermissionError(errno.EACCES, os.strerror(errno.EACCES), str(out))
+    with FolderLock(out):
+        for tmp in leftover_temporaries(out, OUTPUT_FILES):  # of a killed run
+            tmp.unlink(missing_ok=True)
+        return _run(scenario, out, seed=seed, methods=methods, report=report, progress=progress)
+
+
+def _run(scenario: Scenario, out: Path, *, seed: int | None, methods: Sequence[MethodSpec] | None,
+         report: bool, progress: bool) -> RunResult:
+    """:func:`run_scenario`, in its folder, with the folder's lock held."""
     seed = scenario.seeds[0] if seed is None else seed
     methods = scenario.runs if methods is None else tuple(methods)
     t0 = time.perf_counter()
@@ -156,9 +194,22 @@ def run_scenario(scenario: Scenario, out: str | Path, *, seed: int | None = None
                 chunk = drop.user_frame(cols, slice(start, start + CHUNK_USERS))
                 yield chunk.assign(method=label)[["method", *chunk.columns]]
 
+    with atomic_files() as staged:  # moved into place together, once all are written
+        _write_outputs(staged, result, out, seed, columns, user_chunks, report, progress)
+    result.removed = _remove_stale(out, {p.name for p in result.files})
+    return result
+
+
+def _write_outputs(staged: AtomicFiles, result: RunResult, out: Path, seed: int,
+                   columns: dict[str, Any], user_chunks: Callable[[], Iterator[gpd.GeoDataFrame]],
+                   report: bool, progress: bool) -> None:
+    """Write every output of `result` to `staged` (temporary files until it commits)."""
+    drop, cells, solutions = result.drop, result.cells, result.solutions
+    n_users = drop.network.n_users
+
     def write(name: str, fn: Any, mode: str = "w") -> None:
         t = time.perf_counter()
-        atomic_write(out / name, fn, mode)
+        staged.write(out / name, fn, mode)
         result.files.append(out / name)
         _say(progress, f"wrote {name}", t)
 
@@ -172,7 +223,8 @@ def run_scenario(scenario: Scenario, out: str | Path, *, seed: int | None = None
         write("power_patterns.csv", lambda f: _plain(patterns).to_csv(f, index=False))
         layers["power_patterns"] = lambda: iter([patterns])
     t = time.perf_counter()
-    _write_geopackage(out / "results.gpkg", layers)
+    with staged.path(out / "results.gpkg", keep_suffix=True) as tmp:  # GDAL wants .gpkg
+        _write_geopackage(tmp, layers)
     result.files.append(out / "results.gpkg")
     _say(progress, "wrote results.gpkg", t)
     sample = None
@@ -181,27 +233,56 @@ def run_scenario(scenario: Scenario, out: str | Path, *, seed: int | None = None
     figures = _figures(result, seed, sample)
     try:
         for name, fig in figures.items():
-            save_figure(fig, out / name)
-            result.files.append(out / name)
+            write(name, png_writer(fig), "wb")
         if report:
             last = list(solutions)[-1]
             u = drop.user_frame(columns[last], sample)
             c = cells[cells["method"] == last].drop(columns="method").reset_index(drop=True)
             if sample is not None:  # the cells serving the sampled users
                 c = c[c["cell_id"].isin(u["serving_cell_id"].dropna())].reset_index(drop=True)
-            result.files.append(write_report(
-                out / "report.html", title=f"cellopt: {scenario.name}, seed {seed}", users=u, cells=c,
+            page = render_report(
+                title=f"cellopt: {result.scenario.name}, seed {seed}", users=u, cells=c,
                 tables={"Methods": result.method_summary,
                         "Radio: max-RSRP link per tier": result.radio_summary},
                 figures={"User rates": figures["rate_cdf.png"],
                          "Convergence": figures["convergence.png"]},
-                notes=_notes(result, seed, last, sample)))
+                notes=_notes(result, seed, last, sample))
+            write("report.html", lambda f: f.write(page))
     finally:
         import matplotlib.pyplot as plt
 
         for fig in figures.values():
             plt.close(fig)
-    return result
+
+
+def _remove_stale(out: Path, written: set[str]) -> list[Path]:
+    """Remove the files of :data:`OUTPUT_FILES` in `out` that this run did not write (those of
+    an earlier run), if cellopt wrote them; warn about the others. Return the removed files."""
+    removed = []
+    for name in OUTPUT_FILES:
+        path = out / name
+        if name in written or not path.is_file():
+            continue
+        if _is_output(path):
+            path.unlink(missing_ok=True)
+            removed.append(path)
+        else:
+            warnings.warn(f"{path} is not from this run, and not a file cellopt writes, so it is "
+                          "left as it is; this run's results are the other files", stacklevel=3)
+    return removed
+
+
+def _is_output(path: Path) -> bool:
+    """Whether `path`, a name of :data:`OUTPUT_FILES`, holds what cellopt writes there."""
+    if path.name == "report.html":
+        return is_report(path)
+    if path.name == "power_patterns.csv":
+        try:
+            with open(path, "rb") as f:
+                return f.read(len(_PATTERNS_HEADER)) == _PATTERNS_HEADER
+        except OSError:
+            return False
+    return False  # the others are written by every run
 
 
 def _say(progress: bool, what: str, since: float) -> None:
@@ -282,7 +363,7 @@ def _plain(frame: gpd.GeoDataFrame) -> pd.DataFrame:
 
 def _write_geopackage(path: Path, layers: dict[str, Callable[[], Iterator[gpd.GeoDataFrame]]]
                       ) -> None:
-    """Write `layers` into one GeoPackage, replacing it whole (a temporary file, then a move).
+    """Write `layers` into a new GeoPackage at `path` (a temporary path of the atomic writer).
 
     Each layer is written from its chunks in turn (appended), so that a table of every
     user is never held whole. A layer written in one chunk gets a spatial index; one of
@@ -290,14 +371,13 @@ def _write_geopackage(path: Path, layers: dict[str, Callable[[], Iterator[gpd.Ge
     (four times slower: 7 minutes for 20 million rows), and GIS tools build it on
     demand (QGIS: layer properties, "Create spatial index").
     """
-    with atomic_path(path, keep_suffix=True) as tmp:  # GDAL wants the .gpkg extension
-        for name, chunks in layers.items():
-            parts = chunks()
-            first, second = next(parts), next(parts, None)
-            first.to_file(tmp, layer=name, driver="GPKG",
-                          layer_options={"SPATIAL_INDEX": "YES" if second is None else "NO"})
-            for frame in itertools.chain([] if second is None else [second], parts):
-                frame.to_file(tmp, layer=name, driver="GPKG", mode="a")
+    for name, chunks in layers.items():
+        parts = chunks()
+        first, second = next(parts), next(parts, None)
+        first.to_file(path, layer=name, driver="GPKG",
+                      layer_options={"SPATIAL_INDEX": "YES" if second is None else "NO"})
+        for frame in itertools.chain([] if second is None else [second], parts):
+            frame.to_file(path, layer=name, driver="GPKG", mode="a")
 
 
 def _figures(result: RunResult, seed: int, sample: np.ndarray | None) -> dict[str, Any]:

@@ -18,7 +18,9 @@ task is checked first (both files parse, the CSV has the expected columns and on
 method, the npz holds the expected arrays and agrees with the CSV): a damaged one is
 recomputed, with a warning naming the file. A folder holding results whose ``meta.json``
 or ``scenario.toml`` is missing is refused unless ``force=True``; one written for another
-scenario, seed base or grid always is (:class:`~cellopt.errors.StoreError`).
+scenario, seed base or grid always is (:class:`~cellopt.errors.StoreError`). The sweep holds
+the folder's lock while it runs (:class:`~cellopt.study.store.FolderLock`): a second run
+into the folder is refused, and the stale lock of a killed run is taken over on resume.
 
 Seeds: ``numpy.random.SeedSequence(seeds.base).spawn(drops)`` gives one child per drop; drop
 ``k`` is built with ``int(child_k.generate_state(1)[0])`` at every grid point, whatever the
@@ -322,6 +324,10 @@ def run_sweep(
         For bad `drops`/`workers`/`grid`, or `out_dir` an existing file.
     ResourceLimitError
         For more tasks than fit in memory.
+    FolderInUseError
+        While another running process writes to `out_dir` (it holds its lock,
+        :class:`~cellopt.study.store.FolderLock`; the lock of a run that was killed is
+        taken over with a warning).
     StoreError
         For a folder with results and ``resume=False``; on resume, for a folder whose
         ``meta.json`` or ``scenario.toml`` is missing (unless `force`) or whose scenario
@@ -340,38 +346,39 @@ def run_sweep(
     gids = grid_ids(points)
 
     folder = ResultsFolder(out_dir, "sweep")
-    drops_dir = folder.path / "drops"
-    existing = _finished(drops_dir)
-    settings = {"seed_base": scenario.seed_base, "grid": {k: list(v) for k, v in (grid or {}).items()}}
-    old = folder.open(scenario.path, settings, n_results=len(existing), resume=resume, force=force,
-                      subfolders=["drops"])
-    if strays := sorted({str(existing[key]) for key in existing if key[0] not in gids}):
-        raise StoreError(f"{folder.path} holds results of grid points this grid does not have: "
-                         f"{strays[:3]}; fix: give another out_dir (--out)")
-    # Drops beyond `drops` left by an earlier, longer run are checked (and repaired) too.
-    wanted = sorted({(gid, k) for gid in gids for k in range(drops)} | set(existing))
-    n_drops = max(drops, int(old.get("drops", drops)), 1 + max(k for _, k in wanted))
-    seeds = drop_seeds(scenario.seed_base, n_drops)
-    meta = folder.write_meta(drops=n_drops, drop_seeds=seeds,
-                             grid_points=dict(zip(gids, points, strict=True)),
-                             methods=[s.label for s in scenario.runs])
+    with folder:  # the folder is this run's until it ends (FolderLock)
+        drops_dir = folder.path / "drops"
+        existing = _finished(drops_dir)
+        settings = {"seed_base": scenario.seed_base, "grid": {k: list(v) for k, v in (grid or {}).items()}}
+        old = folder.open(scenario.path, settings, n_results=len(existing), resume=resume, force=force,
+                          subfolders=["drops"])
+        if strays := sorted({str(existing[key]) for key in existing if key[0] not in gids}):
+            raise StoreError(f"{folder.path} holds results of grid points this grid does not have: "
+                             f"{strays[:3]}; fix: give another out_dir (--out)")
+        # Drops beyond `drops` left by an earlier, longer run are checked (and repaired) too.
+        wanted = sorted({(gid, k) for gid in gids for k in range(drops)} | set(existing))
+        n_drops = max(drops, int(old.get("drops", drops)), 1 + max(k for _, k in wanted))
+        seeds = drop_seeds(scenario.seed_base, n_drops)
+        meta = folder.write_meta(drops=n_drops, drop_seeds=seeds,
+                                 grid_points=dict(zip(gids, points, strict=True)),
+                                 methods=[s.label for s in scenario.runs])
 
-    columns = ["grid_id", "drop", "seed", *sweep_grid(meta), *SUMMARY_COLUMNS]
-    by_gid = {gid: (sc, point) for sc, point, gid in zip(scenarios, points, gids, strict=True)}
-    tasks = []
-    for gid, k in wanted:
-        sc, point = by_gid[gid]
-        if (gid, k) in existing:
-            problem = _result_problem(drops_dir, gid, k, columns=columns, methods=meta["methods"],
-                                      seed=seeds[k], point=point)
-            if problem is None:
-                continue
-            warnings.warn(f"{existing[gid, k]} is damaged: {problem}; computing that drop again",
-                          stacklevel=2)
-        tasks.append((sc.raw, str(sc.path), point, gid, k, seeds[k], str(drops_dir)))
-    run_tasks(_run_task, tasks, workers=workers, scheduler=scheduler, progress=progress,
-              unit="drop")
-    return collect(folder.path)
+        columns = ["grid_id", "drop", "seed", *sweep_grid(meta), *SUMMARY_COLUMNS]
+        by_gid = {gid: (sc, point) for sc, point, gid in zip(scenarios, points, gids, strict=True)}
+        tasks = []
+        for gid, k in wanted:
+            sc, point = by_gid[gid]
+            if (gid, k) in existing:
+                problem = _result_problem(drops_dir, gid, k, columns=columns, methods=meta["methods"],
+                                          seed=seeds[k], point=point)
+                if problem is None:
+                    continue
+                warnings.warn(f"{existing[gid, k]} is damaged: {problem}; computing that drop again",
+                              stacklevel=2)
+            tasks.append((sc.raw, str(sc.path), point, gid, k, seeds[k], str(drops_dir)))
+        run_tasks(_run_task, tasks, workers=workers, scheduler=scheduler, progress=progress,
+                  unit="drop")
+        return collect(folder.path)
 
 
 # ---------------------------------------------------------------------------- figures

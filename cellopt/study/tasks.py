@@ -8,9 +8,11 @@ progress bar, stops at the first error (keeping what finished) and at once on Ct
 from __future__ import annotations
 
 import concurrent.futures
+import contextlib
 import multiprocessing
 import signal
-from collections.abc import Callable, Sequence
+import threading
+from collections.abc import Callable, Iterator, Sequence
 from typing import Any
 
 from cellopt.cluster import connect
@@ -19,6 +21,8 @@ __all__ = ["run_tasks"]
 
 #: Seconds to wait for a Dask scheduler before giving up.
 CONNECT_TIMEOUT_S = 5.0
+#: Seconds an interrupted worker has to end after SIGTERM before it is killed.
+END_TIMEOUT_S = 10.0
 
 
 def run_tasks(fn: Callable[..., Any], tasks: Sequence[tuple], *, workers: int = 1,
@@ -70,31 +74,108 @@ def run_tasks(fn: Callable[..., Any], tasks: Sequence[tuple], *, workers: int = 
             client.close()
 
 
-def _ignore_sigint() -> None:
-    """Worker initializer: Ctrl+C reaches the whole process group; only the parent handles it."""
+def _start_worker(start_method: str | None) -> None:
+    """Worker initializer: Ctrl+C reaches the whole process group; only the parent handles it.
+
+    The worker was started with SIGINT blocked (:func:`_sigint_held`), so a Ctrl+C during
+    its start-up is still pending here: ignoring SIGINT first discards it, then unblocking
+    restores the usual signal mask for the tasks.
+
+    The worker's default start method, which multiprocessing sets to "spawn" in a spawned
+    process, is set back to the parent's (`start_method`): tasks see the same defaults as
+    when run serially, and with "fork" the locks they make (tqdm makes one for any bar)
+    have no named semaphore that a worker ended on Ctrl+C would leave to the resource
+    tracker, which reports each as leaked when the run exits.
+    """
     signal.signal(signal.SIGINT, signal.SIG_IGN)
+    if hasattr(signal, "pthread_sigmask"):
+        signal.pthread_sigmask(signal.SIG_UNBLOCK, {signal.SIGINT})
+    if start_method is not None:
+        multiprocessing.set_start_method(start_method, force=True)
+
+
+def _default_start_method() -> str:
+    """This process's default start method of multiprocessing (without fixing it)."""
+    return multiprocessing.get_start_method(allow_none=True) or multiprocessing.get_all_start_methods()[0]
+
+
+@contextlib.contextmanager
+def _sigint_held() -> Iterator[None]:
+    """Hold a Ctrl+C back while worker processes start; deliver it when the block ends.
+
+    Interrupted half way, the parent would lose track of a worker it had just started
+    (the worker, left without its start-up data, prints a traceback) and the workers,
+    which ignore SIGINT only once their initializer has run, would each print a
+    KeyboardInterrupt traceback. So, for the block: SIGINT is blocked in this thread
+    (spawned workers inherit the blocked mask, so that a Ctrl+C sent to the process group
+    stays pending in them until :func:`_start_worker` discards it) and, in the main
+    thread, its Python handler only records it (another thread may take the signal).
+    On exit the signal is delivered to the previous handler: a KeyboardInterrupt raised
+    once every started worker is known to the pool.
+    """
+    main = threading.current_thread() is threading.main_thread()
+    previous = signal.getsignal(signal.SIGINT) if main else None
+    received: list[int] = []
+    if previous is not None:
+        signal.signal(signal.SIGINT, lambda signum, frame: received.append(signum))
+    blocked = (signal.pthread_sigmask(signal.SIG_BLOCK, {signal.SIGINT})
+               if hasattr(signal, "pthread_sigmask") else None)
+    try:
+        yield
+    finally:
+        if blocked is not None:  # a pending SIGINT reaches the recording handler now
+            signal.pthread_sigmask(signal.SIG_SETMASK, blocked)
+        if previous is not None:
+            signal.signal(signal.SIGINT, previous)
+            if received:
+                signal.raise_signal(signal.SIGINT)  # handled as it would have been
+
+
+def _end_workers(pool: concurrent.futures.ProcessPoolExecutor) -> None:
+    """End the pool's worker processes now, running tasks and all, and wait until they are gone."""
+    procs = list((getattr(pool, "_processes", None) or {}).values())
+    for proc in procs:
+        proc.terminate()
+    for proc in procs:
+        proc.join(END_TIMEOUT_S)
+        if proc.is_alive():  # SIGTERM not acted on (e.g. stuck in the kernel)
+            proc.kill()
+            proc.join()
+    # The pool's thread sees its workers gone, fails the futures left and closes the queues.
+    manager = getattr(pool, "_executor_manager_thread", None)
+    pool.shutdown(wait=False, cancel_futures=True)
+    if manager is not None:
+        manager.join(END_TIMEOUT_S)
 
 
 def _run_on_pool(fn: Callable[..., Any], tasks: Sequence[tuple], workers: int, bar: Any) -> None:
     """Run the tasks on `workers` spawned processes (see :func:`run_tasks`)."""
     ctx = multiprocessing.get_context("spawn")
-    pool = concurrent.futures.ProcessPoolExecutor(workers, mp_context=ctx, initializer=_ignore_sigint)
+    pool = None
     try:
-        futures = [pool.submit(fn, *task) for task in tasks]
+        with _sigint_held():  # every worker starts whole, and ignoring SIGINT
+            pool = concurrent.futures.ProcessPoolExecutor(
+                workers, mp_context=ctx, initializer=_start_worker,
+                initargs=(_default_start_method(),))
+            futures = [pool.submit(fn, *task) for task in tasks]
         for fut in concurrent.futures.as_completed(futures):
             fut.result()
             if bar is not None:
                 bar.update(1)
+        pool.shutdown(wait=True)
     except KeyboardInterrupt:
         # Stop now: a task cut short leaves only a hidden .tmp, which the next resume removes.
-        for proc in list((getattr(pool, "_processes", None) or {}).values()):
-            proc.terminate()
-        pool.shutdown(wait=False, cancel_futures=True)
+        if pool is not None:
+            _end_workers(pool)
         raise
     except BaseException:
-        pool.shutdown(wait=True, cancel_futures=True)  # running tasks finish and keep their results
+        if pool is not None:
+            try:
+                pool.shutdown(wait=True, cancel_futures=True)  # running tasks finish and keep their results
+            except KeyboardInterrupt:  # ... unless Ctrl+C stops the wait
+                _end_workers(pool)
+                raise
         raise
-    pool.shutdown(wait=True)
 
 
 def _run_on_dask(client: Any, fn: Callable[..., Any], tasks: Sequence[tuple], bar: Any) -> None:

@@ -3,13 +3,14 @@
 from __future__ import annotations
 
 import math
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from typing import Any
 
 import geopandas as gpd
 import numpy as np
 import pandas as pd
 
+from cellopt.checks import check_number
 from cellopt.errors import ValidationError
 from cellopt.network import Network
 from cellopt.parameters import check_count
@@ -79,11 +80,12 @@ def country_layout(
     gen = as_rng(rng)
     n_cities = check_count(n_cities, "n_cities", fix="give a whole number of cities ≥ 0")
     check_synthetic_crs(crs)
-    try:
-        low, high = (float(v) for v in city_radius_m)
-    except (TypeError, ValueError):
-        raise ValidationError(f"city_radius_m={city_radius_m!r}; fix: give (smallest, largest) "
-                              "radii in metres") from None
+    fix = "give (smallest, largest) radii in metres, 0 < smallest ≤ largest < side_m / 2"
+    if isinstance(city_radius_m, (str, bytes)) or not isinstance(city_radius_m, Sequence) \
+            or len(city_radius_m) != 2:
+        raise ValidationError(f"city_radius_m={city_radius_m!r}; fix: {fix}")
+    low, high = (check_number(v, f"city_radius_m[{k}]", low=0.0, low_open=True, unit="m", fix=fix)
+                 for k, v in enumerate(city_radius_m))
     country = poisson_layout(rural, side_m=side_m, wraparound=False, bandwidth_mhz=bandwidth_mhz,
                              crs=crs, rng=gen)  # checks side_m, the tiers and the band
     side_m = float(side_m)

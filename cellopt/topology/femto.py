@@ -9,6 +9,7 @@ import geopandas as gpd
 import numpy as np
 import shapely
 
+from cellopt.checks import as_float_array
 from cellopt.errors import ValidationError, check_memory, describe_rows
 from cellopt.network import CELL_BYTES, OWNERS, Network, cells_frame
 from cellopt.parameters import check_real
@@ -316,10 +317,10 @@ def _per_cell(value: Any, name: str, n: int, rng: np.random.Generator, *,
 
 
 def _as_float_array(value: Any, name: str, source: str) -> np.ndarray:
+    """Numbers only: text ("10") and booleans are refused, not converted."""
+    fix = "give numbers in the column's unit (not text or booleans)"
     try:
-        return np.asarray(value, dtype=float)
-    except (TypeError, ValueError):
-        raise ValidationError(
-            f"{name}: {source} ({type(value).__name__}) is not numeric; fix: give numbers "
-            "in the column's unit"
-        ) from None
+        return as_float_array(value, name, fix=fix)
+    except ValidationError as err:
+        why = str(err).split("cannot be read as numbers: ", 1)[-1].split("; fix:", 1)[0]
+        raise ValidationError(f"{name}: {source} is not numeric ({why}); fix: {fix}") from None

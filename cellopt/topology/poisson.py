@@ -11,7 +11,7 @@ import shapely
 
 from cellopt.errors import ValidationError, check_memory
 from cellopt.network import CELL_BYTES, OWNERS, TIERS, Network, cells_frame
-from cellopt.parameters import check_real, is_real
+from cellopt.parameters import check_real, is_integer, is_real
 from cellopt.topology.hexgrid import SYNTHETIC_CRS, SYNTHETIC_ORIGIN_M, check_synthetic_crs
 from cellopt.topology.sampling import as_rng
 
@@ -204,13 +204,21 @@ def square_network(cells: Any, lower: np.ndarray, side_m: float, wraparound: boo
 
 
 def _check_side(side_m: Any) -> float:
-    fix = "give the side of the square in metres, finite and > 0 (2000 m: a 4 km² square)"
-    if not is_real(side_m):
-        raise ValidationError(f"side_m={side_m!r} is a {type(side_m).__name__}, not a number; "
+    return _positive(side_m, "side_m", "give the side of the square in metres, finite and > 0 "
+                     "(2000 m: a 4 km² square)")
+
+
+def _positive(value: Any, name: str, fix: str) -> float:
+    """`value` as a float, refused unless a real number, finite and > 0."""
+    if not is_real(value):
+        raise ValidationError(f"{name}={value!r} is a {type(value).__name__}, not a number; "
                               f"fix: {fix}")
-    v = float(side_m)
+    try:
+        v = float(value)
+    except OverflowError:  # an integer beyond the float range
+        v = math.inf
     if not (math.isfinite(v) and v > 0):
-        raise ValidationError(f"side_m={v:g} is not finite and > 0; fix: {fix}")
+        raise ValidationError(f"{name}={v:g} is not finite and > 0; fix: {fix}")
     return v
 
 
@@ -238,16 +246,10 @@ def _check_tiers(tiers: Any) -> dict[str, dict[str, Any]]:
         if "density_per_km2" not in table:
             raise ValidationError(f"{name} has no density_per_km2; fix: give the mean number of "
                                   "sites per km² (> 0), or leave the tier out")
-        density = table["density_per_km2"]
-        fix = "give a finite density > 0 sites per km², or leave the tier out"
-        if not is_real(density):
-            raise ValidationError(f"{name}.density_per_km2={density!r} is a {type(density).__name__}, "
-                                  f"not a number; fix: {fix}")
-        if not (math.isfinite(density) and density > 0):
-            raise ValidationError(f"{name}.density_per_km2={float(density):g} is not finite and > 0; "
-                                  f"fix: {fix}")
+        density = _positive(table["density_per_km2"], f"{name}.density_per_km2",
+                            "give a finite density > 0 sites per km², or leave the tier out")
         sectors = table.get("sectors", 1)
-        if isinstance(sectors, (bool, np.bool_)) or not is_real(sectors) or sectors not in (1, 3):
+        if not is_integer(sectors) or sectors not in (1, 3):
             raise ValidationError(f"{name}.sectors={sectors!r}; fix: use 1 (omni) or 3 (sectors "
                                   "at 30°, 150°, 270°)")
         owner = table.get("owner", "operator")

@@ -7,7 +7,9 @@ from typing import Any
 import numpy as np
 import shapely
 
+from cellopt.checks import as_float_array, check_number
 from cellopt.errors import ValidationError
+from cellopt.parameters import check_count
 
 __all__ = ["as_rng", "check_region", "points_in_discs", "uniform_points_in"]
 
@@ -78,6 +80,8 @@ def uniform_points_in(
     ValidationError
         A geometry that is not a polygon with positive area (when n > 0).
     """
+    n = check_count(n, "n", fix="give a whole number of points ≥ 0")
+    _check_generator(rng)
     if n == 0:
         return np.empty((0, 2))
     check_region(geometry)
@@ -108,7 +112,21 @@ def points_in_discs(centers_m: np.ndarray, radius_m: float, rng: np.random.Gener
     -------
     ndarray, shape (n, 2)
     """
+    centers_m = as_float_array(centers_m, "centers_m", fix="give centre positions in metres, "
+                               "shape (n, 2)")
+    if centers_m.ndim != 2 or centers_m.shape[1] != 2:
+        raise ValidationError(f"centers_m has shape {centers_m.shape}; fix: give centre positions "
+                              "in metres, shape (n, 2)")
+    radius_m = check_number(radius_m, "radius_m", low=0.0, unit="m",
+                            fix="give a finite radius ≥ 0 in metres")
+    _check_generator(rng)
     n = len(centers_m)
     r = radius_m * np.sqrt(rng.uniform(size=n))
     phi = rng.uniform(0, 2 * np.pi, size=n)
     return centers_m + np.column_stack([r * np.cos(phi), r * np.sin(phi)])
+
+
+def _check_generator(rng: Any) -> None:
+    if not isinstance(rng, np.random.Generator):
+        raise ValidationError(f"rng is a {type(rng).__name__}; fix: give a numpy.random.Generator "
+                              "(as_rng(seed) makes one)")

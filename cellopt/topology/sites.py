@@ -5,6 +5,7 @@ from __future__ import annotations
 import numpy as np
 import pandas as pd
 
+from cellopt.checks import check_number
 from cellopt.errors import ValidationError, check_memory
 from cellopt.network import CELL_BYTES, Network
 from cellopt.parameters import check_count, check_real
@@ -49,10 +50,8 @@ def sectorize(network: Network, sectors: int = 3, first_azimuth_deg: float = 30.
     if not isinstance(network, Network):
         raise ValidationError(f"network is a {type(network).__name__}; fix: give a cellopt Network")
     sectors = check_count(sectors, "sectors", fix="a whole number ≥ 1", minimum=1)
-    if not (isinstance(first_azimuth_deg, (int, float, np.integer, np.floating))
-            and not isinstance(first_azimuth_deg, (bool, np.bool_)) and np.isfinite(first_azimuth_deg)):
-        raise ValidationError(f"first_azimuth_deg={first_azimuth_deg!r}; fix: give a finite bearing "
-                              "in degrees clockwise from north")
+    first_azimuth_deg = check_number(first_azimuth_deg, "first_azimuth_deg", unit="deg",
+                                     fix="give a finite bearing in degrees clockwise from north")
     antenna_gain_dbi = check_real(antenna_gain_dbi, "antenna_gain_dbi")
     cells = network.cells
     omni_site = cells["azimuth_deg"].isna().groupby(cells["site_id"]).transform("all").to_numpy()
