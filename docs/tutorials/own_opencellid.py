@@ -115,7 +115,7 @@ print(net)
 links = radio.link_table(net, n_candidates=8, rng=6)
 drop = Drop.from_network(net, links)
 study = drop.in_study_area  # statistics: the window's users only
-for method in ("max_rsrp", "alm"):
+for method in ("max_rsrp", "ipm"):    # ipm: the default method with backhaul caps
     sol = cellopt.solve(drop.problem, method=method)
     rate = drop.per_user(sol.user_rate_mbps)
     gap = "n/a" if sol.gap is None else f"{sol.gap:.1e}"
@@ -135,7 +135,7 @@ print(busy[["cell_id", "traffic_mbps", "backhaul_mbps", "backhaul_use", "payment
       .head(8).to_string(index=False, float_format="{:.3f}".format))
 
 ax = plot_network(net, serving_cell=drop.per_user(sol.serving_cell, fill=-1))
-ax.set_title("Own extract: sectorized sites, window, femtocells (alm)")
+ax.set_title("Own extract: sectorized sites, window, femtocells (ipm)")
 ax.figure.savefig(out / "own_opencellid_map.png", dpi=110, bbox_inches="tight")
 plt.close(ax.figure)
 
@@ -146,7 +146,7 @@ plt.close(ax.figure)
 scenario_path = out / "own_opencellid.toml"
 scenario_path.write_text(f"""
 name = "own_opencellid"
-methods = ["max_rsrp", "alm"]
+methods = ["max_rsrp", "ipm"]
 [network]
 builder = "file"
 path = "{extract.resolve().as_posix()}"
@@ -165,7 +165,7 @@ density_per_km2 = 300.0
 indoor_fraction = 0.8
 """)
 scenario = load_scenario(scenario_path)
-result = cellopt.capacity(scenario, target_p5_mbps=1.0, drops=2, method="alm", rel_tol=0.1,
+result = cellopt.capacity(scenario, target_p5_mbps=1.0, drops=2, method="ipm", rel_tol=0.1,
                   first_guess_per_km2=100.0)
 print(f"\ncapacity at a 5th-percentile rate of 1 Mbit/s: {result.capacity_per_km2:.0f} users/km² "
       f"(next density tried, {result.upper_per_km2:.0f}, misses it); "
