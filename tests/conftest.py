@@ -12,13 +12,34 @@ name (``from problems import random_problem``), not fixtures:
 
 pytest's default ("prepend") import mode puts ``tests/`` on ``sys.path``; the lines
 below do the same under ``--import-mode=importlib``, so the helpers import either way.
+
+Ctrl+C as a terminal delivers it: a shell without job control starts a background
+command (``pytest &``, a CI step run that way) with SIGINT ignored, and every process it
+starts inherits that, so the interrupt tests would wait forever for a KeyboardInterrupt.
+The session therefore restores Python's own SIGINT handler, which its subprocesses then
+start with too.
 """
 
 from __future__ import annotations
 
+import signal
 import sys
 from pathlib import Path
+
+import pytest
 
 _TESTS = str(Path(__file__).resolve().parent)
 if _TESTS not in sys.path:
     sys.path.insert(0, _TESTS)
+
+
+@pytest.fixture(autouse=True, scope="session")
+def _ctrl_c_is_delivered():
+    """SIGINT raises KeyboardInterrupt in this process and its children, even when the
+    suite was started with SIGINT ignored (see the module docstring)."""
+    previous = signal.getsignal(signal.SIGINT)
+    if previous is signal.SIG_IGN:
+        signal.signal(signal.SIGINT, signal.default_int_handler)
+    yield
+    if previous is signal.SIG_IGN:
+        signal.signal(signal.SIGINT, previous)

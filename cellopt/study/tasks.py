@@ -104,25 +104,35 @@ def _sigint_held() -> Iterator[None]:
     """Hold a Ctrl+C back while worker processes start; deliver it when the block ends.
 
     Interrupted half way, the parent would lose track of a worker it had just started
-    (the worker, left without its start-up data, prints a traceback) and the workers,
-    which ignore SIGINT only once their initializer has run, would each print a
-    KeyboardInterrupt traceback. So, for the block: SIGINT is blocked in this thread
-    (spawned workers inherit the blocked mask, so that a Ctrl+C sent to the process group
-    stays pending in them until :func:`_start_worker` discards it) and, in the main
-    thread, its Python handler only records it (another thread may take the signal).
-    On exit the signal is delivered to the previous handler: a KeyboardInterrupt raised
-    once every started worker is known to the pool.
+    (the worker, left without its start-up data, prints a traceback), and a worker
+    interrupted before its initializer runs prints a KeyboardInterrupt traceback. So,
+    for the block, in the main thread: SIGINT is blocked and its disposition is "ignore".
+    Spawned workers start from a fresh interpreter, which resets the signal mask but keeps
+    an ignored signal ignored, so they ignore SIGINT from their first instruction. A
+    Ctrl+C that reaches the parent meanwhile stays pending (Linux queues a blocked signal
+    even while it is ignored); at the end the pending signal is taken by a handler that
+    records it, and then re-raised for the previous handler: a KeyboardInterrupt, once
+    every started worker is known to the pool. Elsewhere (another thread, no
+    ``pthread_sigmask``) only what is possible of this is done.
     """
     main = threading.current_thread() is threading.main_thread()
     previous = signal.getsignal(signal.SIGINT) if main else None
     received: list[int] = []
+
+    def record(signum: int, frame: object) -> None:
+        received.append(signum)
+
     if previous is not None:
-        signal.signal(signal.SIGINT, lambda signum, frame: received.append(signum))
+        signal.signal(signal.SIGINT, record)  # a Ctrl+C before the mask is recorded
     blocked = (signal.pthread_sigmask(signal.SIG_BLOCK, {signal.SIGINT})
                if hasattr(signal, "pthread_sigmask") else None)
+    if previous is not None and blocked is not None:
+        signal.signal(signal.SIGINT, signal.SIG_IGN)  # what the workers start with
     try:
         yield
     finally:
+        if previous is not None:
+            signal.signal(signal.SIGINT, record)
         if blocked is not None:  # a pending SIGINT reaches the recording handler now
             signal.pthread_sigmask(signal.SIG_SETMASK, blocked)
         if previous is not None:
