@@ -28,19 +28,21 @@ from typing import Any
 import numpy as np
 
 from cellopt.errors import ValidationError, describe_rows
-from cellopt.parameters import is_integer, is_real
+from cellopt.parameters import is_integer, is_real, shown
 
-__all__ = ["INT64_MAX", "as_float_array", "check_array", "check_bool", "check_callable", "check_int",
-           "check_number", "check_seeds", "close_names"]
+__all__ = ["INT64_MAX", "as_float", "as_float_array", "check_array", "check_bool", "check_callable",
+           "check_int", "check_number", "check_seeds", "close_names", "shown"]
 
 #: Largest whole number a count may be: counts index int64 arrays.
 INT64_MAX = int(np.iinfo(np.int64).max)
 
 
-def _shown(value: Any) -> str:
-    """`value` for a message: its repr, shortened (a 400-digit integer stays readable)."""
-    text = repr(value)
-    return text if len(text) <= 60 else f"{text[:40]}...({len(text)} characters)"
+def as_float(value: Any) -> float:
+    """A real number as a float; inf for an integer beyond the float range (10**400)."""
+    try:
+        return float(value)
+    except OverflowError:
+        return math.inf
 
 
 def check_bool(value: Any, name: str) -> bool:
@@ -70,7 +72,7 @@ def check_bool(value: Any, name: str) -> bool:
                                                              "yes", "on", "1"):
         word = value.strip().lower() in ("true", "yes", "on", "1")
         hint = f" (a non-empty string counts as true in Python), e.g. {name}={word}"
-    raise ValidationError(f"{name}={_shown(value)} is a {type(value).__name__}, not True or "
+    raise ValidationError(f"{name}={shown(value)} is a {type(value).__name__}, not True or "
                           f"False; fix: pass {name}=True or {name}=False{hint}")
 
 
@@ -107,12 +109,12 @@ def check_number(value: Any, name: str, *, low: float = -math.inf, high: float =
     """
     unit = f" {unit}" if unit else ""
     if not is_real(value):
-        raise ValidationError(f"{name}={_shown(value)} is a {type(value).__name__}, not a "
+        raise ValidationError(f"{name}={shown(value)} is a {type(value).__name__}, not a "
                               f"number; fix: {fix}")
     try:
         v = float(value)
     except OverflowError:
-        raise ValidationError(f"{name}={_shown(value)} is beyond the floating-point range; "
+        raise ValidationError(f"{name}={shown(value)} is beyond the floating-point range; "
                               f"fix: {fix}") from None
     if math.isnan(v) or (math.isinf(v) and not allow_inf):
         raise ValidationError(f"{name}={v}{unit} is not finite; fix: {fix}")
@@ -157,20 +159,20 @@ def check_int(value: Any, name: str, *, minimum: int = 0, maximum: int = INT64_M
                 hint = f" (e.g. {name}={int(value)})"
         except OverflowError:
             pass
-        raise ValidationError(f"{name}={_shown(value)} is a {type(value).__name__}, not a whole "
+        raise ValidationError(f"{name}={shown(value)} is a {type(value).__name__}, not a whole "
                               f"number; fix: {fix}{hint}")
     count = int(value)
     if count < minimum:
         raise ValidationError(f"{name}={count} is below {minimum}; fix: {fix}")
     if count > maximum:
-        raise ValidationError(f"{name}={_shown(count)} is above {maximum:,}; fix: {fix}")
+        raise ValidationError(f"{name}={shown(count)} is above {maximum:,}; fix: {fix}")
     return count
 
 
 def check_callable(value: Any, name: str, *, fix: str) -> None:
     """Refuse a `value` that is neither None nor callable (ValidationError)."""
     if value is not None and not callable(value):
-        raise ValidationError(f"{name}={_shown(value)} is a {type(value).__name__}, not a "
+        raise ValidationError(f"{name}={shown(value)} is a {type(value).__name__}, not a "
                               f"function; fix: {fix}")
 
 
@@ -189,7 +191,7 @@ def as_float_array(value: Any, name: str, *, fix: str, copy: bool = True) -> np.
     ValidationError
         Naming `name`, with `fix`.
     """
-    head = f"{name}={_shown(value)} cannot be read as numbers"
+    head = f"{name}={shown(value)} cannot be read as numbers"
     if isinstance(value, (str, bytes, bool, np.bool_)) or value is None:
         raise ValidationError(f"{head}: it is a {type(value).__name__}; fix: {fix}")
     try:
@@ -201,7 +203,7 @@ def as_float_array(value: Any, name: str, *, fix: str, copy: bool = True) -> np.
         bad = [k for k, v in enumerate(flat) if not is_real(v)]
         if bad:
             first = flat[bad[0]]
-            raise ValidationError(f"{head}: {_shown(first)} ({type(first).__name__}) at "
+            raise ValidationError(f"{head}: {shown(first)} ({type(first).__name__}) at "
                                   f"{_entries(np.asarray(bad), arr.shape)} is not a number; "
                                   f"fix: {fix}")
         try:
@@ -254,7 +256,7 @@ def check_array(value: Any, name: str, *, shape: tuple[int, ...], kind: str = "f
         arr = as_float_array(value, name, fix=fix, copy=copy)
     else:
         if isinstance(value, (str, bytes)) or value is None:
-            raise ValidationError(f"{name}={_shown(value)} is a {type(value).__name__}, not an "
+            raise ValidationError(f"{name}={shown(value)} is a {type(value).__name__}, not an "
                                   f"array of shape {tuple(shape)}; fix: {fix}")
         try:
             arr = np.asarray(value)
@@ -308,7 +310,7 @@ def check_seeds(seeds: Any, name: str = "seeds") -> list[int]:
     """
     fix = "give a non-empty list of integer seeds ≥ 0, e.g. [0, 1, 2]"
     if isinstance(seeds, (str, bytes)) or not isinstance(seeds, Iterable):
-        raise ValidationError(f"{name}={_shown(seeds)} is a {type(seeds).__name__}, not a list "
+        raise ValidationError(f"{name}={shown(seeds)} is a {type(seeds).__name__}, not a list "
                               f"of seeds; fix: {fix}")
     values = list(seeds)
     if not values:

@@ -36,6 +36,7 @@ __all__ = [
     "is_real",
     "kind_of",
     "parameter_table",
+    "shown",
 ]
 
 
@@ -238,7 +239,7 @@ CHOICES: dict[str, Choice] = {
 _INT64_MAX = 2**63 - 1
 
 
-def _shown(value: Any) -> str:
+def shown(value: Any) -> str:
     """`value` for a message: its repr, shortened (a 400-digit integer stays readable)."""
     text = repr(value)
     return text if len(text) <= 60 else f"{text[:40]}...({len(text)} characters)"
@@ -284,12 +285,12 @@ def check_real(value: Any, name: str, kind: str | None = None, *, warn: bool = T
     limit = LIMITS[name if kind is None else kind]
     unit = f" {limit.unit}" if limit.unit else ""
     if not is_real(value):
-        raise ValidationError(f"{name}={_shown(value)} is a {type(value).__name__}, not a number; "
+        raise ValidationError(f"{name}={shown(value)} is a {type(value).__name__}, not a number; "
                               f"fix: {limit.fix}")
     try:
         v = float(value)
     except OverflowError:  # an integer beyond the float range, e.g. 10**400
-        raise ValidationError(f"{name}={_shown(value)}{unit} is beyond the floating-point range; "
+        raise ValidationError(f"{name}={shown(value)}{unit} is beyond the floating-point range; "
                               f"fix: {limit.fix}") from None
     if math.isnan(v) or (math.isinf(v) and not (limit.allow_inf and v > 0)):
         raise ValidationError(f"{name}={v}{unit} is not finite; fix: {limit.fix}")
@@ -336,7 +337,7 @@ def check_count(value: Any, name: str, *, fix: str | None = None, minimum: int |
         raise ValidationError(f"{name}={value!r} is a boolean, not a count; fix: {fix}")
     if not is_integer(value):
         if not is_real(value):
-            raise ValidationError(f"{name}={_shown(value)} is a {type(value).__name__}, not a "
+            raise ValidationError(f"{name}={shown(value)} is a {type(value).__name__}, not a "
                                   f"whole number; fix: {fix}")
         try:
             whole = math.isfinite(float(value)) and float(value).is_integer()
@@ -344,12 +345,12 @@ def check_count(value: Any, name: str, *, fix: str | None = None, minimum: int |
             whole = False
         what = f"a {type(value).__name__}, not an int" if whole else "not a whole number"
         hint = f" (e.g. {name}={int(value)})" if whole and abs(float(value)) < 2**63 else ""
-        raise ValidationError(f"{name}={_shown(value)} is {what}; fix: {fix}{hint}")
+        raise ValidationError(f"{name}={shown(value)} is {what}; fix: {fix}{hint}")
     count = int(value)
     if count < minimum:
         raise ValidationError(f"{name}={count} is below {minimum}; fix: {fix}")
     if count > _INT64_MAX:
-        raise ValidationError(f"{name}={_shown(count)} is beyond any count cellopt can index "
+        raise ValidationError(f"{name}={shown(count)} is beyond any count cellopt can index "
                               f"(2**63 − 1); fix: {fix}")
     return count
 

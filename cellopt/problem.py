@@ -21,7 +21,7 @@ from typing import Any
 
 import numpy as np
 
-from cellopt.checks import INT64_MAX, as_float_array, check_array, close_names
+from cellopt.checks import INT64_MAX, as_float, as_float_array, check_array, close_names, shown
 from cellopt.errors import ValidationError, check_memory, describe_rows
 from cellopt.linktable import LinkTable
 from cellopt.network import TIERS, Network
@@ -478,26 +478,13 @@ def _check_scalars(*, n_users: Any, n_cells: Any, n_resources: Any, alpha: Any) 
     for name, value, least in (("n_users", n_users, 0), ("n_cells", n_cells, 0),
                                ("n_resources", n_resources, 1)):
         if not is_integer(value) or not least <= value <= INT64_MAX:
-            problems.append(f"{name}={_shown(value)}; fix: give a whole number (an int) ≥ {least}")
-    if not is_real(alpha) or not math.isfinite(_as_float(alpha)):
+            problems.append(f"{name}={shown(value)}; fix: give a whole number (an int) ≥ {least}")
+    if not is_real(alpha) or not math.isfinite(as_float(alpha)):
         # (a finite real α out of range is reported with the other parameters)
-        problems.append(f"alpha={_shown(alpha)}; fix: give a fairness exponent, a finite number "
+        problems.append(f"alpha={shown(alpha)}; fix: give a fairness exponent, a finite number "
                         "≥ 0 (0: sum rate, 1: proportional fair)")
     if problems:
         raise ValidationError(problems)
-
-
-def _as_float(value: Any) -> float:
-    """A real number as a float; inf for an integer beyond the float range."""
-    try:
-        return float(value)
-    except OverflowError:
-        return math.inf
-
-
-def _shown(value: Any) -> str:
-    text = repr(value)
-    return text if len(text) <= 60 else f"{text[:40]}...({len(text)} characters)"
 
 
 def _as_floats(value: Any, name: str) -> np.ndarray:

@@ -23,7 +23,15 @@ import numpy as np
 import pandas as pd
 
 from cellopt._deprecated import moved_names
-from cellopt.checks import INT64_MAX, as_float_array, check_array, check_bool, close_names
+from cellopt.checks import (
+    INT64_MAX,
+    as_float,
+    as_float_array,
+    check_array,
+    check_bool,
+    close_names,
+    shown,
+)
 from cellopt.errors import ValidationError
 from cellopt.parameters import is_integer, is_real
 from cellopt.problem import Problem
@@ -387,14 +395,14 @@ def check_arguments(method: str, fn: Callable[..., Solution] | None = None, *, t
     """
     info = method_info(method)
     problems = []
-    if not (is_real(tol) and math.isfinite(_float(tol)) and tol > 0):
-        problems.append(f"tol={_shown(tol)}; fix: give a rate-equivalent gap > 0, e.g. 1e-4")
+    if not (is_real(tol) and math.isfinite(as_float(tol)) and tol > 0):
+        problems.append(f"tol={shown(tol)}; fix: give a rate-equivalent gap > 0, e.g. 1e-4")
     if max_iter is not None and not (is_integer(max_iter) and 0 <= max_iter <= INT64_MAX):
-        problems.append(f"max_iter={_shown(max_iter)}; fix: give an integer ≥ 0, or None for the "
+        problems.append(f"max_iter={shown(max_iter)}; fix: give an integer ≥ 0, or None for the "
                         "method's default")
     if time_limit_s is not None and not (is_real(time_limit_s) and _fits_float(time_limit_s)
                                          and time_limit_s >= 0):
-        problems.append(f"time_limit_s={_shown(time_limit_s)}; fix: give seconds ≥ 0, or None for "
+        problems.append(f"time_limit_s={shown(time_limit_s)}; fix: give seconds ≥ 0, or None for "
                         "no limit")
     if callback is not None and not callable(callback):
         problems.append(f"callback={callback!r} is not callable; fix: give a function of one "
@@ -465,7 +473,7 @@ def check_warm_start(problem: Problem, *, x0: Any = None, prices0: Any = None, t
                "sol.prices['backhaul']) of an earlier solution of this problem")
         if isinstance(prices0, (str, bytes)) or not isinstance(prices0, (tuple, list)) \
                 or len(prices0) != 2:
-            raise ValidationError(f"prices0={_shown(prices0)} is not a pair of arrays; fix: {fix}")
+            raise ValidationError(f"prices0={shown(prices0)} is not a pair of arrays; fix: {fix}")
         mu = as_float_array(prices0[0], "prices0[0]", fix=fix)
         if mu.shape == (p.n_groups,):
             mu = mu.reshape(p.n_cells, p.n_resources)
@@ -516,7 +524,7 @@ def check_inner(inner_method: Any, inner_options: Any, *, tol: Any = 1e-4,
     if inner_options is None:
         return {}
     if not isinstance(inner_options, Mapping):
-        raise ValidationError(f"inner_options={_shown(inner_options)} is a "
+        raise ValidationError(f"inner_options={shown(inner_options)} is a "
                               f"{type(inner_options).__name__}, not a mapping; fix: give a dict of "
                               f"options of {inner_method!r}, e.g. {{'max_iter': 50}}, or None")
     options = dict(inner_options)
@@ -558,7 +566,7 @@ def _type_problem(method: str, option: OptionInfo, value: Any) -> str | None:
     if expected == "tuple[ndarray, ndarray]":
         if isinstance(value, (str, bytes)) or not isinstance(value, (tuple, list)) \
                 or len(value) != 2:
-            return (f"{option.name}={_shown(value)} for method {method!r} is not a pair; fix: give "
+            return (f"{option.name}={shown(value)} for method {method!r} is not a pair; fix: give "
                     "(airtime prices, shape (n_cells, n_resources); backhaul prices, shape "
                     "(n_cells,)), e.g. (sol.prices['airtime'], sol.prices['backhaul'])")
         return _array_problem(method, f"{option.name}[0]", value[0]) \
@@ -566,7 +574,7 @@ def _type_problem(method: str, option: OptionInfo, value: Any) -> str | None:
     if expected.startswith("Mapping"):
         if isinstance(value, Mapping):
             return None
-        return (f"{option.name}={_shown(value)} for method {method!r} is a "
+        return (f"{option.name}={shown(value)} for method {method!r} is a "
                 f"{type(value).__name__}, not a mapping; fix: give a dict, e.g. "
                 f"{option.name}={{}}" + (", or None" if none_ok else ""))
     if expected not in ("float", "int", "bool"):
@@ -602,20 +610,6 @@ def _fits_float(value: Any) -> bool:
     except OverflowError:
         return False
     return True
-
-
-def _float(value: Any) -> float:
-    """A real number as a float; inf for an integer beyond the float range."""
-    try:
-        return float(value)
-    except OverflowError:
-        return math.inf
-
-
-def _shown(value: Any) -> str:
-    """`value` for a message: its repr, shortened."""
-    text = repr(value)
-    return text if len(text) <= 60 else f"{text[:40]}...({len(text)} characters)"
 
 
 def _converted(value: Any, expected: str) -> Any:
