@@ -31,7 +31,7 @@ from cellopt.errors import ValidationError, describe_rows
 from cellopt.parameters import is_integer, is_real, shown
 
 __all__ = ["INT64_MAX", "as_float", "as_float_array", "check_array", "check_bool", "check_callable",
-           "check_int", "check_number", "check_seeds", "close_names", "shown"]
+           "check_int", "check_names", "check_number", "check_seeds", "close_names", "shown"]
 
 #: Largest whole number a count may be: counts index int64 arrays.
 INT64_MAX = int(np.iinfo(np.int64).max)
@@ -327,3 +327,16 @@ def close_names(name: Any, valid: Sequence[str], n: int = 3) -> list[str]:
     if not isinstance(name, str):
         return []
     return difflib.get_close_matches(name, list(valid), n=n, cutoff=0.6)
+
+
+def check_names(given: Iterable[str], valid: Sequence[str], *, what: str, fix: str) -> None:
+    """Refuse names not in `valid`: "unknown {what} [...]; fix: did you mean [...]? {fix}".
+
+    `what` names the kind of name and where it was given (e.g. "field(s) ... for
+    Problem.replace"); the hint lists the nearest valid names (:func:`close_names`).
+    """
+    unknown = sorted(set(given) - set(valid))
+    if unknown:
+        near = sorted({n for k in unknown for n in close_names(k, valid)})
+        raise ValidationError(f"unknown {what.format(unknown)}; fix: "
+                              + (f"did you mean {near}? " if near else "") + fix)

@@ -18,7 +18,7 @@ import pyproj
 import shapely
 
 from cellopt._deprecated import moved_names
-from cellopt.checks import as_float_array
+from cellopt.checks import as_float_array, check_names
 from cellopt.crs import metric_crs
 from cellopt.errors import ValidationError, describe_rows
 from cellopt.parameters import LIMITS, check_real, is_real
@@ -341,10 +341,8 @@ class Network:
             For a name that is not a field of :class:`Network`.
         """
         fields = [f.name for f in dataclasses.fields(self)]
-        unknown = sorted(set(changes) - set(fields))
-        if unknown:
-            raise ValidationError(f"unknown field(s) {unknown} for Network.replace; fix: use "
-                                  f"fields of Network: {fields}")
+        check_names(changes, fields, what="field(s) {} for Network.replace",
+                    fix=f"use fields of Network: {fields}")
         return dataclasses.replace(self, **changes)
 
     def add_cells(self, new: gpd.GeoDataFrame) -> Network:

@@ -21,7 +21,7 @@ from typing import Any
 
 import numpy as np
 
-from cellopt.checks import INT64_MAX, as_float, as_float_array, check_array, close_names, shown
+from cellopt.checks import INT64_MAX, as_float, as_float_array, check_array, check_names, shown
 from cellopt.errors import ValidationError, check_memory, describe_rows
 from cellopt.linktable import LinkTable
 from cellopt.network import TIERS, Network
@@ -299,12 +299,8 @@ class Problem:
                                   "of radio.link_table(network)")
         valid = [k for k in inspect.signature(cls.from_links).parameters
                  if k not in ("user", "cell", "rate_mbps", "n_users", "n_cells", "alpha")]
-        unknown = sorted(set(overrides) - set(valid))
-        if unknown:
-            near = sorted({n for k in unknown for n in close_names(k, valid)})
-            raise ValidationError(f"unknown override(s) {unknown} for Problem.from_network; fix: "
-                                  + (f"did you mean {near}? " if near else "")
-                                  + f"use keywords of Problem.from_links: {valid}")
+        check_names(overrides, valid, what="override(s) {} for Problem.from_network",
+                    fix=f"use keywords of Problem.from_links: {valid}")
         if (links.n_users, links.n_cells) != (network.n_users, network.n_cells):
             raise ValidationError(
                 f"links were built for {links.n_users} users and {links.n_cells} cells, the "
@@ -369,12 +365,8 @@ class Problem:
             out of range.
         """
         fields = [f.name for f in dataclasses.fields(self)]
-        unknown = sorted(set(changes) - set(fields))
-        if unknown:
-            near = sorted({n for k in unknown for n in close_names(k, fields)})
-            raise ValidationError(f"unknown field(s) {unknown} for Problem.replace; fix: "
-                                  + (f"did you mean {near}? " if near else "")
-                                  + f"use fields of Problem: {fields}")
+        check_names(changes, fields, what="field(s) {} for Problem.replace",
+                    fix=f"use fields of Problem: {fields}")
         problems: list[str] = []
         sizes = {"weight": self.n_users, "demand_mbps": self.n_users,
                  "backhaul_mbps": self.n_cells, "price_per_mbps": self.n_cells,
