@@ -191,28 +191,29 @@ def as_float_array(value: Any, name: str, *, fix: str, copy: bool = True) -> np.
     ValidationError
         Naming `name`, with `fix`.
     """
-    head = f"{name}={shown(value)} cannot be read as numbers"
+    def refuse(why: str) -> ValidationError:  # the message is built only when it is needed
+        return ValidationError(f"{name}={shown(value)} cannot be read as numbers: {why}; "
+                               f"fix: {fix}")
+
     if isinstance(value, (str, bytes, bool, np.bool_)) or value is None:
-        raise ValidationError(f"{head}: it is a {type(value).__name__}; fix: {fix}")
+        raise refuse(f"it is a {type(value).__name__}")
     try:
         arr = np.asarray(value)
     except (TypeError, ValueError):  # ragged nested sequences
-        raise ValidationError(f"{head}: it is ragged or mixed; fix: {fix}") from None
+        raise refuse("it is ragged or mixed") from None
     if arr.dtype.kind == "O":
         flat = arr.reshape(-1)
         bad = [k for k, v in enumerate(flat) if not is_real(v)]
         if bad:
             first = flat[bad[0]]
-            raise ValidationError(f"{head}: {shown(first)} ({type(first).__name__}) at "
-                                  f"{_entries(np.asarray(bad), arr.shape)} is not a number; "
-                                  f"fix: {fix}")
+            raise refuse(f"{shown(first)} ({type(first).__name__}) at "
+                         f"{_entries(np.asarray(bad), arr.shape)} is not a number")
         try:
             return arr.astype(float)
         except OverflowError:
-            raise ValidationError(f"{head}: it holds integers beyond the floating-point range; "
-                                  f"fix: {fix}") from None
+            raise refuse("it holds integers beyond the floating-point range") from None
     if arr.dtype.kind not in "iuf":
-        raise ValidationError(f"{head}: it holds {arr.dtype} values; fix: {fix}")
+        raise refuse(f"it holds {arr.dtype} values")
     return arr.astype(float, copy=copy)
 
 

@@ -603,3 +603,23 @@ def test_one_blas_thread_governs_every_blas_library():
     ours = {i["filepath"] for i in threadpool_info() if i["user_api"] == "blas"
             and ("numpy" in i["filepath"] or "scipy" in i["filepath"])}  # not cvxpy's solvers'
     assert ours and ours <= {i["filepath"] for i in _BLAS.info() if i["user_api"] == "blas"}
+
+
+@pytest.mark.parametrize("n_resources", [1, 3])
+def test_serving_cell_is_the_cell_carrying_most_traffic(n_resources):
+    """``serving_cell`` against a per-user dictionary sum: a user's links to one cell
+    (one per resource) count together; no traffic gives −1."""
+    from cellopt.solvers.result import serving_cells
+    rng = np.random.default_rng(7)
+    p = random_problem(rng, "grouped", n_users=40, n_cells=6, n_resources=n_resources,
+                       per_user=min(4, 6 * n_resources - 1))
+    flow = rng.exponential(size=p.n_links) * (rng.random(p.n_links) < 0.7)
+    expected = np.full(p.n_users, -1)
+    for i in range(p.n_users):
+        per_cell: dict[int, float] = {}
+        for e in np.flatnonzero(p.user == i):
+            per_cell[int(p.cell[e])] = per_cell.get(int(p.cell[e]), 0.0) + flow[e]
+        if per_cell and max(per_cell.values()) > 0:
+            expected[i] = max(per_cell, key=per_cell.get)
+    np.testing.assert_array_equal(serving_cells(p, flow), expected)
+    np.testing.assert_array_equal(serving_cells(p, np.zeros(p.n_links)), -1)

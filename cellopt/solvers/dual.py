@@ -337,13 +337,16 @@ class SmoothedDual:
         if self.n_links:
             # Each user on its best link (per pattern of every block, with free shares:
             # each pattern priced as if it had the whole band, so that their values match).
-            key = self.seg
             if self.p.free_shares:
                 n_k = self.p.n_resources
                 key = (self.seg * self.p.n_blocks + self.p.cell_block[self.cell]) * n_k \
                     + self.g % n_k
-            order = np.lexsort((-self.R, key))
-            best = order[np.r_[True, key[order][1:] != key[order][:-1]]]
+                order = np.lexsort((-self.R, key))
+                best = order[np.r_[True, key[order][1:] != key[order][:-1]]]
+            else:  # the first of each user's fastest links (links are sorted by user)
+                top = np.maximum.reduceat(self.R, self.starts)
+                best = np.flatnonzero(self.R == top[self.seg])
+                best = best[np.r_[True, self.seg[best][1:] != self.seg[best][:-1]]]
             gb = self.g[best]
             count = np.bincount(gb, minlength=G)
             r = np.maximum(np.minimum(self.capu[self.seg[best]], self.R[best] / count[gb]),
@@ -493,17 +496,16 @@ class SmoothedDual:
         """∇²_y g_τ at pt: Σ_users Jᵀ [r(1+1/τ) diag(a/π) + (h − r(1+1/τ)/m) a aᵀ] J."""
         idx = np.flatnonzero(pt.share > _ACTIVE_WEIGHT)
         seg = self.seg[idx]
-        n_a = len(idx)
         k = 1.0 + 1.0 / tau
         a, pi, share = pt.a[idx], pt.pi[idx], pt.share[idx]
         r, m, h = pt.r[seg], pt.m[seg], pt.h[seg]
-        rows = np.arange(n_a)
+        # ∂π_e/∂y: s_g / R_e at the link's group and s_j at its cell's cap price.
+        grp = self.g[idx]
+        d_grp = self.s[grp] / self.R[idx]
         capl = self.link_cap[idx]
-        withcap = capl >= 0
-        M = sp.csr_array(
-            (np.r_[self.s[self.g[idx]] / self.R[idx], self.s[self.G + capl[withcap]]],
-             (np.r_[rows, rows[withcap]], np.r_[self.g[idx], self.G + capl[withcap]])),
-            shape=(n_a, self.n))
+        withcap = np.flatnonzero(capl >= 0)
+        cap = self.G + capl[withcap]
+        d_cap = self.s[cap]
         # Link-space diagonal E_e = D_e + c_i a_e² computed without cancellation:
         # h a² + r (1+1/τ) (a/π)(1 − p); the off-diagonal rank-one part only for split users.
         diag = h * a * a + r * k * (a / pi) * (1.0 - share)
@@ -511,14 +513,25 @@ class SmoothedDual:
         split = n_active[seg] > 1
         coef = h - r * k / m                                        # c_i (per active link)
         diag = diag - np.where(split, coef * a * a, 0.0)
-        H = M.T @ (sp.diags_array(diag) @ M)
+        # Σ_e E_e (∂π_e/∂y)(∂π_e/∂y)ᵀ: a diagonal, plus group–cap terms for capped links.
+        gw, dw, ew = grp[withcap], d_grp[withcap], diag[withcap]
+        H = sp.coo_array((np.r_[diag * d_grp * d_grp, ew * dw * d_cap, ew * dw * d_cap,
+                                ew * d_cap * d_cap],
+                          (np.r_[grp, gw, cap, cap], np.r_[grp, cap, gw, cap])),
+                         shape=(self.n, self.n)).tocsr()
         if split.any():
+            # Σ_split users c_i b_i b_iᵀ, b_i = Σ_e a_e ∂π_e/∂y: B has a row per split user.
             sl = np.flatnonzero(split)
-            useg, inv = np.unique(seg[sl], return_inverse=True)
-            P = sp.csr_array((a[sl], (inv, sl)), shape=(len(useg), n_a))
-            B = P @ M
-            cu = coef[sl][np.r_[True, inv[1:] != inv[:-1]]]          # one c_i per split user
-            H = H + B.T @ (sp.diags_array(cu) @ B)
+            row = np.cumsum(np.r_[True, seg[sl][1:] != seg[sl][:-1]]) - 1
+            wc = np.flatnonzero(split[withcap])
+            B = sp.coo_array((np.r_[a[sl] * d_grp[sl], a[withcap[wc]] * d_cap[wc]],
+                              (np.r_[row, row[np.searchsorted(sl, withcap[wc])]],
+                               np.r_[grp[sl], cap[wc]])),
+                             shape=(int(row[-1]) + 1, self.n)).tocsr()
+            cu = coef[sl][np.r_[True, row[1:] != row[:-1]]]          # one c_i per split user
+            scaled = sp.csr_array((B.data * np.repeat(cu, np.diff(B.indptr)), B.indices,
+                                   B.indptr), shape=B.shape)
+            H = H + B.T @ scaled
         hess = SymmetricSystem(H)
         if self.free:
             self._add_airtime_hessian(hess, pt, tau)

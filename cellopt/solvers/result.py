@@ -109,13 +109,7 @@ def build_solution(
     if upper_bound is None:
         upper_bound = dual_bound(problem, mu, nu)
     objective = util - cost - energy
-    serving = np.full(problem.n_users, -1, dtype=np.int64)
-    flow = problem.rate_mbps * x
-    per_cell = pd.DataFrame({"u": problem.user, "c": problem.cell, "f": flow})
-    per_cell = per_cell.groupby(["u", "c"], sort=False)["f"].sum().reset_index()
-    top = per_cell.sort_values(["u", "f"], ascending=[True, False]).drop_duplicates("u")
-    top = top[top["f"] > 0]
-    serving[top["u"].to_numpy()] = top["c"].to_numpy()
+    serving = serving_cells(problem, problem.rate_mbps * x)
     if history is None:
         history = []
     history = history if isinstance(history, pd.DataFrame) else pd.DataFrame(history)
@@ -137,3 +131,28 @@ def build_solution(
         pattern_share=theta, bound_kind=None if upper_bound is None else "problem",
         cell_payment=problem.price_per_mbps * traffic, offload_share=offload,
     )
+
+
+def serving_cells(problem: Problem, flow: np.ndarray) -> np.ndarray:
+    """The cell that carries most of each user's traffic, shape (n_users,) (−1: no traffic).
+
+    `flow`, shape (L,), is the traffic of every link [Mbps]; a user's links to one cell
+    (one per resource) count together. Ties go to the first such cell in link order.
+    """
+    serving = np.full(problem.n_users, -1, dtype=np.int64)
+    if not len(flow):
+        return serving
+    key = problem.user.astype(np.int64) * problem.n_cells + problem.cell
+    if problem.n_resources > 1:  # sum a user's links to one cell (links are sorted by user)
+        order = np.argsort(key, kind="stable")
+        key = key[order]
+        starts = np.flatnonzero(np.r_[True, key[1:] != key[:-1]])
+        flow, key = np.add.reduceat(flow[order], starts), key[starts]
+    user, cell = np.divmod(key, problem.n_cells)
+    first = np.flatnonzero(np.r_[True, user[1:] != user[:-1]])
+    top = np.maximum.reduceat(flow, first)
+    at_top = np.flatnonzero((flow == np.repeat(top, np.diff(np.r_[first, len(flow)])))
+                            & (flow > 0))
+    at_top = at_top[np.r_[True, user[at_top][1:] != user[at_top][:-1]][:len(at_top)]]
+    serving[user[at_top]] = cell[at_top]
+    return serving
