@@ -267,13 +267,10 @@ def test_load_coupled_answer_is_an_exact_operating_point(seed, n_interferers, de
 
 
 
-@pytest.mark.xfail(strict=True, reason=(
-    "dual stops at max_iter=500 with gap 1.3e-4 > tol on this 4-user problem with demands "
-    "(ipm: 5 steps, gap 1e-6); the smallest case found of the stall above"))
 def test_dual_certifies_a_tiny_problem_with_demands():
     """Shrunk from a 40-user drop of hex_grid(1) with demands uniform in [0.2, 4] Mbit/s
-    (4 of 30 such drops stall): 4 users, 9 cells, α = 1, no caps, every user below the
-    rate its links could give."""
+    on which ``dual`` used to stop at max_iter: 4 users, 9 cells, α = 1, no caps, every
+    user below the rate its links could give."""
     p = cellopt.Problem.from_links(
         np.array([0, 0, 0, 0, 1, 1, 1, 1, 2, 2, 2, 3, 3, 3]),
         np.array([2, 0, 7, 3, 2, 7, 8, 5, 5, 7, 2, 4, 6, 1]),

@@ -220,29 +220,57 @@ def recover_feasible(problem: Problem, x: np.ndarray, priced: np.ndarray,
                      ) -> tuple[np.ndarray, float, np.ndarray | None, float]:
     """A feasible point from implied shares: (x, objective, θ, utility), the best found.
 
-    For each candidate θ of `shares` (None for fixed resources): repair(x), and
+    For each candidate θ of `shares` (None for fixed resources): repair(x),
     repair(fill(x)), where fill rescales the `priced` groups (mask, shape (n_groups,)) to
-    their full capacity (priced groups are saturated at the optimum).
+    their full capacity (priced groups are saturated at the optimum), and with finite
+    demands repair(:func:`demand_first` (x)).
     """
     p = problem
     best = (None, -np.inf, None, -np.inf)
+    demands = bool(np.isfinite(p.demand_mbps).any())
     for theta in shares:
         theta = feasible_shares(p, theta)
         energy = energy_cost(p, theta)
         capacity = np.broadcast_to(group_capacity(p, theta), (p.n_groups,))
         x1 = repair(p, x, theta)
-        trials = [x1]
         air = np.bincount(p.group, x1, minlength=p.n_groups)
         fill = priced & (air > 1e-12) & (air < capacity)
+        trials = [x1]
         if fill.any():
             factor = np.ones(p.n_groups)
             factor[fill] = capacity[fill] / air[fill]
             trials.append(repair(p, x1 * factor[p.group], theta))
+        if demands:
+            trials.append(repair(p, demand_first(p, x, capacity), theta))
         for xt in trials:
             util, cost = objective_terms(p, xt)
             if util - cost - energy > best[1]:
                 best = (xt, util - cost - energy, theta, util)
     return best
+
+
+def demand_first(problem: Problem, x: np.ndarray, capacity: np.ndarray) -> np.ndarray:
+    """Shares that serve the users near their demand first, shape (L,) (not yet feasible).
+
+    Users whose rate under `x` is at least 90 % of their finite demand are scaled to
+    exactly it: at the optimum a user whose price is low enough is served at its demand,
+    while smoothed shares leave it a few % short (a user split over links gets less than
+    its best response), and the loss of a short user is large for α > 1. Each group's
+    remaining `capacity` (shape (n_groups,)) is then shared by its other users' shares,
+    scaled up or down together.
+    """
+    p = problem
+    x = np.clip(np.asarray(x, float), 0.0, 1.0)
+    rate = np.bincount(p.user, p.rate_mbps * x, minlength=p.n_users)
+    near = np.isfinite(p.demand_mbps) & (rate >= 0.9 * p.demand_mbps) & (rate > 0)
+    with np.errstate(divide="ignore", invalid="ignore"):
+        x = x * np.where(near, p.demand_mbps / rate, 1.0)[p.user]
+    served = near[p.user]
+    air_served = np.bincount(p.group, np.where(served, x, 0.0), minlength=p.n_groups)
+    air_rest = np.bincount(p.group, np.where(served, 0.0, x), minlength=p.n_groups)
+    factor = np.maximum(capacity - air_served, 0.0) / np.where(air_rest > 1e-12, air_rest, 1.0)
+    factor[air_rest <= 1e-12] = 1.0
+    return np.where(served, x, x * factor[p.group])
 
 
 def objective_terms(problem: Problem, x: np.ndarray) -> tuple[float, float]:

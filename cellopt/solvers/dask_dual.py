@@ -51,7 +51,10 @@ it costs one round, not two.
 Limits
 ------
 Fixed resources only: no free power-pattern shares (``pattern_cost``) or share blocks —
-use ``method="dual"`` for those. No single association, no warm start. Sums over parts
+use ``method="dual"`` for those. No single association, no warm start. The recovery has
+neither ``dual``'s demand-first candidate nor its polish (a restricted ``ipm`` solve
+that needs every link in one place), so with finite demands it can need more steps, or
+stop at max_iter where ``dual`` certifies. Sums over parts
 are added in another order than ``dual``'s, so results agree with ``dual`` to rounding,
 not bit for bit. The client holds the whole problem (and, once, ``dual``'s per-link
 arrays to compute the price units) and the returned shares.
@@ -401,6 +404,7 @@ class _ClusterDual:
         self.group_cell = np.arange(self.G) // p.n_resources
         self.sent = self.received = 0          # since the last history row
         self._key = 0
+        self._kept = -1
         self._recovery = 0
         self._commit: tuple[int, int] | None = None
         self._futures: list[Any] = []
@@ -500,7 +504,8 @@ class _ClusterDual:
     def evaluate(self, y: np.ndarray, tau: float) -> DualPoint:
         """g_τ, the exact bound and ∇_y g_τ, from every part's sums."""
         self._key += 1
-        parts = self._call("evaluate", [(self._key, y[sel], float(tau)) for sel in self.sel])
+        parts = self._call("evaluate", [(self._key, y[sel], float(tau), self._kept)
+                                        for sel in self.sel])
         pt = DualPoint()
         pt.key, pt.y = self._key, y
         v = y * self.s
@@ -536,6 +541,11 @@ class _ClusterDual:
         H = sp.coo_array((np.concatenate(vals), (np.concatenate(rows), np.concatenate(cols))),
                          shape=(self.n, self.n))
         return SymmetricSystem(H.tocsr())
+
+    def retain(self, pt: DualPoint) -> None:
+        """The workers keep pt's state through the evaluations that follow (its id goes
+        with the next evaluation)."""
+        self._kept = pt.key
 
     def recover(self, pt: DualPoint) -> Recovered:
         """:func:`~cellopt.solvers.common.recover_feasible` in rounds (see the module
@@ -686,14 +696,15 @@ class _PartWorker:
         full[self.groups] = values
         return full
 
-    def evaluate(self, key: int, y_sel: np.ndarray, tau: float
+    def evaluate(self, key: int, y_sel: np.ndarray, tau: float, kept: int
                  ) -> tuple[float, float, np.ndarray]:
         """(Σφ(m_τ), Σφ(π*), airtime per group then traffic per capped cell, on ``sel``) at
-        the scaled prices `y_sel` of ``sel``."""
+        the scaled prices `y_sel` of ``sel``. Of the earlier points only the one a recovery
+        is pinned to and `kept` (:meth:`_ClusterDual.retain`) stay."""
         y = np.zeros(self.model.n)
         y[self.sel] = y_sel
         pt = self.model.evaluate(y, tau)
-        self.points = {k: v for k, v in self.points.items() if k == self.pinned}
+        self.points = {k: v for k, v in self.points.items() if k in (self.pinned, kept)}
         self.points[key] = pt
         return pt.smooth, pt.exact, np.r_[pt.air[self.groups], pt.traffic[self.caps]]
 

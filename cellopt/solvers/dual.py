@@ -57,6 +57,28 @@ so the search tries, in turn: the Newton step with each price clipped (to at mos
 growth and 3/4 of the way to its bound), the unclipped Newton step, and a diagonally
 scaled gradient step. Prices on which g_τ is locally linear (no curvature, e.g. a group
 nobody buys from) are moved geometrically (halved toward the bound, or doubled) instead.
+*Cold start.* The equal-share prices can be off by 10× or more (a small cell that the
+best-rate rule leaves nearly empty attracts many users at the optimum). Before the first
+Newton step, up to three multiplicative adjustments ``μ ← μ·(airtime/capacity)^α``
+(factor clipped to [1/4, 4]) are kept while they lower g_τ: one evaluation each, no
+Hessian.
+
+*Directions along which g_τ is linear.* A user held at its demand buys the same rate
+whatever its price (until the price reaches its marginal utility there), so g_τ has no
+curvature along the prices of groups whose buyers are all held at their demand — not
+only in single prices ("flat", above) but jointly: every price scaled together when all
+users are at their demand, the case of light traffic. Newton steps then crawl (the
+curvature of the other directions sets their length). Two geometric searches cover
+these: after every step the flat prices alone (×2, ×4, ×16, ×256, or halving their
+distance to the bound, while g_τ falls), and after a step shorter than 1 % of the
+Newton step, or none, all prices scaled together the same way.
+
+*Nearly collinear prices.* A capped cell's ν and its groups' μ enter the same links'
+prices; when they hardly differ in effect the Newton step moves them hugely in
+opposite directions. When the plain step would move a price more than 1000× its size,
+Levenberg–Marquardt steps (λ = 1 and 10 times the diagonal added, in the Jacobi-scaled
+system) are tried before it.
+
 Continuation: τ = 0.05 first; after a converged stage τ ×= 0.3·tol/gap clipped to
 [0.2, 0.3] (×0.5 after a stage that stalled), warm-started. A stage is converged when
 the airtime / backhaul residual of the implied shares, in objective units, is below
@@ -81,6 +103,20 @@ problem equals g over the rest.
 by :func:`~cellopt.solvers.common.repair` (overloaded groups, capped cells and demands
 scaled down), and by a "fill" variant that first rescales every priced group (μ_g > 0)
 to airtime exactly 1 (priced groups are saturated at the optimum); the better is kept.
+With finite demands a third candidate serves the users within 10 % of their demand
+exactly at it and shares each group's remaining airtime among the others
+(:func:`~cellopt.solvers.common.demand_first`): smoothed shares leave a user split
+between links a few % short, which repair then cuts further, and at α ≥ 1 that costs
+more than the tolerance.
+
+*Polish.* When a stage ends uncertified although the bound is within its smoothing
+error of the optimum and the stage barely moved the feasible objective, the problem
+restricted to every user's links within a relative max(10τ, 10⁻³) of its cheapest price
+(and the links of groups at their floor δ_g) is solved by ``ipm`` (at most three times
+per run): at the optimal prices every link in use is among the cheapest, but which of
+the tied users go where — the split that balances the cells — is what smoothed shares
+get only approximately, and users held at their demand cannot absorb the rest.
+
 The best feasible x and the best (lowest) exact bound seen — at every evaluation,
 line-search trials included — are kept separately: any prices give a bound and any
 feasible x a lower bound, and the reported gap is the rate-equivalent
@@ -134,7 +170,7 @@ from __future__ import annotations
 
 import dataclasses
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from typing import Any, Protocol
 
 import numpy as np
@@ -147,6 +183,7 @@ from cellopt.problem import Problem, utility, utility_derivative
 from cellopt.solution import Solution
 from cellopt.solvers.certificate import certified_gap, dual_bound, utility_scale
 from cellopt.solvers.common import block_zero_capacity, recover_feasible, user_value
+from cellopt.solvers.ipm import solve_ipm
 from cellopt.solvers.linalg import SymmetricSystem, share_curvature
 from cellopt.solvers.registry import check_arguments, check_problem, check_warm_start, register
 from cellopt.solvers.result import build_solution
@@ -157,6 +194,11 @@ __all__ = ["DualModel", "DualPoint", "NewtonResult", "Recovered", "SmoothedDual"
 
 _CLIP_FLOOR = 1e-3       # growth limit 3·max(y, this) for prices with a positive floor
 _ACTIVE_WEIGHT = 1e-14   # links with soft-min weight p_e below this are left out of the Hessian
+_DAMPING = (1.0, 10.0)   # Levenberg–Marquardt damping of the fallback Newton steps
+_HUGE_REACH = 1e3        # ... tried before the plain Newton step when it moves a price this far
+_SHORT_STEP = 1e-2       # after a shorter Newton step, every price is scaled too
+_MAX_POLISH = 3          # restricted solves (SmoothedDual.polish) per run, at most
+_ADJUST_STEPS = 3        # multiplicative price adjustments before Newton, from a cold start
 # The Newton systems are small (groups + caps): multithreaded BLAS only adds overhead, and
 # on a loaded machine OpenBLAS's spinning threads made a 400 × 400 Cholesky take 0.35 s
 # instead of 2 ms. The factorizations run single-threaded.
@@ -204,7 +246,8 @@ class DualModel(Protocol):
     Attributes: ``G`` (groups), ``n`` (prices: groups + capped cells), ``s`` (price units,
     shape (n,)), ``lb`` (lower bounds in those units, shape (n,)), ``fixed`` (prices that
     never move, bool, shape (n,)), ``capped`` (cells with a price ν, shape (n_caps,)),
-    ``n_links`` (links that can carry traffic).
+    ``n_links`` (links that can carry traffic). Optional: ``polish(pt, tau, tol)``, a
+    feasible point from a restricted solve (:meth:`SmoothedDual.polish`), or None.
     """
 
     G: int
@@ -223,6 +266,10 @@ class DualModel(Protocol):
 
     def recover(self, pt: DualPoint) -> Recovered:
         """A feasible point from the implied shares at pt (the better of repair and fill)."""
+
+    def retain(self, pt: DualPoint) -> None:
+        """pt's Hessian or recovery may be asked for after later evaluations (a model that
+        holds the per-link state elsewhere keeps pt's)."""
 
     def commit(self, rec: Recovered) -> None:
         """`rec` is the best feasible point so far (a model that holds x elsewhere keeps it)."""
@@ -485,6 +532,38 @@ class SmoothedDual:
         x_feas, obj, theta, util = recover_feasible(p, x_full, pt.y[:self.G] > 0, shares)
         return Recovered(x=x_feas, objective=obj, theta=theta, utility=util)
 
+    def at_floor(self, pt: DualPoint) -> np.ndarray:
+        """Groups whose price is within 2× of its positive floor δ_g, shape (G,): free at
+        the optimum, where every price comparison between them is meaningless."""
+        y, lb = pt.y[:self.G], self.lb[:self.G]
+        return (lb > 0) & (y <= 2.0 * lb)
+
+    def polish(self, pt: DualPoint, tau: float, tol: float) -> Recovered | None:
+        """The optimal shares on the links each user finds (nearly) cheapest at pt.
+
+        At the optimal prices every link a user uses is one of its cheapest; which split
+        of the users that tie balances the cells is what recovery from smoothed shares
+        gets only approximately (a user held at its demand cannot absorb a cell's excess).
+        Here the problem restricted to each user's links within a relative 10·τ (at least
+        1e-3) of its cheapest price is solved by ``ipm``: a feasible point of the whole
+        problem, optimal if those links hold the optimal ones.
+        """
+        if not self.n_links:
+            return None
+        cheapest = np.minimum.reduceat(pt.pi, self.starts)[self.seg]
+        near = (pt.pi <= cheapest * (1.0 + max(10.0 * tau, 1e-3))) | self.at_floor(pt)[self.g]
+        sub = self.p.restrict(self.keep[near])
+        sol = solve_ipm(sub, tol=0.1 * tol)
+        if not np.isfinite(sol.objective):
+            return None
+        x = np.zeros(self.p.n_links)
+        x[self.keep[near]] = sol.x
+        return Recovered(x=x, objective=sol.objective, theta=sol.pattern_share,
+                         utility=sol.utility)
+
+    def retain(self, pt: DualPoint) -> None:
+        """Nothing to do: pt holds its own state."""
+
     def commit(self, rec: Recovered) -> None:
         """Nothing to do: the shares are already here."""
 
@@ -612,7 +691,8 @@ def solve_dual(
     y = start_prices(model, p, prices0)
     res = newton_prices(model, p, y, t0=t0, tol=tol, max_iter=max_iter, time_limit_s=time_limit_s,
                         callback=callback, tau0=tau0, tau_min=tau_min, stage_maxiter=stage_maxiter,
-                        stage_accuracy=stage_accuracy)
+                        stage_accuracy=stage_accuracy,
+                        adjust_steps=_ADJUST_STEPS if prices0 is None else 0)
     mu = res.mu
     nu = np.zeros(p.n_cells)
     nu[model.capped] = res.nu
@@ -727,14 +807,16 @@ def newton_prices(
     tau_min: float,
     stage_maxiter: int,
     stage_accuracy: float,
+    adjust_steps: int = 0,
 ) -> NewtonResult:
     """Projected Newton on g_τ with continuation in τ, from scaled prices `y` (the loop of
     :func:`solve_dual`, for any :class:`DualModel`).
 
-    `problem` is used only for the certificate's scale (``certified_gap``). The options
-    are those of :func:`solve_dual`; `t0` is the ``time.perf_counter()`` the time limit
-    and the history's ``time_s`` count from. Extra history columns come from
-    ``model.row_extra()``.
+    `problem` is used only for the certificate's scale (``certified_gap``) and its α. The
+    options are those of :func:`solve_dual`; `t0` is the ``time.perf_counter()`` the
+    time limit and the history's ``time_s`` count from. Extra history columns come from
+    ``model.row_extra()``. `adjust_steps`: at most this many multiplicative price
+    adjustments (:func:`_adjust_prices`) before the first Newton step, for a cold start.
     """
     p = problem
     max_iter = 500 if max_iter is None else int(max_iter)
@@ -780,8 +862,13 @@ def newton_prices(
 
     tau = float(tau0)
     pt = evaluate(y, tau)
+    n_eval = 1
+    if adjust_steps:
+        pt, evals = _adjust_prices(evaluate, model, pt, tau, p.alpha, adjust_steps)
+        y, n_eval = pt.y, n_eval + evals
     recover(pt)
-    n_iter, n_eval, stage, stage_steps = 0, 1, 1, 0
+    n_iter, stage, stage_steps, n_polish = 0, 1, 0, 0
+    stage_obj = best["obj"]
     gap, _, stop = record(0, stage, tau, pt, np.nan, 0.0, n_eval)
     status, message = MAX_ITER, ""
     while True:
@@ -802,7 +889,8 @@ def newton_prices(
         # ---- one projected Newton step at temperature τ, Armijo search on the projection arc
         H = model.hessian(pt, tau) if model.n_links else SymmetricSystem(sp.csr_array((model.n, model.n)))
         pt_new, step, decrement = None, 0.0, 0.0
-        for d in _directions(H, pt.grad, y, lb, model.fixed, pt.g_tau):
+        flat_move, candidates = _directions(H, pt.grad, y, lb, model.fixed, pt.g_tau)
+        for d in candidates:
             decrement = float(-pt.grad @ d)
             if decrement <= 0:
                 continue
@@ -810,6 +898,24 @@ def newton_prices(
             n_eval += evals
             if pt_new is not None:
                 break
+        if pt_new is not None:
+            model.retain(pt_new)      # the searches below may not beat it
+        if flat_move.any():
+            pt_flat, evals = _geometric_search(evaluate, model, pt if pt_new is None else pt_new,
+                                               flat_move, lb, tau)
+            n_eval += evals
+            pt_new = pt_flat or pt_new
+        if pt_new is None or step < _SHORT_STEP:
+            # Every price scaled together: g_τ is linear along that direction while the
+            # users it touches are all held at their demand (no curvature: Newton steps
+            # stall there, with prices 100× below their level).
+            base = pt if pt_new is None else pt_new
+            slope = float(base.grad @ (base.y - lb))
+            move = np.where(model.fixed, 0.0, base.y - lb) * (-np.sign(slope))
+            if move.any():
+                pt_scaled, evals = _geometric_search(evaluate, model, base, move, lb, tau)
+                n_eval += evals
+                pt_new = pt_scaled or pt_new
         n_iter += 1
         stage_steps += 1
         ls_failed = pt_new is None
@@ -832,6 +938,22 @@ def newton_prices(
             message = (f"no descent step at the smallest temperature τ={tau:g}; certified gap "
                        f"{gap:.2e} > tol={tol:g}")
             break
+        # Polish when the primal side holds the gap up: the bound is within about the
+        # smoothing error g_τ − g of the optimum (min g_τ ≤ optimum + that error), and the
+        # stage moved the best feasible objective by less than a tenth of the gap.
+        width = max(best["bound"] - best["obj"], 1e-300)
+        primal_stuck = (gap * (pt.g_tau - pt.bound) / width <= 0.5 * tol
+                        and best["obj"] - stage_obj < 0.1 * width)
+        if done and gap > tol and primal_stuck and n_polish < _MAX_POLISH \
+                and hasattr(model, "polish"):
+            n_polish += 1
+            rec = model.polish(pt, tau, tol)
+            if rec is not None and rec.objective > best["obj"]:
+                best.update(obj=rec.objective, x=rec.x, theta=rec.theta, util=rec.utility)
+                model.commit(rec)
+                gap = gap_now()
+                if gap <= tol:
+                    continue
         if done and gap > tol and tau > tau_min:
             # After a converged stage the gap is mostly smoothing (∝ τ): cut τ by 3–5×
             # (larger cuts made the next stage's Newton steps short); after a stage that
@@ -840,6 +962,7 @@ def newton_prices(
             tau = max(tau * factor, tau_min)
             stage += 1
             stage_steps = 0
+            stage_obj = best["obj"]
             pt = evaluate(y, tau)
             recover(pt)
             n_eval += 1
@@ -850,10 +973,42 @@ def newton_prices(
                         utility=best["util"], x=best["x"], theta=best["theta"])
 
 
+def _adjust_prices(evaluate: Callable[[np.ndarray, float], DualPoint], model: DualModel,
+                   pt: DualPoint, tau: float, alpha: float, steps: int) -> tuple[DualPoint, int]:
+    """Multiplicative price adjustment (tâtonnement) from a cold start: (point, evaluations).
+
+    A group whose users all stay put and are below their demand has airtime ∝ μ^(−1/α),
+    so ``μ ← μ · (airtime / capacity)^α`` would clear it in one step. Users do move, so
+    the factor is clipped to [1/4, 4] before the power (α below 1/4 counts as 1/4) and a
+    step is kept only while it lowers g_τ. Each step costs one evaluation and no Hessian;
+    from the equal-share start, where prices can be off by 10× or more, a few of them
+    replace Newton steps that the 3×-growth clip would have spent on the way.
+    """
+    G = len(pt.air)
+    exponent = max(alpha, 0.25)
+    movable = ~model.fixed[:G]
+    n = 0
+    for _ in range(steps):
+        capacity = pt.air + pt.grad[:G] / model.s[:G]     # 1 (or the pattern share)
+        with np.errstate(divide="ignore", invalid="ignore"):
+            ratio = np.where(capacity > 0, pt.air / capacity, 1.0)
+        factor = np.clip(ratio, 0.25, 4.0) ** exponent
+        y = pt.y.copy()
+        y[:G] = np.where(movable, np.maximum(model.lb[:G], y[:G] * factor), y[:G])
+        trial = evaluate(y, tau)
+        n += 1
+        if not trial.g_tau < pt.g_tau:
+            break
+        pt = trial
+        model.retain(pt)
+    return pt, n
+
+
 def _directions(H: SymmetricSystem, grad: np.ndarray, y: np.ndarray, lb: np.ndarray,
-                fixed: np.ndarray, value: float):
-    """Search directions to try in turn: clipped projected Newton, projected Newton, and a
-    diagonally scaled projected gradient (the safeguard).
+                fixed: np.ndarray, value: float) -> tuple[np.ndarray, Iterator[np.ndarray]]:
+    """(the flat prices' move, search directions to try in turn): clipped projected Newton,
+    damped (Levenberg–Marquardt) Newton, projected Newton, and a diagonally scaled
+    projected gradient (the safeguard).
 
     Projected Newton (Bertsekas): prices with positive gradient within ε of their bound go
     to the bound. "Flat" prices — a diagonal Newton step more than 1000× their size, e.g.
@@ -870,7 +1025,8 @@ def _directions(H: SymmetricSystem, grad: np.ndarray, y: np.ndarray, lb: np.ndar
     need not be a descent direction; the caller then tries the next one. `fixed` prices
     (groups without links) do not move. With a low-rank part (large pattern-share
     blocks), prices without curvature of their own count as flat, and the free system is
-    solved by Woodbury.
+    solved by Woodbury. The flat prices' move alone (zero elsewhere) is returned too, for
+    :func:`_geometric_search`.
     """
     hdiag = H.sparse.diagonal()
     full_diag = H.diagonal()
@@ -892,16 +1048,76 @@ def _directions(H: SymmetricSystem, grad: np.ndarray, y: np.ndarray, lb: np.ndar
     negligible = np.abs(grad) * np.maximum(y, 1.0) <= 1e-12 * max(1.0, abs(value))
     d[flat] = np.where(negligible[flat], 0.0,
                        np.where(grad[flat] > 0, 0.5 * (lb[flat] - y[flat]), grow[flat]))
+    flat_move = np.where(flat, d, 0.0)
     free = np.flatnonzero(~active & ~flat)
-    if len(free):
-        d[free] = -H.restricted(free, hdiag).solve(grad[free])
+    system = H.restricted(free, hdiag) if len(free) else None
+    if system is not None:
+        d[free] = -system.solve(grad[free])
+    return flat_move, _candidates(d, grad, y, lb, fixed, active, free, system, full_diag, grow)
+
+
+def _candidates(d: np.ndarray, grad: np.ndarray, y: np.ndarray, lb: np.ndarray,
+                fixed: np.ndarray, active: np.ndarray, free: np.ndarray,
+                system: Any, full_diag: np.ndarray, grow: np.ndarray) -> Iterator[np.ndarray]:
+    """The directions of :func:`_directions`, computed only as far as they are tried."""
     down = np.where(y < 1e-2, 1.0, 0.75) * np.maximum(y - lb, 0.0)
     up = 3.0 * np.maximum(y, np.where(lb > 0, _CLIP_FLOOR, 1.0))
-    yield np.where(active, d, np.clip(d, -down, up))
-    yield d
+
+    def clipped(step: np.ndarray) -> np.ndarray:
+        return np.where(active, step, np.clip(step, -down, up))
+
+    yield clipped(d)
+    # Levenberg–Marquardt: nearly collinear prices (a capped cell's ν and its groups' μ,
+    # which enter the same links' prices) give the Newton step huge opposite moves along
+    # the near-null direction; clipping them can leave no descent, and the unclipped step
+    # then advances by ~1e-12 (the line search starts at a step that moves no price by
+    # more than 4× its size). For such a step the damped ones (λ·diag(H) added, bent
+    # toward the scaled gradient) are tried first; otherwise after it, since damping also
+    # shortens the long moves that prices of users held at their demand need.
+    reach = float(np.max(np.abs(np.maximum(lb, y + d) - y) / np.maximum(y, 1.0), initial=0.0))
+    if reach <= _HUGE_REACH:
+        yield d
+    for damping in _DAMPING:
+        if system is not None:
+            damped = d.copy()
+            damped[free] = -system.solve(grad[free], damping=damping)
+            yield clipped(damped)
+    if reach > _HUGE_REACH:
+        yield d
     target = np.maximum(lb, y - grad / np.maximum(full_diag,
                                                    1e-300 + 1e-12 * full_diag.max(initial=0)))
     yield np.where(fixed, 0.0, np.clip(target - y, -0.5 * np.maximum(y - lb, 0.0), grow))
+
+
+def _geometric_search(evaluate: Callable[[np.ndarray, float], DualPoint], model: DualModel,
+                      pt: DualPoint, move: np.ndarray, lb: np.ndarray, tau: float
+                      ) -> tuple[DualPoint | None, int]:
+    """Prices moved geometrically along the signs of `move`, as far as g_τ keeps falling:
+    (better point or None, evaluations).
+
+    Prices with ``move > 0`` grow by ``move·(f − 1)`` (doubling when `move` is the price),
+    those with ``move < 0`` go to ``lb + (y − lb)/f``, for f = 2, 4, 16, 256 in turn; the
+    best point is kept while g_τ falls. For directions along which g_τ is linear up to a
+    kink, where a Newton step has no curvature to size it: the flat prices (nobody buys
+    at them, or everybody who does is held at its demand), whose move as part of a Newton
+    step is sized by the other prices, and every price scaled together.
+    """
+    grow = move > 0
+    y0 = pt.y
+    best, n = None, 0
+    for k in (1, 2, 4, 8):
+        factor = 2.0 ** k
+        y = y0.copy()
+        y[grow] = y0[grow] + move[grow] * (factor - 1.0)
+        shrink = move < 0
+        y[shrink] = lb[shrink] + (y0[shrink] - lb[shrink]) / factor
+        trial = evaluate(y, tau)
+        n += 1
+        if not trial.g_tau < (pt.g_tau if best is None else best.g_tau):
+            break
+        best = trial
+        model.retain(best)
+    return best, n
 
 
 def _line_search(evaluate: Callable[[np.ndarray, float], DualPoint], pt: DualPoint, d: np.ndarray,
