@@ -138,13 +138,14 @@ passed to ``callback``. Status "optimal" when the certified gap ≤ tol; otherwi
 
 Measured (2-core machine, shared)
 ---------------------------------
-20,000 users × 400 cells × 8 candidates (160k links, log utility, no caps): certified
-gap 1e-4 in 6–9 Newton steps (8–11 evaluations, 2 stages), 0.3–0.7 s; the ``reference``
-method takes 5–7 s on the same instances. 5,000 users × 100 cells × 3 resources with
-caps, prices and demands (90k links): 16–29 steps, 0.3–0.6 s. Random small instances
-(tests): median ~20 steps. Limits: below tol ≈ 1e-6 the last stages run at τ ~ 1e-6,
-where Newton steps get short; an occasional instance then ends at max_iter with a gap
-just above tol (the bound is still valid, the status honest).
+On the solver benchmark family (``benchmarks/bench_solvers.py``, 22 networks of 15,000 to
+10⁶ links; docs/model.md, "Measured performance"): 2–20 Newton steps, median 24× the
+``reference`` idle and 32× with two busy loops, worst 6.7–7.9× on the smallest member
+(15,000 links, α = 2, demands: 15 steps); 10⁶ links in 0.5–1.0 s. Small random instances
+with caps, prices and demands (tests): median 15 steps, 2 of 800 stop at max_iter at
+tol 1e-4 with a gap just above it. Limits: below tol ≈ 1e-6 the last stages run at
+τ ~ 1e-6, where Newton steps get short; an occasional instance then ends at max_iter with
+a gap just above tol (the bound is still valid, the status honest).
 
 Distributed by design — and what is global here
 -----------------------------------------------
