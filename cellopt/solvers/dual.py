@@ -247,8 +247,9 @@ class DualModel(Protocol):
     Attributes: ``G`` (groups), ``n`` (prices: groups + capped cells), ``s`` (price units,
     shape (n,)), ``lb`` (lower bounds in those units, shape (n,)), ``fixed`` (prices that
     never move, bool, shape (n,)), ``capped`` (cells with a price ν, shape (n_caps,)),
-    ``n_links`` (links that can carry traffic). Optional: ``polish(pt, tau, tol)``, a
-    feasible point from a restricted solve (:meth:`SmoothedDual.polish`), or None.
+    ``n_links`` (links that can carry traffic). Optional: ``polish(pt, tau, tol,
+    time_limit_s)``, a feasible point from a restricted solve
+    (:meth:`SmoothedDual.polish`), or None.
     """
 
     G: int
@@ -539,22 +540,23 @@ class SmoothedDual:
         y, lb = pt.y[:self.G], self.lb[:self.G]
         return (lb > 0) & (y <= 2.0 * lb)
 
-    def polish(self, pt: DualPoint, tau: float, tol: float) -> Recovered | None:
+    def polish(self, pt: DualPoint, tau: float, tol: float,
+               time_limit_s: float | None = None) -> Recovered | None:
         """The optimal shares on the links each user finds (nearly) cheapest at pt.
 
         At the optimal prices every link a user uses is one of its cheapest; which split
         of the users that tie balances the cells is what recovery from smoothed shares
         gets only approximately (a user held at its demand cannot absorb a cell's excess).
         Here the problem restricted to each user's links within a relative 10·τ (at least
-        1e-3) of its cheapest price is solved by ``ipm``: a feasible point of the whole
-        problem, optimal if those links hold the optimal ones.
+        1e-3) of its cheapest price is solved by ``ipm`` (within `time_limit_s`, if given):
+        a feasible point of the whole problem, optimal if those links hold the optimal ones.
         """
         if not self.n_links:
             return None
         cheapest = np.minimum.reduceat(pt.pi, self.starts)[self.seg]
         near = (pt.pi <= cheapest * (1.0 + max(10.0 * tau, 1e-3))) | self.at_floor(pt)[self.g]
         sub = self.p.restrict(self.keep[near])
-        sol = solve_ipm(sub, tol=0.1 * tol)
+        sol = solve_ipm(sub, tol=0.1 * tol, time_limit_s=time_limit_s)
         if not np.isfinite(sol.objective):
             return None
         x = np.zeros(self.p.n_links)
@@ -948,7 +950,8 @@ def newton_prices(
         if done and gap > tol and primal_stuck and n_polish < _MAX_POLISH \
                 and hasattr(model, "polish"):
             n_polish += 1
-            rec = model.polish(pt, tau, tol)
+            left = None if time_limit_s is None else time_limit_s - (time.perf_counter() - t0)
+            rec = model.polish(pt, tau, tol, left) if left is None or left > 0 else None
             if rec is not None and rec.objective > best["obj"]:
                 best.update(obj=rec.objective, x=rec.x, theta=rec.theta, util=rec.utility)
                 model.commit(rec)
