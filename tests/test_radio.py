@@ -101,6 +101,78 @@ def test_thermal_noise_scales_with_bandwidth_and_noise_figure():
 
 
 # ---------------------------------------------------------------------- spectral efficiency
+def test_nr_mcs_tables_are_those_of_ts_38214():
+    """Rows typed from TS 38.214 Tables 5.1.3.1-1/-2/-3 (Q_m, R × 1024), and the sizes."""
+    from cellopt.radio.spectral import NR_MCS_TABLES
+    rows = {"64qam": {0: (2, 120), 9: (2, 679), 10: (4, 340), 16: (4, 658), 17: (6, 438),
+                      27: (6, 910), 28: (6, 948)},
+            "256qam": {0: (2, 120), 4: (2, 602), 5: (4, 378), 11: (6, 466), 19: (6, 873),
+                       20: (8, 682.5), 26: (8, 916.5), 27: (8, 948)},
+            "low_se": {0: (2, 30), 5: (2, 99), 14: (2, 602), 15: (4, 340), 21: (6, 438),
+                       28: (6, 772)}}
+    sizes = {"64qam": 29, "256qam": 28, "low_se": 29}
+    for name, expected in rows.items():
+        qm, rate = NR_MCS_TABLES[name]
+        assert len(qm) == len(rate) == sizes[name]
+        for index, (q, r) in expected.items():
+            assert (qm[index], rate[index]) == (q, r), (name, index)
+
+
+def test_nr_mcs_hand_values():
+    """By hand: 64QAM MCS 27 (Q_m 6, R 910/1024: 5.33203 bit/s/Hz) is used from
+    3 dB + 10 log10(2^5.33203 − 1) = 18.9418 dB, and gives 0.86 × 5.33203 = 4.58555; just
+    below, MCS 26 (873/1024: 5.11523 → 4.39910); below MCS 0 (−4.5351 dB) nothing; at 40 dB
+    the top MCS 28 (5.55469 → 4.77703), or 256QAM's MCS 27 (7.40625 → 6.36938)."""
+    from cellopt.radio.spectral import nr_mcs, nr_mcs_thresholds_db
+    at27 = 3.0 + 10 * math.log10(2 ** (6 * 910 / 1024) - 1)
+    assert at27 == pytest.approx(18.94184, abs=1e-5)
+    assert nr_mcs_thresholds_db("64qam")[27] == pytest.approx(at27, abs=1e-12)
+    assert float(nr_mcs(lin(at27))) == pytest.approx(0.86 * 6 * 910 / 1024, abs=1e-12)
+    assert float(nr_mcs(lin(at27 - 1e-9))) == pytest.approx(0.86 * 6 * 873 / 1024, abs=1e-12)
+    assert float(nr_mcs(lin(-4.6))) == 0.0
+    assert float(nr_mcs(lin(-4.5))) == pytest.approx(0.86 * 2 * 120 / 1024, abs=1e-12)
+    assert float(nr_mcs(lin(40.0))) == pytest.approx(0.86 * 6 * 948 / 1024, abs=1e-12)
+    assert float(nr_mcs(lin(40.0), "256qam")) == pytest.approx(0.86 * 8 * 948 / 1024,
+                                                               abs=1e-12)
+    # No gap and no overhead: MCS 0 of the low-SE table from 2^(60/1024) − 1 exactly.
+    start = 2 ** (2 * 30 / 1024) - 1
+    assert float(nr_mcs(start, "low_se", gap_db=0.0, overhead=0.0)) == pytest.approx(
+        2 * 30 / 1024, abs=1e-15)
+    assert float(nr_mcs(start * (1 - 1e-12), "low_se", gap_db=0.0, overhead=0.0)) == 0.0
+
+
+def test_nr_mcs_is_non_decreasing_where_modulation_orders_overlap():
+    """64QAM MCS 17 (2.5664 bit/s/Hz) carries less than 16QAM MCS 16 (2.5703), so it is
+    the one used between their thresholds and MCS 16 above: the mapping never falls."""
+    from cellopt.radio.spectral import nr_mcs, nr_mcs_thresholds_db
+    sinr = lin(np.linspace(-10.0, 40.0, 20001))
+    for table in ("64qam", "256qam", "low_se"):
+        eff = nr_mcs(sinr, table, overhead=0.0)
+        assert (np.diff(eff) >= 0).all(), table
+    t16, t17 = nr_mcs_thresholds_db("64qam")[[16, 17]]
+    assert t17 < t16
+    between = lin(0.5 * (t16 + t17))
+    assert float(nr_mcs(between, overhead=0.0)) == pytest.approx(6 * 438 / 1024, abs=1e-15)
+    assert float(nr_mcs(lin(t16), overhead=0.0)) == pytest.approx(4 * 658 / 1024, abs=1e-15)
+    assert nr_mcs(sinr[:6].reshape(2, 3), "64qam").shape == (2, 3)
+
+
+def test_nr_mcs_refuses_bad_options():
+    from cellopt.radio.spectral import nr_mcs
+    with pytest.raises(ValidationError, match="unknown NR MCS table 'qam64'"):
+        nr_mcs(1.0, "qam64")
+    with pytest.raises(ValidationError, match="overhead"):
+        nr_mcs(1.0, overhead=1.0)
+
+
+def test_nr_mcs_names_work_in_a_radio_model():
+    """The named mappings are a RadioModel's spectral_efficiency (and a scenario's)."""
+    model = RadioModel(spectral_efficiency="nr_256qam", shadowing_std_db=NO_SHADOWING)
+    assert set(SPECTRAL_EFFICIENCY) >= {"nr_64qam", "nr_256qam", "nr_low_se"}
+    eff = get_efficiency(model.spectral_efficiency)
+    assert float(eff(lin(40.0))) == pytest.approx(0.86 * 8 * 948 / 1024, abs=1e-12)
+
+
 def test_tr36942_hand_values():
     assert tr36942(lin(0.0)) == pytest.approx(0.6, abs=1e-12)
     assert round(float(tr36942(lin(10.0))), 4) == 2.0757

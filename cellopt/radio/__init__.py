@@ -5,7 +5,7 @@ from cellopt.radio.links import coupling_db, link_table, link_table_nbytes, reso
 from cellopt.radio.model import RadioModel, sinr_db, thermal_noise_dbm
 from cellopt.radio.pathloss import free_space, tr36814_macro, tr36814_pico
 from cellopt.radio.shadowing import standard_normal_hash
-from cellopt.radio.spectral import SPECTRAL_EFFICIENCY, shannon, shannon_gap, tr36942
+from cellopt.radio.spectral import SPECTRAL_EFFICIENCY, nr_mcs, shannon, shannon_gap, tr36942
 
 __all__ = [
     "SPECTRAL_EFFICIENCY",
@@ -15,6 +15,7 @@ __all__ = [
     "free_space",
     "link_table",
     "link_table_nbytes",
+    "nr_mcs",
     "resource_power_dbm",
     "sector_gain_db",
     "shannon",

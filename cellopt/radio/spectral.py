@@ -6,10 +6,12 @@ from collections.abc import Callable
 
 import numpy as np
 
+from cellopt.checks import check_number
 from cellopt.errors import ValidationError
 from cellopt.parameters import check_real
 
-__all__ = ["SPECTRAL_EFFICIENCY", "get_efficiency", "shannon", "shannon_gap", "tr36942"]
+__all__ = ["NR_MCS_TABLES", "NR_OVERHEAD_FR1_DL", "SPECTRAL_EFFICIENCY", "get_efficiency",
+           "nr_mcs", "nr_mcs_thresholds_db", "shannon", "shannon_gap", "tr36942"]
 
 
 def shannon(sinr: np.ndarray) -> np.ndarray:
@@ -66,10 +68,133 @@ def tr36942(
     return np.where(g < 10.0 ** (min_sinr_db / 10.0), 0.0, eff)
 
 
+#: The PDSCH MCS index tables of TS 38.214 §5.1.3.1: per MCS index, the modulation order
+#: Q_m [bit/symbol] and the target code rate R × 1024. "64qam": Table 5.1.3.1-1 (MCS
+#: 0–28), "256qam": Table 5.1.3.1-2 (0–27), "low_se": Table 5.1.3.1-3 (0–28). The
+#: spectral efficiency of an MCS is Q_m · R [bit/s/Hz]; the reserved indices are left out.
+NR_MCS_TABLES: dict[str, tuple[tuple[int, ...], tuple[float, ...]]] = {
+    "64qam": ((2,) * 10 + (4,) * 7 + (6,) * 12,
+              (120, 157, 193, 251, 308, 379, 449, 526, 602, 679,
+               340, 378, 434, 490, 553, 616, 658,
+               438, 466, 517, 567, 616, 666, 719, 772, 822, 873, 910, 948)),
+    "256qam": ((2,) * 5 + (4,) * 6 + (6,) * 9 + (8,) * 8,
+               (120, 193, 308, 449, 602,
+                378, 434, 490, 553, 616, 658,
+                466, 517, 567, 616, 666, 719, 772, 822, 873,
+                682.5, 711, 754, 797, 841, 885, 916.5, 948)),
+    "low_se": ((2,) * 15 + (4,) * 6 + (6,) * 8,
+               (30, 40, 50, 64, 78, 99, 120, 157, 193, 251, 308, 379, 449, 526, 602,
+                340, 378, 434, 490, 553, 616,
+                438, 466, 517, 567, 616, 666, 719, 772)),
+}
+
+#: The overhead OH of TS 38.306 §4.1.2 for frequency range 1, downlink: the share of the
+#: resource elements that carry no data (control, reference signals, guard).
+NR_OVERHEAD_FR1_DL: float = 0.14
+
+
+def nr_mcs_thresholds_db(table: str = "64qam", gap_db: float = 3.0) -> np.ndarray:
+    """The SINR [dB] from which each MCS of an NR table is used, shape (n_mcs,).
+
+    The mapping: MCS k is used from the SINR at which a Shannon bound with an
+    implementation gap Γ carries its spectral efficiency SE_k = Q_m · R,
+    ``γ_k = Γ · (2^{SE_k} − 1)``. With Γ = 3 dB (the default, as :func:`shannon_gap`) MCS
+    0 of the 64QAM table starts at −4.5 dB and MCS 28 at 19.6 dB. Link-level BLER curves
+    of a receiver would give other thresholds; pass them through a callable
+    ``spectral_efficiency`` instead.
+
+    Parameters
+    ----------
+    table : {"64qam", "256qam", "low_se"}
+        A key of :data:`NR_MCS_TABLES`.
+    gap_db : float
+        Γ [dB], ≥ 0.
+    """
+    return 10.0 * np.log10(_thresholds(table, gap_db))
+
+
+def nr_mcs(
+    sinr: np.ndarray,
+    table: str = "64qam",
+    gap_db: float = 3.0,
+    overhead: float = NR_OVERHEAD_FR1_DL,
+) -> np.ndarray:
+    """NR link abstraction: the spectral efficiency of the highest MCS a SINR supports.
+
+    ``(1 − overhead) · Q_m · R`` of the MCS of TS 38.214 `table` with the largest
+    spectral efficiency among those whose threshold (:func:`nr_mcs_thresholds_db`) is at
+    most the SINR; 0 below MCS 0's. The thresholds grow with the efficiency, so this is
+    non-decreasing in the SINR, also where the standard's modulation orders overlap (64QAM
+    MCS 17, 2.5664 bit/s/Hz, comes before 16QAM MCS 16, 2.5703).
+
+    Parameters
+    ----------
+    sinr : ndarray
+        Linear SINR γ, any shape.
+    table : {"64qam", "256qam", "low_se"}
+        Tables 5.1.3.1-1, -2 and -3 of TS 38.214.
+    gap_db : float
+        The implementation gap Γ [dB] of the thresholds.
+    overhead : float
+        Share of resource elements without data, in [0, 1) (TS 38.306 §4.1.2: 0.14 in
+        FR1 downlink, 0.18 in FR2 downlink).
+
+    Returns
+    -------
+    ndarray
+        Spectral efficiency [bit/s/Hz], same shape as `sinr`.
+    """
+    qm, rate = _mcs_table(table)
+    overhead = check_number(overhead, "overhead", low=0.0, high=1.0, high_open=True,
+                            fix=f"give a share in [0, 1), e.g. {NR_OVERHEAD_FR1_DL} "
+                                "(TS 38.306, FR1 downlink)")
+    # Thresholds grow with the efficiency, so the best MCS at a SINR is found on the
+    # efficiencies in increasing order.
+    efficiency = np.sort(qm * rate)
+    thresholds = np.sort(_thresholds(table, gap_db))
+    index = np.searchsorted(thresholds, np.asarray(sinr, dtype=float), side="right")
+    return np.r_[0.0, (1.0 - overhead) * efficiency][index]
+
+
+def _thresholds(table: str, gap_db: float) -> np.ndarray:
+    """Linear SINR thresholds ``Γ · (2^{Q_m R} − 1)`` of an NR MCS table, shape (n_mcs,)."""
+    qm, rate = _mcs_table(table)
+    gap = 10.0 ** (check_real(gap_db, "gap_db") / 10.0)
+    return gap * (2.0 ** (qm * rate) - 1.0)
+
+
+def _mcs_table(table: str) -> tuple[np.ndarray, np.ndarray]:
+    """(Q_m, R) of an NR MCS table, each shape (n_mcs,)."""
+    if table not in NR_MCS_TABLES:
+        raise ValidationError(f"unknown NR MCS table {table!r}; fix: use one of "
+                              f"{sorted(NR_MCS_TABLES)}")
+    qm, rate = NR_MCS_TABLES[table]
+    return np.asarray(qm, float), np.asarray(rate, float) / 1024.0
+
+
+def _nr_64qam(sinr: np.ndarray) -> np.ndarray:
+    """:func:`nr_mcs` with TS 38.214 Table 5.1.3.1-1 (up to 64QAM), Γ = 3 dB, OH = 0.14."""
+    return nr_mcs(sinr, "64qam")
+
+
+def _nr_256qam(sinr: np.ndarray) -> np.ndarray:
+    """:func:`nr_mcs` with TS 38.214 Table 5.1.3.1-2 (up to 256QAM), Γ = 3 dB, OH = 0.14."""
+    return nr_mcs(sinr, "256qam")
+
+
+def _nr_low_se(sinr: np.ndarray) -> np.ndarray:
+    """:func:`nr_mcs` with TS 38.214 Table 5.1.3.1-3 (low spectral efficiency), Γ = 3 dB,
+    OH = 0.14."""
+    return nr_mcs(sinr, "low_se")
+
+
 SPECTRAL_EFFICIENCY: dict[str, Callable[[np.ndarray], np.ndarray]] = {
     "shannon": shannon,
     "shannon_gap": shannon_gap,
     "tr36942": tr36942,
+    "nr_64qam": _nr_64qam,
+    "nr_256qam": _nr_256qam,
+    "nr_low_se": _nr_low_se,
 }
 
 
