@@ -155,6 +155,7 @@ def test_nr_mcs_is_non_decreasing_where_modulation_orders_overlap():
     assert float(nr_mcs(between, overhead=0.0)) == pytest.approx(6 * 438 / 1024, abs=1e-15)
     assert float(nr_mcs(lin(t16), overhead=0.0)) == pytest.approx(4 * 658 / 1024, abs=1e-15)
     assert nr_mcs(sinr[:6].reshape(2, 3), "64qam").shape == (2, 3)
+    assert np.isnan(nr_mcs(np.nan))                   # as log2(1 + NaN): not the top MCS
 
 
 def test_nr_mcs_refuses_bad_options():

@@ -142,7 +142,7 @@ def nr_mcs(
     Returns
     -------
     ndarray
-        Spectral efficiency [bit/s/Hz], same shape as `sinr`.
+        Spectral efficiency [bit/s/Hz], same shape as `sinr` (NaN where it is NaN).
     """
     qm, rate = _mcs_table(table)
     overhead = check_number(overhead, "overhead", low=0.0, high=1.0, high_open=True,
@@ -152,8 +152,9 @@ def nr_mcs(
     # efficiencies in increasing order.
     efficiency = np.sort(qm * rate)
     thresholds = np.sort(_thresholds(table, gap_db))
-    index = np.searchsorted(thresholds, np.asarray(sinr, dtype=float), side="right")
-    return np.r_[0.0, (1.0 - overhead) * efficiency][index]
+    g = np.asarray(sinr, dtype=float)
+    index = np.searchsorted(thresholds, g, side="right")
+    return np.where(np.isnan(g), np.nan, np.r_[0.0, (1.0 - overhead) * efficiency][index])
 
 
 def _thresholds(table: str, gap_db: float) -> np.ndarray:
@@ -165,7 +166,7 @@ def _thresholds(table: str, gap_db: float) -> np.ndarray:
 
 def _mcs_table(table: str) -> tuple[np.ndarray, np.ndarray]:
     """(Q_m, R) of an NR MCS table, each shape (n_mcs,)."""
-    if table not in NR_MCS_TABLES:
+    if not isinstance(table, str) or table not in NR_MCS_TABLES:
         raise ValidationError(f"unknown NR MCS table {table!r}; fix: use one of "
                               f"{sorted(NR_MCS_TABLES)}")
     qm, rate = NR_MCS_TABLES[table]
