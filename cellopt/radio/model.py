@@ -90,8 +90,10 @@ class RadioModel:
     theta_3db_deg, max_attenuation_db : float
         3-sector pattern beamwidth (70°) and floor (25 dB).
     spectral_efficiency : str or callable
-        ``"tr36942"`` (default), ``"shannon"``, ``"shannon_gap"``, or a callable of the
-        linear SINR returning bit/s/Hz.
+        ``"tr36942"`` (default), ``"shannon"``, ``"shannon_gap"``, ``"nr_64qam"``,
+        ``"nr_256qam"``, ``"nr_low_se"`` (the TS 38.214 MCS tables,
+        :func:`~cellopt.radio.spectral.nr_mcs`), or a callable of the linear SINR
+        returning bit/s/Hz.
     """
 
     pathloss: Mapping[str, Callable[[np.ndarray], np.ndarray]] = dataclasses.field(
