@@ -57,6 +57,7 @@ so the search tries, in turn: the Newton step with each price clipped (to at mos
 growth and 3/4 of the way to its bound), the unclipped Newton step, and a diagonally
 scaled gradient step. Prices on which g_τ is locally linear (no curvature, e.g. a group
 nobody buys from) are moved geometrically (halved toward the bound, or doubled) instead.
+
 *Cold start.* The equal-share prices can be off by 10× or more (a small cell that the
 best-rate rule leaves nearly empty attracts many users at the optimum). Before the first
 Newton step, up to three multiplicative adjustments ``μ ← μ·(airtime/capacity)^α``
