@@ -140,9 +140,10 @@ passed to ``callback``. Status "optimal" when the certified gap ≤ tol; otherwi
 Measured (2-core machine, shared)
 ---------------------------------
 On the solver benchmark family (``benchmarks/bench_solvers.py``, 22 networks of 15,000 to
-10⁶ links; docs/model.md, "Measured performance"): 2–20 Newton steps, median 23–25× the
-``reference`` idle and 25–32× with two busy loops, worst 6–9× on the smallest member
-(15,000 links, α = 2, demands: 15 steps); 10⁶ links in 0.4–1.1 s. Small random instances
+10⁶ links; docs/model.md, "Measured performance"): 2–20 Newton steps, median 19–24× the
+``reference`` idle and with two busy loops (19× on the same kinds of network from other
+seeds), worst 4–6× on the smallest member (15,000 links, α = 2, demands: 15–17 steps);
+10⁶ links in 0.6–1.2 s. Small random instances
 with caps, prices and demands (tests): median 15 steps, 2 of 800 stop at max_iter at
 tol 1e-4 with a gap just above it. Limits: below tol ≈ 1e-6 the last stages run at
 τ ~ 1e-6, where Newton steps get short; an occasional instance then ends at max_iter with
