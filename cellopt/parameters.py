@@ -112,6 +112,24 @@ LIMITS: dict[str, Limit] = {
     "frequency_mhz": Limit("MHz", 0.0, 1e7, (100.0, 100_000.0),
                            "give the carrier frequency in MHz (2 GHz = 2000 MHz)",
                            low_open=True),
+    "frequency_ghz": Limit("GHz", 0.0, 1000.0, (0.5, 100.0),
+                           "give the carrier frequency in GHz (3.5 GHz, not 3.5e9 Hz; TR 38.901 "
+                           "covers 0.5–100 GHz)", low_open=True),
+    "tilt_deg": Limit("deg", -90.0, 90.0, (-20.0, 45.0),
+                      "give the downtilt in degrees in [−90, 90], positive below the horizon "
+                      "(6–12° macro)"),
+    "user_height_m": Limit("m", 0.0, 1000.0, (1.0, 100.0),
+                           "give the user's height above ground in metres (1.5 m at street "
+                           "level)", low_open=True),
+    "indoor_distance_m": Limit("m", 0.0, 1000.0, (0.0, 100.0),
+                               "give the largest distance from the exterior wall in metres "
+                               "(25 m in TR 38.901)"),
+    "site_correlation": Limit("", 0.0, 1.0, None,
+                              "give the correlation of shadowing between sites in [0, 1] "
+                              "(0.5 in TR 36.814 Case 1)"),
+    "decorrelation_m": Limit("m", 0.0, 1e5, (0.0, 1000.0),
+                             "give the shadowing decorrelation distance in metres (37–50 m "
+                             "UMa, 10–13 m UMi), or 0 for independent values"),
     "noise_figure_db": Limit("dB", 0.0, 100.0, (0.0, 20.0),
                              "give the receiver noise figure in dB (5–9 dB for a UE)"),
     "shadowing_std_db": Limit("dB", 0.0, 100.0, (0.0, 20.0),
@@ -177,6 +195,8 @@ LIMITS: dict[str, Limit] = {
     "chunk_rows": _count(1, "give a whole number of rows ≥ 1, e.g. 500_000"),
     "n_interferers": _count(1, "give a whole number of cells ≥ n_candidates"),
     "max_iter": _count(1, "give a whole number of iterations ≥ 1, or leave it out (auto)"),
+    "panel_rows": _count(1, "give the number of antenna element rows ≥ 1 (10 in TR 36.873)"),
+    "panel_columns": _count(1, "give the number of antenna element columns ≥ 1"),
     "mcc": _count(0, "give mobile country codes ≥ 0"),
     "mnc": _count(0, "give mobile network codes ≥ 0"),
 }
@@ -188,6 +208,9 @@ TIER_LIMITS: dict[str, Limit] = {
     "pathloss_exponent": Limit("", 0.0, 10.0, None, "give an exponent in (0, 10], e.g. 3.5",
                                low_open=True),
     "pathloss_reference_db": Limit("dB", 0.0, 200.0, None, "give a loss in [0, 200] dB at 1 m"),
+    "min_distance_m": Limit("m", 0.0, 1e5, None,
+                            "give the smallest distance from a cell of the tier at which users "
+                            "are dropped, in metres (35 m macro, 10 m pico in TR 36.814)"),
 }
 
 

@@ -462,23 +462,34 @@ def test_sector_antenna_in_the_coupling():
     np.testing.assert_allclose(g[3], full + sector_gain_db(np.array([-30.0, 150.0, 90.0])), atol=1e-9)
 
 
-def test_sectors_of_one_site_share_the_shadowing():
+@pytest.mark.parametrize("rho", [0.0, 0.5, 0.9])
+def test_sectors_of_one_site_share_the_shadowing_and_sites_correlate_at_rho(rho):
     net = drop_users(hex_grid(2), 400, rng=5)
-    on = coupling_db(net, rng=9)
+    model = RadioModel(site_correlation=rho)
+    on = coupling_db(net, model=model, rng=9)
     off = coupling_db(net, model=QUIET, rng=9)
     shadow = off - on  # (U, 57): S of the cell's site (antenna, path loss cancel)
     by_site = shadow.reshape(net.n_users, 19, 3)
     np.testing.assert_allclose(by_site, np.repeat(by_site[:, :, :1], 3, axis=2), atol=1e-9)
-    s = by_site[:, :, 0].ravel()  # independent N(0, 8²) values
-    assert abs(s.mean()) < 5 * 8 / math.sqrt(s.size)
-    assert abs(s.std() - 8.0) < 5 * 8 / math.sqrt(2 * s.size)
-    assert abs(np.corrcoef(by_site[:, 0, 0], by_site[:, 1, 0])[0, 1]) < 5 / math.sqrt(net.n_users)
+    # the site-specific parts b_us = (S − √ρ·σ a_u)/√(1−ρ): independent N(0, 8²) values
+    s = by_site[:, :, 0]
+    own = s.mean(axis=1, keepdims=True)  # ≈ √ρ σ a_u (+ the mean of 19 site terms)
+    pair = (s - own).ravel() / math.sqrt((1 - rho) * 18 / 19)
+    assert abs(pair.mean()) < 5 * 8 / math.sqrt(pair.size)
+    assert abs(pair.std() - 8.0) < 5 * 8 / math.sqrt(2 * pair.size)
+    # marginal σ = 8 dB whatever ρ (sampling error driven by the users' shared terms)
+    assert abs(s.std() - 8.0) < 5 * 8 / math.sqrt(2 * net.n_users)
+    # between two sites, correlation ρ (TR 36.814: 0.5)
+    r = np.corrcoef(s[:, 0], s[:, 1])[0, 1]
+    assert abs(r - rho) < 5 / math.sqrt(net.n_users)
 
 
 def test_pico_shadowing_std_is_10_db():
     net = drop_users(add_picos(hex_grid(1), rng=2), 300, rng=3)
     pico = (net.cells["tier"] == "pico").to_numpy()
-    s = (coupling_db(net, model=QUIET, rng=4) - coupling_db(net, rng=4))[:, pico].ravel()
+    independent = RadioModel(site_correlation=0.0)
+    s = (coupling_db(net, model=QUIET, rng=4) - coupling_db(net, model=independent, rng=4))
+    s = s[:, pico].ravel()
     assert abs(s.std() - 10.0) < 5 * 10 / math.sqrt(2 * s.size)
 
 

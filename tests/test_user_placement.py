@@ -270,3 +270,43 @@ def test_callable_demand_of_the_wrong_shape_raises(femtos, result, match):
 def test_bad_values_are_named(femtos, kwargs, match):
     with pytest.raises(ValidationError, match=match):
         drop_users(femtos, 10, indoor_fraction=0.5, **kwargs, rng=0)
+
+
+# ------------------------------------------------------------------ minimum distance by redraw
+def wrapped_nearest_m(net: Network, points: np.ndarray, tier: str) -> np.ndarray:
+    """Distance [m] to the nearest cell of `tier` or wraparound image of one."""
+    xy = tier_xy(net, tier)
+    images = np.vstack([xy + shift for shift in net.wrap_shifts_m])
+    return nearest_m(points, images)
+
+
+def test_min_distance_redraws_users_too_close_to_a_cell():
+    base = add_picos(hex_grid(2, wraparound=True), rng=1)
+    near = drop_users(base, 3000, clustered_fraction=2 / 3, rng=2)
+    far = drop_users(base, 3000, clustered_fraction=2 / 3, rng=2,
+                     min_distance_m={"macro": 35.0, "pico": 10.0})
+    before, after = xy_of(near.users), xy_of(far.users)
+    # without the option some users are inside the keep-out discs (the test can fail)
+    assert (wrapped_nearest_m(near, before, "macro") < 35).sum() > 0
+    assert (wrapped_nearest_m(near, before, "pico") < 10).sum() > 0
+    assert wrapped_nearest_m(far, after, "macro").min() >= 35.0
+    assert wrapped_nearest_m(far, after, "pico").min() >= 10.0
+    # users outside the discs keep their places; redrawn hotspot users stay in a hotspot
+    kept = (wrapped_nearest_m(near, before, "macro") >= 35) & (
+        wrapped_nearest_m(near, before, "pico") >= 10)
+    np.testing.assert_array_equal(before[kept], after[kept])
+    hot = far.users["clustered"].to_numpy()
+    assert nearest_m(after[hot], tier_xy(far, "pico")).max() <= 40.0 + 1e-9
+
+
+def test_min_distance_default_draws_nothing_and_bad_values_are_refused():
+    base = hex_grid(1)
+    a = drop_users(base, 200, rng=4)
+    b = drop_users(base, 200, rng=4, min_distance_m=0.0)
+    np.testing.assert_array_equal(xy_of(a.users), xy_of(b.users))
+    with pytest.raises(ValidationError, match="unknown tiers"):
+        drop_users(base, 10, rng=4, min_distance_m={"marco": 35.0})
+    with pytest.raises(ValidationError, match="min_distance_m"):
+        drop_users(base, 10, rng=4, min_distance_m=-1.0)
+    with pytest.raises(ValidationError, match="redraws"):
+        drop_users(base, 10, rng=4, min_distance_m=1000.0)

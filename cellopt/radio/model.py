@@ -24,6 +24,9 @@ __all__ = ["Coupling", "RadioModel", "sinr_db", "thermal_noise_dbm"]
 
 THERMAL_NOISE_DBM_PER_HZ = -174.0
 RSRP_SUBCARRIER_HZ = 15e3
+#: The site index that keys a user's own shadowing term (shared by all its sites): far
+#: beyond any real site index.
+USER_TERM = 2**62
 
 
 def thermal_noise_dbm(bandwidth_mhz: float | np.ndarray, noise_figure_db: float = 9.0) -> np.ndarray:
@@ -72,7 +75,12 @@ class RadioModel:
     shadowing_std_db : mapping tier -> float
         Log-normal shadowing standard deviation (8 dB macro, 10 dB pico and femto);
         0 disables it. Sectors of one site share the value (full intra-site correlation);
-        different sites are independent.
+        between sites the correlation is `site_correlation`.
+    site_correlation : float
+        Correlation, in [0, 1], of one user's shadowing toward two different sites (0.5,
+        TR 36.814 Table A.2.1.1-2: "between sites 0.5"). The shadowing of user u toward
+        site s is ``σ (√ρ a_u + √(1−ρ) b_us)`` with a_u and b_us independent N(0, 1); 0
+        makes sites independent.
     wall_loss_db : float or mapping tier -> float
         Loss of one exterior wall [dB] (20 dB), per tier of the cell. A link crosses the
         wall of an indoor user's building and the wall of an indoor cell's building, so
@@ -103,6 +111,7 @@ class RadioModel:
         default_factory=lambda: {"macro": 35.0, "pico": 10.0, "femto": 10.0})
     shadowing_std_db: Mapping[str, float] = dataclasses.field(
         default_factory=lambda: {"macro": 8.0, "pico": 10.0, "femto": 10.0})
+    site_correlation: float = 0.5
     wall_loss_db: float | Mapping[str, float] = 20.0
     indoor_tiers: tuple[str, ...] = ("femto",)
     building_radius_m: float = 15.0
@@ -163,7 +172,8 @@ class RadioModel:
                                         "fix: give a callable of the distance in metres")
                 elif tier in TIERS:
                     check(v, f"RadioModel.{name}[{tier!r}]", name)
-        for name in ("building_radius_m", "noise_figure_db", "theta_3db_deg", "max_attenuation_db"):
+        for name in ("site_correlation", "building_radius_m", "noise_figure_db", "theta_3db_deg",
+                     "max_attenuation_db"):
             check(getattr(self, name), f"RadioModel.{name}", name)
         se = self.spectral_efficiency
         if not (callable(se) or (isinstance(se, str) and se in SPECTRAL_EFFICIENCY)):
@@ -261,7 +271,7 @@ class Coupling:
             s = self.sectorised
             gain[:, s] += self.sector_db(dx[:, s], dy[:, s], self.azimuth[s])
         if np.any(self.shadow_std > 0):
-            z = standard_normal_hash(self.seed, users[:, None], np.arange(self.n_sites)[None, :])
+            z = self.shadowing(users[:, None], np.arange(self.n_sites)[None, :])
             gain -= z[:, self.site] * self.shadow_std
         if self.indoor[users].any() or self.indoor_cell.any():
             gain -= self.wall_loss * self.walls(self.indoor[users][:, None], self.indoor_cell[None, :],
@@ -297,11 +307,34 @@ class Coupling:
         if sector.any():
             gain[sector] += self.sector_db(dx_m[sector], dy_m[sector], self.azimuth[cells[sector]])
         if np.any(self.shadow_std > 0):
-            gain -= standard_normal_hash(self.seed, users, self.site[cells]) * self.shadow_std[cells]
+            gain -= self.shadowing(users, self.site[cells]) * self.shadow_std[cells]
         if self.indoor[users].any() or self.indoor_cell.any():
             gain -= self.wall_loss[cells] * self.walls(self.indoor[users], self.indoor_cell[cells],
                                                        distance)
         return gain
+
+    def shadowing(self, users: np.ndarray, sites: np.ndarray) -> np.ndarray:
+        """Unit-variance shadowing of user–site pairs, correlated between sites.
+
+        ``√ρ a_u + √(1−ρ) b_us`` with ρ = ``site_correlation``: a_u is the user's own
+        term (keyed by the site index :data:`USER_TERM`), b_us the pair's.
+
+        Parameters
+        ----------
+        users, sites : ndarray of int
+            Broadcast together (e.g. shapes (U, 1) and (1, S)).
+
+        Returns
+        -------
+        ndarray
+            N(0, 1) values of the broadcast shape; multiply by σ [dB].
+        """
+        rho = self.model.site_correlation
+        pair = standard_normal_hash(self.seed, users, sites)
+        if rho == 0.0:
+            return pair
+        own = standard_normal_hash(self.seed, users, USER_TERM)
+        return np.sqrt(rho) * own + np.sqrt(1.0 - rho) * pair
 
     def sector_db(self, dx_m: np.ndarray, dy_m: np.ndarray, azimuth_deg: np.ndarray) -> np.ndarray:
         """Sector pattern gain [dB] toward offsets (dx_m, dy_m) of antennas facing `azimuth_deg`."""

@@ -68,11 +68,12 @@ SECTION_KEYS: dict[str, dict[str, str]] = {
         "n": "int", "density_per_km2": "float", "clustered_fraction": "float",
         "cluster_radius_m": "float", "cluster_tier": "str", "indoor_fraction": "float",
         "colocated_fraction": "float", "colocated_tier": "str", "weight": "float",
-        "demand_mbps": "dist",
+        "demand_mbps": "dist", "min_distance_m": "per_tier",
     },
     "radio": {
         "noise_figure_db": "float", "wall_loss_db": "float", "theta_3db_deg": "float",
         "max_attenuation_db": "float", "spectral_efficiency": "str", "n_candidates": "int",
+        "site_correlation": "float",
         "window_db": "float", "indoor_tiers": "str|strs", "building_radius_m": "float",
         "shadowing_std_db": "per_tier", "pathloss_exponent": "per_tier",
         "pathloss_reference_db": "per_tier", "interference_radius_m": "float|auto",

@@ -3,10 +3,11 @@ outdoor, co-located with indoor cells, with a demand per user."""
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 
 import numpy as np
 import shapely
+from scipy.spatial import cKDTree
 
 from cellopt.errors import ValidationError, check_memory
 from cellopt.network import TIERS, Network, users_frame
@@ -49,6 +50,59 @@ def _tier_xy(network: Network, tier: str) -> np.ndarray:
     """Positions [m] of the cells of `tier`, shape (n_tier_cells, 2)."""
     cells = network.cells[network.cells["tier"] == tier]
     return np.column_stack([cells.geometry.x.to_numpy(float), cells.geometry.y.to_numpy(float)])
+
+
+def _keep_out_m(min_distance_m: float | Mapping[str, float]) -> dict[str, float]:
+    """The checked `min_distance_m` of :func:`drop_users` as {tier: distance > 0}."""
+    if isinstance(min_distance_m, Mapping):
+        unknown = [t for t in min_distance_m if t not in TIERS]
+        if unknown:
+            raise ValidationError(f"min_distance_m has unknown tiers {unknown}; fix: use tiers "
+                                  f"from {list(TIERS)}")
+        given = dict(min_distance_m)
+    else:
+        given = dict.fromkeys(TIERS, min_distance_m)
+    out = {t: check_real(v, f"min_distance_m[{t!r}]", "min_dist_macro_m") for t, v in given.items()}
+    return {t: v for t, v in out.items() if v > 0}
+
+
+#: Rounds of redrawing before :func:`drop_users` gives up on `min_distance_m`.
+_REDRAW_ROUNDS = 200
+
+
+def _redraw_close(xy: np.ndarray, network: Network, keep_out: Mapping[str, float],
+                  region: shapely.Geometry, hot: np.ndarray, cluster_radius_m: float,
+                  rng: np.random.Generator) -> None:
+    """Draw users closer than ``keep_out[tier]`` to a cell of that tier again, in place.
+
+    The first ``len(xy) − len(hot)`` users are uniform in `region`, the rest in the disc
+    around their hotspot `hot`; each is redrawn from its own distribution.
+    """
+    trees = [(cKDTree(_images(_tier_xy(network, t), network.wrap_shifts_m)), d)
+             for t, d in keep_out.items() if (network.cells["tier"] == t).any()]
+    n_uniform = len(xy) - len(hot)
+    todo = np.arange(len(xy))
+    for _ in range(_REDRAW_ROUNDS):
+        close = np.zeros(len(todo), bool)
+        for tree, d in trees:
+            close |= tree.query(xy[todo], distance_upper_bound=d)[0] < d
+        todo = todo[close]
+        if not len(todo):
+            return
+        uniform = todo[todo < n_uniform]
+        xy[uniform] = uniform_points_in(region, len(uniform), rng)
+        clustered = todo[todo >= n_uniform]
+        xy[clustered] = points_in_discs(hot[clustered - n_uniform], cluster_radius_m, rng)
+    raise ValidationError(f"{len(todo)} users are still within min_distance_m={dict(keep_out)} of "
+                          f"a cell after {_REDRAW_ROUNDS} redraws; fix: a smaller min_distance_m "
+                          "(or a larger cluster_radius_m)")
+
+
+def _images(xy: np.ndarray, shifts: np.ndarray | None) -> np.ndarray:
+    """`xy` and its wraparound images (all `shifts`), shape (n × images, 2)."""
+    if shifts is None:
+        return xy
+    return (xy[None, :, :] + np.asarray(shifts)[:, None, :]).reshape(-1, 2)
 
 
 def _rows(mask: np.ndarray) -> str:
@@ -104,12 +158,14 @@ def drop_users(
     region: shapely.Geometry | None = None,
     weight: float = 1.0,
     demand_mbps: Demand = np.inf,
+    min_distance_m: float | Mapping[str, float] = 0.0,
     rng: np.random.Generator | int | None = None,
 ) -> Network:
     """Drop users into the network; they are appended to any users it already has.
 
     The draws come in a fixed order: the count (with `density_per_km2`), the uniform
-    positions, the hotspot cells and positions of the clustered users, the indoor flags,
+    positions, the hotspot cells and positions of the clustered users, the redraws of
+    users too close to a cell (only with `min_distance_m`), the indoor flags,
     then, only when ``colocated_fraction > 0``, the co-location of indoor users, and
     last, only when `demand_mbps` is a callable, the demands. Options left at their
     defaults draw nothing, so adding an option never moves the draws before it.
@@ -158,6 +214,13 @@ def drop_users(
         `density_per_km2`); or a callable ``f(rng, n) -> ndarray of shape (n,)`` called
         with this function's generator after all its other draws, e.g.
         ``lambda rng, n: rng.lognormal(0.0, 0.5, n)``.
+    min_distance_m : float or mapping tier -> float
+        Users closer than this [m] to a cell of the tier (or to its nearest wraparound
+        image) are drawn again from the same distribution (the same hotspot for a
+        clustered user) until none is (TR 36.814: 35 m from a macro, 10 m from a pico).
+        One number holds for every tier; 0 (default) draws nothing. The radio model's
+        own ``min_distance_m`` only raises short distances in the path loss; this keeps
+        the users out instead.
     rng : numpy.random.Generator or int, optional
 
     Returns
@@ -173,7 +236,7 @@ def drop_users(
         A parameter of the wrong type or out of range, both or neither of `n` and
         `density_per_km2`, no usable region, an unknown tier, clustering or co-location
         without cells of the tier, or demands that are not > 0 or of the wrong shape
-        (the message names the rows).
+        (the message names the rows), or a `min_distance_m` that leaves no room.
     ResourceLimitError
         When the users would not fit in memory (:data:`USER_BYTES` each), before they
         are drawn.
@@ -200,6 +263,7 @@ def drop_users(
         raise ValidationError("building_radius_m=0 m leaves no room for co-located users; fix: "
                               "give a building radius > 0 in metres (15 m by default)")
     weight = check_real(weight, "weight")
+    keep_out = _keep_out_m(min_distance_m)
     draw_demand = callable(demand_mbps)
     per_user = isinstance(demand_mbps, (np.ndarray, list, tuple))
     if per_user and n is None:
@@ -234,9 +298,12 @@ def drop_users(
                               f"(cluster_tier={cluster_tier!r}); fix: {_ADD[cluster_tier]} first, "
                               "give another cluster_tier, or set clustered_fraction=0")
     xy = uniform_points_in(region, n - n_clustered, rng)
+    hot = np.empty((0, 2))
     if n_clustered:
         hot = hotspots[rng.integers(0, len(hotspots), n_clustered)]
         xy = np.vstack([xy, points_in_discs(hot, cluster_radius_m, rng)])
+    if keep_out:
+        _redraw_close(xy, network, keep_out, region, hot, cluster_radius_m, rng)
     indoor = rng.uniform(size=n) < indoor_fraction
     clustered = np.arange(n) >= n - n_clustered
     colocated = np.zeros(n, dtype=bool)
