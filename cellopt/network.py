@@ -23,8 +23,8 @@ from cellopt.crs import metric_crs
 from cellopt.errors import ValidationError, describe_rows
 from cellopt.parameters import LIMITS, check_real, is_real
 
-__all__ = ["CELL_BYTES", "CELL_COLUMNS", "OWNERS", "TIERS", "USER_COLUMNS", "Network", "cells_frame",
-           "users_frame"]
+__all__ = ["ANTENNA_COLUMNS", "CELL_BYTES", "CELL_COLUMNS", "OWNERS", "TIERS", "USER_COLUMNS",
+           "Network", "cells_frame", "users_frame"]
 
 #: The parameter catalogue moved to :mod:`cellopt.parameters`.
 __getattr__ = moved_names("cellopt.network", dict.fromkeys(
@@ -50,6 +50,17 @@ CELL_COLUMNS: dict[str, str] = {
     "tx_power_dbm": "maximum transmit power over the whole band [dBm]",
     "backhaul_mbps": "backhaul capacity [Mbit/s]; inf = unlimited",
     "price_per_mbps": "access price [utility per Mbit/s]; 0 for operator cells",
+}
+
+#: Optional cell columns of the 3-D antenna (``RadioModel(antenna="tr38901")``), their
+#: meaning, unit and the value a cell without the column (or with NaN in it: cells added
+#: to a table that has the column) has.
+ANTENNA_COLUMNS: dict[str, tuple[str, float]] = {
+    "tilt_deg": ("mechanical downtilt, degrees below the horizon", 0.0),
+    "electrical_tilt_deg": ("electrical downtilt of the panel's beam, degrees below the "
+                            "horizon", 0.0),
+    "panel_rows": ("antenna elements per column of the panel (vertical)", 1.0),
+    "panel_columns": ("antenna elements per row of the panel (horizontal)", 1.0),
 }
 
 #: Required user columns (besides ``geometry``, a Point in metres).
@@ -393,7 +404,8 @@ class Network:
         -------
         dict of ndarray, each of shape (n_cells,)
             ``x_m, y_m, height_m, azimuth_deg, antenna_gain_dbi, tx_power_dbm,
-            backhaul_mbps, price_per_mbps``; ``tier`` as codes into :data:`TIERS`;
+            backhaul_mbps, price_per_mbps``; the :data:`ANTENNA_COLUMNS` (their defaults
+            where the table has none); ``tier`` as codes into :data:`TIERS`;
             ``site`` as codes 0..n_sites-1 of ``site_id``; ``third_party`` as bool.
         """
         c = self.cells
@@ -401,6 +413,9 @@ class Network:
         for col in ("height_m", "azimuth_deg", "antenna_gain_dbi", "tx_power_dbm",
                     "backhaul_mbps", "price_per_mbps"):
             out[col] = c[col].to_numpy(float)
+        for col, (_, default) in ANTENNA_COLUMNS.items():
+            value = c[col].to_numpy(float) if col in c else np.full(len(c), default)
+            out[col] = np.where(np.isnan(value), default, value)
         out["tier"] = pd.Categorical(c["tier"], categories=TIERS).codes.astype(np.int8)
         out["site"] = pd.factorize(c["site_id"])[0]
         out["third_party"] = (c["owner"] == "third_party").to_numpy(bool)
@@ -540,6 +555,12 @@ _cell_rules = [
      f"finite or outside {LIMITS['antenna_gain_dbi'].interval()}", LIMITS["antenna_gain_dbi"].fix),
     ("tx_power_dbm", lambda v: _outside(v, "tx_power_dbm"), "tx_power_dbm is not finite or "
      f"outside {LIMITS['tx_power_dbm'].interval()}", LIMITS["tx_power_dbm"].fix),
+    *[(col, lambda v: _outside(v, "tilt_deg") & ~np.isnan(_num(v)), f"{col} is infinite or "
+       f"outside {LIMITS['tilt_deg'].interval()}", LIMITS["tilt_deg"].fix)
+      for col in ("tilt_deg", "electrical_tilt_deg")],
+    *[(col, lambda v: ~((_finite(v) & (_num(v) >= 1) & (_num(v) % 1 == 0)) | np.isnan(_num(v))),
+       f"{col} is not a whole number ≥ 1", f"give the number of antenna elements ({col})")
+      for col in ("panel_rows", "panel_columns")],
     ("backhaul_mbps", lambda v: np.isnan(_num(v)) | (_num(v) < 0),
      "backhaul_mbps is negative or NaN", "give a capacity ≥ 0 in Mbit/s, or inf for unlimited"),
     ("price_per_mbps", lambda v: ~(_finite(v) & (_num(v) >= 0)),
@@ -589,7 +610,8 @@ def _check_table(
     finite[np.flatnonzero(is_point)] = np.isfinite(xy).all(axis=1)
     report(is_point & ~finite, "coordinate is NaN or infinite", "drop or fix these positions")
     for col, bad, what, fix in rules:
-        report(np.asarray(bad(frame[col]), bool), what, fix)
+        if col in frame:  # optional columns are checked where given
+            report(np.asarray(bad(frame[col]), bool), what, fix)
     return problems
 
 

@@ -121,9 +121,13 @@ LIMITS: dict[str, Limit] = {
     "user_height_m": Limit("m", 0.0, 1000.0, (1.0, 100.0),
                            "give the user's height above ground in metres (1.5 m at street "
                            "level)", low_open=True),
-    "indoor_distance_m": Limit("m", 0.0, 1000.0, (0.0, 100.0),
+    "max_indoor_distance_m": Limit("m", 0.0, 1000.0, (0.0, 100.0),
                                "give the largest distance from the exterior wall in metres "
                                "(25 m in TR 38.901)"),
+    "high_loss_fraction": _FRACTION,
+    "subcarrier_spacing_khz": Limit("kHz", 0.0, 1000.0, (15.0, 120.0),
+                                    "give the subcarrier spacing in kHz: 15 (LTE); 15, 30, 60 "
+                                    "or 120 (NR)", low_open=True),
     "site_correlation": Limit("", 0.0, 1.0, None,
                               "give the correlation of shadowing between sites in [0, 1] "
                               "(0.5 in TR 36.814 Case 1)"),
@@ -254,6 +258,10 @@ CHOICES: dict[str, Choice] = {
     "owner": Choice("cellopt.network:OWNERS"),
     "interference": Choice(("full", "load_coupled")),
     "spectral_efficiency": Choice("cellopt.radio.spectral:SPECTRAL_EFFICIENCY"),
+    "propagation": Choice("cellopt.radio.tr38901:SCENARIOS", many=True),
+    "los": Choice("cellopt.radio.propagation:LOS_STATES"),
+    "antenna": Choice("cellopt.radio.model:ANTENNAS"),
+    "rat": Choice(("lte", "nr")),
     "master_method": Choice("cellopt.solvers:PATTERN_METHODS"),
 }
 

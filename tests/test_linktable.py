@@ -117,7 +117,8 @@ def test_candidate_count_and_order(hetnet, n_candidates):
 def test_candidates_are_the_strongest_cells(hetnet):
     n = 6
     lt = link_table(hetnet, n_candidates=n, rng=10)
-    offset = hetnet.cells["tx_power_dbm"].to_numpy() - 10 * np.log10(hetnet.bandwidth_mhz * 1e6 / 15e3)
+    assert hetnet.bandwidth_mhz == 10.0  # LTE: 600 subcarriers carry the RSRP
+    offset = hetnet.cells["tx_power_dbm"].to_numpy() - 10 * np.log10(600)
     rsrp = radio.coupling_db(hetnet, rng=10) + offset
     top = np.argsort(-rsrp, axis=1)[:, :n]
     np.testing.assert_array_equal(lt.cell.reshape(-1, n), top)

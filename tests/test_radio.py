@@ -334,7 +334,9 @@ def test_hand_computed_sinr_rsrp_and_rate():
     assert noise == pytest.approx(-95.0)
     sinr1 = rx1 - db(lin(rx2) + lin(noise))
     sinr2 = rx2 - db(lin(rx1) + lin(noise))
-    rsrp_off = 46 - 10 * math.log10(10e6 / 15e3)
+    # RSRP per resource element: LTE 10 MHz has 50 RB × 12 = 600 subcarriers (TS 36.101
+    # Table 5.6-1), RSRP = P − 10 log10(600) + g (TS 36.214 §5.1.1)
+    rsrp_off = 46 - 10 * math.log10(600)
 
     lt = link_table(net, n_candidates=2, model=QUIET)
     np.testing.assert_array_equal(lt.user, [0, 0])

@@ -373,7 +373,8 @@ def test_schema_matches_the_builders_signatures(section):
         "femtocells": (SECTION_KEYS["femtocells"], _parameters(topology.add_femtocells)),
         "users": (SECTION_KEYS["users"], _parameters(topology.drop_users)),
         "radio": (SECTION_KEYS["radio"], {f.name for f in dataclasses.fields(radio.RadioModel)}
-                  | _parameters(radio.link_table)),
+                  | _parameters(radio.link_table) | {"propagation"}
+                  | {f.name for f in dataclasses.fields(radio.ThreeGPP)} - {"scenario"}),
     }[section]
     assert set(keys) - SCENARIO_ONLY <= builder, "scenario keys the builder does not take"
     assert builder - NOT_IN_FILES <= set(keys), "builder parameters a scenario cannot set"

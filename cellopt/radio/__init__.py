@@ -4,12 +4,14 @@ from cellopt.radio.antenna import angle_off_boresight_deg, sector_gain_db
 from cellopt.radio.links import coupling_db, link_table, link_table_nbytes, resource_power_dbm
 from cellopt.radio.model import RadioModel, sinr_db, thermal_noise_dbm
 from cellopt.radio.pathloss import free_space, tr36814_macro, tr36814_pico
+from cellopt.radio.propagation import ThreeGPP
 from cellopt.radio.shadowing import standard_normal_hash
 from cellopt.radio.spectral import SPECTRAL_EFFICIENCY, nr_mcs, shannon, shannon_gap, tr36942
 
 __all__ = [
     "SPECTRAL_EFFICIENCY",
     "RadioModel",
+    "ThreeGPP",
     "angle_off_boresight_deg",
     "coupling_db",
     "free_space",

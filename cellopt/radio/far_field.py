@@ -81,12 +81,30 @@ def _mean_sector_gain(model: RadioModel) -> float:
                                                  model.max_attenuation_db) / 10.0)))
 
 
+def _mean_panel_gain(coupling: Coupling) -> np.ndarray:
+    """Mean of each cell's linear 3-D antenna pattern over all bearings at the horizon
+    (a far user), relative to its maximum gain, shape (C,); 1 for omni cells."""
+    out = np.ones(len(coupling.azimuth))
+    cells = coupling.sectorised
+    if len(cells):
+        bearing = np.radians(np.arange(0.5, 360.0, 1.0))[None, :]
+        gain = coupling.pattern_db(np.zeros((1, 1), int), cells[:, None],
+                                   np.sin(bearing) * 1e4, np.cos(bearing) * 1e4, dz_m=0.0)
+        out[cells] = np.mean(10.0 ** (gain / 10.0), axis=1)
+    return out
+
+
 def _mean_emission_mw(coupling: Coupling, power_mw: np.ndarray) -> np.ndarray:
     """Each cell's mean effective power toward a far outdoor user [mW], shape (C, K)."""
     model = coupling.model
-    pattern = np.where(np.isnan(coupling.azimuth), 1.0, _mean_sector_gain(model))
+    if model.antenna == "tr38901":
+        pattern = _mean_panel_gain(coupling)
+    else:
+        pattern = np.where(np.isnan(coupling.azimuth), 1.0, _mean_sector_gain(model))
+    # E[10^(−S/10) | a_u] over the site terms b_us, S = σ(√ρ a_u + √(1−ρ) b_us) in dB; the
+    # user's own term a_u is applied per user (FarField.interference_mw)
     sigma = coupling.shadow_std * math.log(10.0) / 10.0
-    shadow = np.exp(0.5 * sigma**2)          # E[10^(−S/10)], S ~ N(0, σ²) in dB
+    shadow = np.exp(0.5 * (1.0 - model.site_correlation) * sigma**2)
     wall = np.where(coupling.indoor_cell, 10.0 ** (-coupling.wall_loss / 10.0), 1.0)
     gain = 10.0 ** (coupling.boresight_dbi / 10.0) * pattern * shadow * wall
     return power_mw * gain[:, None]
@@ -120,7 +138,13 @@ class FarField:
         model = coupling.model
         self.tier = coupling.tier
         self.outdoor_mw = _mean_emission_mw(coupling, power_mw)
-        self.indoor_mw = self.outdoor_mw * 10.0 ** (-coupling.wall_loss / 10.0)[:, None]
+        self.indoor_mw = self.outdoor_mw * 10.0 ** (-coupling.indoor_loss_db() / 10.0)[:, None]
+        self.indoor = coupling.indoor
+        rho = model.site_correlation
+        self.own_shadow = None
+        if rho > 0 and np.any(coupling.shadow_std > 0):
+            self.own_shadow = coupling.own_shadowing
+            self.own_std = coupling.shadow_std * math.sqrt(rho)
         # Φ_t(R) for every R on a log grid, as the integral from R to outer_m.
         self.log_r = np.linspace(0.0, math.log(max(outer_m, 2.0)), GRID_POINTS)
         self.ring = np.zeros((len(TIERS), GRID_POINTS))
@@ -135,13 +159,18 @@ class FarField:
         out = np.stack([np.interp(log_r, self.log_r, ring, right=0.0) for ring in self.ring], axis=1)
         return out / (np.pi * np.asarray(radius_m, float)[:, None] ** 2)
 
-    def interference_mw(self, users_indoor: np.ndarray, radius_m: np.ndarray, cell: np.ndarray,
+    def interference_mw(self, users: np.ndarray, radius_m: np.ndarray, cell: np.ndarray,
                         valid: np.ndarray) -> np.ndarray:
         """Far-field interference of a block of users [mW], shape (U, K).
 
+        With shadowing correlated between sites (``site_correlation`` ρ > 0), each user's
+        own term a_u is the same toward the far cells as toward the near ones: the far
+        field is the mean given a_u, ``10^(−σ√ρ a_u/10)`` times the mean over the rest.
+
         Parameters
         ----------
-        users_indoor : ndarray of bool, shape (U,)
+        users : ndarray of int, shape (U,)
+            Row positions of the users.
         radius_m : ndarray, shape (U,)
             Each user's interference radius [m].
         cell : ndarray of int, shape (U, M)
@@ -149,7 +178,10 @@ class FarField:
         valid : ndarray of bool, shape (U, M)
         """
         weight = np.take_along_axis(self.per_area(radius_m), self.tier[cell], axis=1) * valid
-        emission = np.where(users_indoor[:, None, None], self.indoor_mw[cell], self.outdoor_mw[cell])
+        if self.own_shadow is not None:
+            weight = weight * 10.0 ** (-self.own_std[cell] * self.own_shadow(users)[:, None] / 10.0)
+        indoor = self.indoor[users]
+        emission = np.where(indoor[:, None, None], self.indoor_mw[cell], self.outdoor_mw[cell])
         return np.einsum("um,umk->uk", weight, emission)
 
 

@@ -17,7 +17,7 @@ from cellopt.linktable import LinkTable
 from cellopt.network import Network
 from cellopt.parameters import LIMITS, check_count, check_real
 from cellopt.radio.far_field import FarField, auto_radius_m, cell_extent_m
-from cellopt.radio.model import RSRP_SUBCARRIER_HZ, Coupling, RadioModel, thermal_noise_dbm
+from cellopt.radio.model import Coupling, RadioModel, thermal_noise_dbm
 
 __all__ = ["NearbyCells", "coupling_db", "link_table", "link_table_nbytes", "resource_power_dbm",
            "shadowing_seed"]
@@ -288,9 +288,8 @@ def link_table(
         coupling, power_mw, radius_m, max(n_candidates, MIN_NEARBY_CELLS), far_field,
         0.5 * cell_extent_m(network))
     noise_mw = 10.0 ** (thermal_noise_dbm(network.resource_mhz, model.noise_figure_db) / 10.0)
-    rsrp_offset_db = network.cells["tx_power_dbm"].to_numpy(float) - 10.0 * np.log10(
-        network.bandwidth_mhz * 1e6 / RSRP_SUBCARRIER_HZ
-    )
+    rsrp_offset_db = (network.cells["tx_power_dbm"].to_numpy(float)
+                      - model.rsrp_offset_db(network.bandwidth_mhz))
     efficiency = model.efficiency()
     n_res = network.n_resources
 
@@ -500,7 +499,7 @@ class NearbyCells:
         gain[valid] = self.coupling.pair_gain_db(u, c, dx, dy)
         far = None
         if self.far is not None:
-            far = self.far.interference_mw(self.coupling.indoor[users], radius, cell, valid)
+            far = self.far.interference_mw(users, radius, cell, valid)
         return users, gain, cell, far
 
 

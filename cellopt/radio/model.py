@@ -8,6 +8,7 @@ size users × cells is ever allocated for a large network.
 from __future__ import annotations
 
 import dataclasses
+import math
 from collections.abc import Callable, Mapping
 
 import numpy as np
@@ -15,15 +16,26 @@ import numpy as np
 from cellopt.errors import ValidationError
 from cellopt.network import TIERS, Network
 from cellopt.parameters import check_real
+from cellopt.radio import numerology
 from cellopt.radio.antenna import angle_off_boresight_deg, sector_gain_db
+from cellopt.radio.antenna3d import ElementPattern, antenna_gain_db
+from cellopt.radio.numerology import NR_SUBCARRIER_SPACINGS_KHZ
 from cellopt.radio.pathloss import tr36814_macro, tr36814_pico
+from cellopt.radio.propagation import ThreeGPP, UserDraws
 from cellopt.radio.shadowing import standard_normal_hash
 from cellopt.radio.spectral import SPECTRAL_EFFICIENCY, get_efficiency
 
-__all__ = ["Coupling", "RadioModel", "sinr_db", "thermal_noise_dbm"]
+__all__ = ["ANTENNAS", "Coupling", "RadioModel", "sinr_db", "thermal_noise_dbm"]
+
+#: The TR 38.901 element relative to its maximum gain: the cells' ``antenna_gain_dbi`` is
+#: that maximum.
+RELATIVE_ELEMENT = ElementPattern(max_gain_dbi=0.0)
+#: Top of NR's frequency range 1 [GHz] (TS 38.101-1).
+FR1_MAX_GHZ = 7.125
+#: Antenna models of :attr:`RadioModel.antenna`.
+ANTENNAS = ("tr36814", "tr38901")
 
 THERMAL_NOISE_DBM_PER_HZ = -174.0
-RSRP_SUBCARRIER_HZ = 15e3
 #: The site index that keys a user's own shadowing term (shared by all its sites): far
 #: beyond any real site index.
 USER_TERM = 2**62
@@ -66,9 +78,12 @@ class RadioModel:
 
     Parameters
     ----------
-    pathloss : mapping tier -> callable(distance_m) -> dB
+    pathloss : mapping tier -> callable(distance_m) -> dB, or ThreeGPP
         Path-loss model per tier (macro ``128.1 + 37.6 log10 R``; pico and femto
-        ``140.7 + 36.7 log10 R``, R in km).
+        ``140.7 + 36.7 log10 R``, R in km). A :class:`~cellopt.radio.ThreeGPP` model
+        makes the tier's links three-dimensional (TR 38.901 / TR 36.873: heights, LOS
+        state, O2I loss for indoor users in place of `wall_loss_db`, and shadowing σ by
+        state in place of `shadowing_std_db`).
     min_distance_m : mapping tier -> float
         Distances below this are raised to it before the path loss (35 m macro, 10 m
         pico, TR 36.814; 10 m femto, an assumption).
@@ -95,8 +110,22 @@ class RadioModel:
         cross no exterior wall to that cell.
     noise_figure_db : float
         UE noise figure (9 dB).
+    rat : {"lte", "nr"}
+        The carrier's radio access technology, for the number of subcarriers that RSRP
+        is measured per (:meth:`rsrp_offset_db`).
+    subcarrier_spacing_khz : float
+        Subcarrier spacing [kHz]: 15 for LTE; 15, 30, 60 or 120 for NR.
+    antenna : {"tr36814", "tr38901"}
+        Pattern of the sectorised cells. ``"tr36814"``: the horizontal 3-sector pattern
+        (`theta_3db_deg`, `max_attenuation_db`). ``"tr38901"``: three dimensions, the
+        TR 38.901 Table 7.3-1 element (65°, 30 dB) in a panel of ``panel_rows`` ×
+        ``panel_columns`` elements steered to ``electrical_tilt_deg``, the panel turned
+        down by ``tilt_deg`` (the cells' :data:`~cellopt.network.ANTENNA_COLUMNS`);
+        the cells' ``antenna_gain_dbi`` is the element's maximum gain (8 dBi in
+        TR 38.901). Omni cells (NaN azimuth) radiate ``antenna_gain_dbi`` every way in
+        both.
     theta_3db_deg, max_attenuation_db : float
-        3-sector pattern beamwidth (70°) and floor (25 dB).
+        3-sector pattern beamwidth (70°) and floor (25 dB) of the ``"tr36814"`` antenna.
     spectral_efficiency : str or callable
         ``"tr36942"`` (default), ``"shannon"``, ``"shannon_gap"``, ``"nr_64qam"``,
         ``"nr_256qam"``, ``"nr_low_se"`` (the TS 38.214 MCS tables,
@@ -116,6 +145,9 @@ class RadioModel:
     indoor_tiers: tuple[str, ...] = ("femto",)
     building_radius_m: float = 15.0
     noise_figure_db: float = 9.0
+    rat: str = "lte"
+    subcarrier_spacing_khz: float = 15.0
+    antenna: str = "tr36814"
     theta_3db_deg: float = 70.0
     max_attenuation_db: float = 25.0
     spectral_efficiency: str | Callable[[np.ndarray], np.ndarray] = "tr36942"
@@ -175,12 +207,59 @@ class RadioModel:
         for name in ("site_correlation", "building_radius_m", "noise_figure_db", "theta_3db_deg",
                      "max_attenuation_db"):
             check(getattr(self, name), f"RadioModel.{name}", name)
+        if self.rat not in ("lte", "nr"):
+            problems.append(f"RadioModel.rat={self.rat!r}; fix: use 'lte' or 'nr'")
+        elif self.subcarrier_spacing_khz not in (NR_SUBCARRIER_SPACINGS_KHZ if self.rat == "nr"
+                                                 else (15,)):
+            valid = NR_SUBCARRIER_SPACINGS_KHZ if self.rat == "nr" else (15,)
+            problems.append(f"RadioModel.subcarrier_spacing_khz={self.subcarrier_spacing_khz!r} "
+                            f"is not a {self.rat.upper()} numerology; fix: use one of "
+                            f"{', '.join(map(str, valid))} kHz")
+        if self.antenna not in ANTENNAS:
+            problems.append(f"RadioModel.antenna={self.antenna!r}; fix: use one of "
+                            f"{list(ANTENNAS)}")
+        if isinstance(self.pathloss, Mapping) and isinstance(self.indoor_tiers, (tuple, list)):
+            indoor_3d = [t for t in self.indoor_tiers
+                         if isinstance(self.pathloss.get(t), ThreeGPP)]
+            if indoor_3d:
+                problems.append(f"RadioModel.indoor_tiers {indoor_3d} use a ThreeGPP model, "
+                                "whose O2I loss already places cells and users; fix: leave "
+                                "them out of indoor_tiers (an InH scenario for cells indoors)")
         se = self.spectral_efficiency
         if not (callable(se) or (isinstance(se, str) and se in SPECTRAL_EFFICIENCY)):
             problems.append(f"RadioModel.spectral_efficiency={se!r}; fix: use one of "
                             f"{sorted(SPECTRAL_EFFICIENCY)} or a callable of the linear SINR")
         if problems:
             raise ValidationError(problems)
+
+    def rsrp_offset_db(self, bandwidth_mhz: float) -> float:
+        """From a cell's total power to its power per resource element [dB].
+
+        ``10 log10(12 N_RB)``, N_RB from the transmission bandwidth configuration of
+        `rat` at ``subcarrier_spacing_khz`` (:func:`cellopt.radio.numerology.prb_count`;
+        NR's FR2 table where a :class:`~cellopt.radio.ThreeGPP` tier's carrier is above
+        7.125 GHz or the spacing is 120 kHz, FR1 otherwise):
+        RSRP is a power per resource element (TS 36.214 / TS 38.215 §5.1.1), 27.78 dB
+        below the total for LTE at 10 MHz (600 subcarriers). A bandwidth that is not a
+        standard channel of the numerology (e.g. 12 MHz) has no table entry; it counts
+        every subcarrier, ``10 log10(W / Δf)``.
+
+        Parameters
+        ----------
+        bandwidth_mhz : float
+            The carrier's bandwidth [MHz].
+        """
+        fr = None
+        if self.rat == "nr":  # 60 kHz has both ranges: the 3GPP models' carrier decides
+            carriers = [m.frequency_ghz for m in self.pathloss.values() if isinstance(m, ThreeGPP)]
+            fr = "fr2" if carriers and max(carriers) > FR1_MAX_GHZ else "fr1"
+            if self.subcarrier_spacing_khz == 120:
+                fr = "fr2"
+        try:
+            return numerology.rsrp_offset_db(bandwidth_mhz, self.subcarrier_spacing_khz,
+                                             rat=self.rat, fr=fr)
+        except ValidationError:
+            return 10.0 * math.log10(bandwidth_mhz * 1e3 / self.subcarrier_spacing_khz)
 
     def efficiency(self) -> Callable[[np.ndarray], np.ndarray]:
         return get_efficiency(self.spectral_efficiency)
@@ -224,6 +303,21 @@ class Coupling:
         if missing:
             raise ValidationError(f"RadioModel.pathloss has no model for tiers {missing}; fix: "
                                   "add one (any callable of distance in metres)")
+        self.height = c["height_m"]
+        self.three_d = {t: model.pathloss[t] for t, cols in self.tier_columns
+                        if len(cols) and isinstance(model.pathloss[t], ThreeGPP)}
+        # columns of the distance-law tiers: they take the per-tier shadowing and walls
+        self.plain = np.flatnonzero(~np.isin(self.tier, [TIERS.index(t) for t in self.three_d]))
+        self.user_height = np.full(len(self.indoor), 1.5)
+        if self.three_d:
+            self.draws = _user_draws(self.seed, self.indoor, list(self.three_d.values()))
+            self.user_height = self.draws.height_m
+            three_d = np.setdiff1d(np.arange(len(self.tier)), self.plain)
+            self.wall_loss[three_d] = 0.0  # their O2I loss replaces the walls
+            self.shadow_std[three_d] = 0.0  # their own, by LOS state (mean in ThreeGPP())
+        self.antenna = {"tilt_deg": c["tilt_deg"], "electrical_tilt_deg": c["electrical_tilt_deg"],
+                        "panel_rows": c["panel_rows"].astype(np.int64),
+                        "panel_columns": c["panel_columns"].astype(np.int64)}
 
     def displacement_m(self, users: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
         """East and north offsets [m] from each cell to each user, shape (U, C).
@@ -264,15 +358,26 @@ class Coupling:
         dist = np.maximum(distance, self.min_distance)
         gain = np.empty_like(dist)
         for tier, cols in self.tier_columns:
-            if len(cols):
+            if not len(cols):
+                continue
+            if tier in self.three_d:
+                model, sites = self.three_d[tier], self.site[cols][None, :]
+                shadow = self.shadowing(users[:, None], sites) if model.shadowing else 0.0
+                gain[:, cols] = model.gain_db(self.draws, users[:, None], sites, dist[:, cols],
+                                              self.height[cols][None, :], shadow)
+            else:
                 gain[:, cols] = -self.model.pathloss[tier](dist[:, cols])
         gain += self.boresight_dbi
         if len(self.sectorised):
             s = self.sectorised
-            gain[:, s] += self.sector_db(dx[:, s], dy[:, s], self.azimuth[s])
-        if np.any(self.shadow_std > 0):
+            gain[:, s] += self.pattern_db(users[:, None], s[None, :], dx[:, s], dy[:, s])
+        plain = self.plain
+        if np.any(self.shadow_std[plain] > 0):
             z = self.shadowing(users[:, None], np.arange(self.n_sites)[None, :])
-            gain -= z[:, self.site] * self.shadow_std
+            if len(plain) == len(self.tier):
+                gain -= z[:, self.site] * self.shadow_std
+            else:
+                gain[:, plain] -= z[:, self.site[plain]] * self.shadow_std[plain]
         if self.indoor[users].any() or self.indoor_cell.any():
             gain -= self.wall_loss * self.walls(self.indoor[users][:, None], self.indoor_cell[None, :],
                                                 distance)
@@ -298,20 +403,44 @@ class Coupling:
         dist = np.maximum(distance, self.min_distance[cells])
         tier = self.tier[cells]
         gain = np.empty_like(dist)
+        shadowed = np.any(self.shadow_std > 0) or any(m.shadowing for m in self.three_d.values())
+        shadow = self.shadowing(users, self.site[cells]) if shadowed else np.zeros(len(users))
         for k, (name, cols) in enumerate(self.tier_columns):
-            if len(cols):
-                mask = tier == k
+            if not len(cols):
+                continue
+            mask = tier == k
+            if name in self.three_d:
+                u, c = users[mask], cells[mask]
+                gain[mask] = self.three_d[name].gain_db(self.draws, u, self.site[c], dist[mask],
+                                                        self.height[c], shadow[mask])
+            else:
                 gain[mask] = -self.model.pathloss[name](dist[mask])
         gain += self.boresight_dbi[cells]
         sector = ~np.isnan(self.azimuth[cells])
         if sector.any():
-            gain[sector] += self.sector_db(dx_m[sector], dy_m[sector], self.azimuth[cells[sector]])
-        if np.any(self.shadow_std > 0):
-            gain -= self.shadowing(users, self.site[cells]) * self.shadow_std[cells]
+            gain[sector] += self.pattern_db(users[sector], cells[sector], dx_m[sector],
+                                            dy_m[sector])
+        if np.any(self.shadow_std > 0):  # the distance-law tiers' (3GPP tiers' σ is 0 here)
+            gain -= shadow * self.shadow_std[cells]
         if self.indoor[users].any() or self.indoor_cell.any():
             gain -= self.wall_loss[cells] * self.walls(self.indoor[users], self.indoor_cell[cells],
                                                        distance)
         return gain
+
+    def indoor_loss_db(self) -> np.ndarray:
+        """The loss [dB] of each cell's signal into a building, for the far field, shape (C,).
+
+        The exterior wall ``wall_loss_db`` of distance-law tiers; for 3GPP tiers the mean
+        O2I loss of the network's indoor users, ``−10 log10 mean 10^(−O2I/10)`` (0 if
+        none is indoors).
+        """
+        loss = self.wall_loss.copy()
+        indoor = self.indoor
+        for tier, cols in self.tier_columns:
+            if tier in self.three_d and len(cols) and indoor.any():
+                o2i = self.draws.o2i_db(self.three_d[tier])[indoor]
+                loss[cols] = -10.0 * np.log10(np.mean(10.0 ** (-o2i / 10.0)))
+        return loss
 
     def shadowing(self, users: np.ndarray, sites: np.ndarray) -> np.ndarray:
         """Unit-variance shadowing of user–site pairs, correlated between sites.
@@ -333,14 +462,38 @@ class Coupling:
         pair = standard_normal_hash(self.seed, users, sites)
         if rho == 0.0:
             return pair
-        own = standard_normal_hash(self.seed, users, USER_TERM)
-        return np.sqrt(rho) * own + np.sqrt(1.0 - rho) * pair
+        return np.sqrt(rho) * self.own_shadowing(users) + np.sqrt(1.0 - rho) * pair
 
-    def sector_db(self, dx_m: np.ndarray, dy_m: np.ndarray, azimuth_deg: np.ndarray) -> np.ndarray:
-        """Sector pattern gain [dB] toward offsets (dx_m, dy_m) of antennas facing `azimuth_deg`."""
-        bearing = np.degrees(np.arctan2(dx_m, dy_m))
-        return sector_gain_db(angle_off_boresight_deg(bearing, azimuth_deg),
-                              self.model.theta_3db_deg, self.model.max_attenuation_db)
+    def own_shadowing(self, users: np.ndarray) -> np.ndarray:
+        """Each user's own N(0, 1) shadowing term a_u, shared by all its sites."""
+        return standard_normal_hash(self.seed, users, USER_TERM)
+
+    def pattern_db(self, users: np.ndarray, cells: np.ndarray, dx_m: np.ndarray,
+                   dy_m: np.ndarray, dz_m: np.ndarray | float | None = None) -> np.ndarray:
+        """Antenna pattern gain [dB] of sectorised `cells` toward `users`, relative to
+        the boresight gain (the model's ``antenna``).
+
+        Parameters
+        ----------
+        users, cells : ndarray of int
+            Row positions, broadcast with the offsets (e.g. shapes (U, 1) and (1, C)).
+        dx_m, dy_m : ndarray
+            East and north offsets from each cell (or its image) to each user [m].
+        dz_m : ndarray or float, optional
+            Height of the users above the cells [m]; default from the users' and the
+            cells' heights.
+        """
+        if self.model.antenna == "tr36814":
+            bearing = np.degrees(np.arctan2(dx_m, dy_m))
+            return sector_gain_db(angle_off_boresight_deg(bearing, self.azimuth[cells]),
+                                  self.model.theta_3db_deg, self.model.max_attenuation_db)
+        a = self.antenna
+        if dz_m is None:
+            dz_m = self.user_height[users] - self.height[cells]
+        return antenna_gain_db(dx_m, dy_m, dz_m,
+                               self.azimuth[cells], a["tilt_deg"][cells],
+                               a["electrical_tilt_deg"][cells], a["panel_rows"][cells],
+                               a["panel_columns"][cells], element=RELATIVE_ELEMENT)
 
     def walls(self, user_indoor: np.ndarray, cell_indoor: np.ndarray,
               distance_m: np.ndarray) -> np.ndarray:
@@ -361,6 +514,17 @@ class Coupling:
             same = user_indoor & cell_indoor & (distance_m <= self.model.building_radius_m)
             walls -= 2 * same.astype(np.int8)
         return walls
+
+
+def _user_draws(seed: int, indoor: np.ndarray, models: list[ThreeGPP]) -> UserDraws:
+    """The users' heights and O2I draws, which every 3GPP tier of a network shares."""
+    keys = ("user_height_m", "indoor_floors", "high_loss_fraction", "max_indoor_distance_m")
+    first = models[0]
+    differ = [k for k in keys if any(getattr(m, k) != getattr(first, k) for m in models)]
+    if differ:
+        raise ValidationError(f"the tiers' ThreeGPP models give different {differ}, but a user "
+                              "has one height and one building; fix: give them the same values")
+    return UserDraws.draw(seed, indoor, first)
 
 
 def sinr_db(

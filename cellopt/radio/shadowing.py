@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import numpy as np
 
-__all__ = ["standard_normal_hash"]
+__all__ = ["standard_normal_hash", "uniform_hash"]
 
 _M1 = np.uint64(0xBF58476D1CE4E5B9)
 _M2 = np.uint64(0x94D049BB133111EB)
@@ -26,7 +26,41 @@ def _splitmix64(z: np.ndarray) -> np.ndarray:
     return z
 
 
-def standard_normal_hash(seed: int, user: np.ndarray, site: np.ndarray) -> np.ndarray:
+def _hash(seed: int, user: np.ndarray, site: np.ndarray, stream: int) -> np.ndarray:
+    """64-bit hashes of ``(seed, user, site, stream)``, broadcast over `user` and `site`."""
+    with np.errstate(over="ignore"):
+        key = np.uint64(seed) * _GOLDEN + np.asarray(user, np.uint64) * _M1
+        if stream:
+            key = _splitmix64(key ^ (np.uint64(stream) * _M2))
+        return _splitmix64(_splitmix64(key) + np.asarray(site, np.uint64) * _GOLDEN)
+
+
+def uniform_hash(seed: int, user: np.ndarray, site: np.ndarray, stream: int = 1) -> np.ndarray:
+    """Uniform values in [0, 1) keyed by ``(seed, user, site, stream)``, broadcast.
+
+    Each `stream` (an integer ≥ 1 naming one random quantity, e.g. the LOS state) gives
+    values independent of every other stream and of :func:`standard_normal_hash`.
+
+    Parameters
+    ----------
+    seed : int
+        Non-negative seed, < 2**64.
+    user, site : ndarray of int
+        Non-negative indices; broadcast together.
+    stream : int
+        Which quantity, ≥ 1.
+
+    Returns
+    -------
+    ndarray of float64
+        U[0, 1) samples (53 bits of the hash).
+    """
+    z = _hash(seed, user, site, stream)
+    return (z >> np.uint64(11)).astype(np.float64) * 2.0**-53
+
+
+def standard_normal_hash(seed: int, user: np.ndarray, site: np.ndarray,
+                         stream: int = 0) -> np.ndarray:
     """Standard normal values keyed by ``(seed, user, site)``, broadcast over the inputs.
 
     Parameters
@@ -35,15 +69,15 @@ def standard_normal_hash(seed: int, user: np.ndarray, site: np.ndarray) -> np.nd
         Non-negative seed, < 2**64.
     user, site : ndarray of int
         Non-negative indices; broadcast together (e.g. shapes (U, 1) and (1, C)).
+    stream : int
+        Which quantity: 0 (default) is the shadowing; others are independent of it.
 
     Returns
     -------
     ndarray of float64
         N(0, 1) samples (Box–Muller on the two 32-bit halves of one 64-bit hash).
     """
-    with np.errstate(over="ignore"):
-        key = np.uint64(seed) * _GOLDEN + np.asarray(user, np.uint64) * _M1
-        z = _splitmix64(_splitmix64(key) + np.asarray(site, np.uint64) * _GOLDEN)
+    z = _hash(seed, user, site, stream)
     # Two uniforms in (0, 1] and [0, 1) from the high and low 32 bits.
     u1 = ((z >> np.uint64(32)).astype(np.float64) + 1.0) * 2.0**-32
     u2 = (z & np.uint64(0xFFFFFFFF)).astype(np.float64) * 2.0**-32

@@ -238,6 +238,10 @@ def has_tier(tier: str, network: Mapping[str, Any], picos: Mapping[str, Any] | N
 LINK_KEYS = ("n_candidates", "window_db", "interference_radius_m", "far_field")
 #: [radio] keys that become :attr:`RadioModel.pathloss <cellopt.radio.RadioModel.pathloss>`.
 _PATHLOSS_KEYS = ("pathloss_exponent", "pathloss_reference_db")
+#: [radio] keys of the :class:`~cellopt.radio.ThreeGPP` models of the tiers ``propagation``
+#: names (the scenario per tier); the other keys are the models' fields.
+_THREE_GPP_KEYS = ("propagation", "frequency_ghz", "user_height_m", "indoor_floors",
+                   "high_loss_fraction", "max_indoor_distance_m", "los", "shadowing")
 
 
 def radio_model(section: Mapping[str, Any]) -> radio.RadioModel:
@@ -254,19 +258,35 @@ def radio_model(section: Mapping[str, Any]) -> radio.RadioModel:
         Its fields, with per-tier values merged into the defaults, and single-slope path
         losses for the tiers given a ``pathloss_exponent``.
     """
-    fields = {k: v for k, v in section.items() if k not in LINK_KEYS + _PATHLOSS_KEYS}
+    fields = {k: v for k, v in section.items()
+              if k not in LINK_KEYS + _PATHLOSS_KEYS + _THREE_GPP_KEYS}
     if "indoor_tiers" in fields:
         tiers = fields["indoor_tiers"]
         fields["indoor_tiers"] = (tiers,) if isinstance(tiers, str) else tuple(tiers)
     default = radio.RadioModel()
-    if "shadowing_std_db" in fields:
-        fields["shadowing_std_db"] = {**default.shadowing_std_db,
-                                      **_per_tier(fields["shadowing_std_db"])}
+    for name in ("shadowing_std_db", "min_distance_m"):
+        if name in fields:
+            fields[name] = {**getattr(default, name), **_per_tier(fields[name])}
     if "pathloss_exponent" in section:  # single-slope models for the tiers given
         exponent = _per_tier(section["pathloss_exponent"])
         reference = _per_tier(section.get("pathloss_reference_db", FRIIS_1M_2GHZ_DB))
         fields["pathloss"] = {**default.pathloss, **{
             t: SingleSlope(n, reference.get(t, FRIIS_1M_2GHZ_DB)) for t, n in exponent.items()}}
+    if "propagation" in section:  # 3GPP 3-D models for the tiers given
+        names = section["propagation"]
+        if isinstance(names, str):  # one name: every tier whose cells are outdoors
+            indoor = fields.get("indoor_tiers", default.indoor_tiers)
+            names = {t: names for t in TIERS if t not in indoor}
+        options = {k: section[k] for k in _THREE_GPP_KEYS if k in section and k != "propagation"}
+        pathloss = dict(fields.get("pathloss", default.pathloss))
+        pathloss.update({t: radio.ThreeGPP(name, **options) for t, name in names.items()})
+        fields["pathloss"] = pathloss
+    else:
+        given = [k for k in _THREE_GPP_KEYS if k in section]
+        if given:
+            raise ValidationError(f"[radio] {given} set a 3GPP model, but [radio] gives no "
+                                  "'propagation'; fix: add e.g. propagation = \"uma\" or "
+                                  "remove them")
     return radio.RadioModel(**fields)
 
 
@@ -423,7 +443,9 @@ def _square_footprint(net: Mapping[str, Any]) -> Footprint:
 
 # ------------------------------------------------------------------ the builders
 register_builder("hex_grid", topology.hex_grid, footprint=_hex_footprint, check=_hex_check,
-                 kinds={"resource_mhz": "floats"})
+                 kinds={"resource_mhz": "floats", "tilt_deg": "float",
+                        "electrical_tilt_deg": "float", "panel_rows": "int",
+                        "panel_columns": "int"})
 register_builder("poisson", topology.poisson_layout, footprint=_poisson_footprint,
                  check=_poisson_check, kinds={"tiers": "tiers"}, required=())
 register_builder("country", topology.country_layout, footprint=_country_footprint,
@@ -432,3 +454,7 @@ register_builder("file", file_network, check=_file_check, passes_to=topology.rea
                  kinds={"path": "path", "area": "path", "stand_in": "path", "crs": "str",
                         "source_crs": "str"}, exclude=("polygon", "progress"))
 register_builder("square_grid", topology.square_grid, footprint=_square_footprint)
+register_builder("indoor_office", topology.indoor_office,
+                 kinds={"tilt_deg": "float", "electrical_tilt_deg": "float", "panel_rows": "int",
+                        "panel_columns": "int", "rows": "int", "columns": "int",
+                        "length_m": "float", "width_m": "float"})

@@ -73,7 +73,11 @@ SECTION_KEYS: dict[str, dict[str, str]] = {
     "radio": {
         "noise_figure_db": "float", "wall_loss_db": "float", "theta_3db_deg": "float",
         "max_attenuation_db": "float", "spectral_efficiency": "str", "n_candidates": "int",
-        "site_correlation": "float",
+        "site_correlation": "float", "min_distance_m": "per_tier",
+        "propagation": "per_tier_name", "frequency_ghz": "float", "user_height_m": "float",
+        "indoor_floors": "bool", "high_loss_fraction": "float", "los": "str",
+        "shadowing": "bool", "max_indoor_distance_m": "float", "antenna": "str", "rat": "str",
+        "subcarrier_spacing_khz": "float",
         "window_db": "float", "indoor_tiers": "str|strs", "building_radius_m": "float",
         "shadowing_std_db": "per_tier", "pathloss_exponent": "per_tier",
         "pathloss_reference_db": "per_tier", "interference_radius_m": "float|auto",
@@ -95,6 +99,7 @@ _EXPECTED = {
     "dist": "number or distribution table {distribution = 'uniform' | 'lognormal', ...}",
     "tiers": "table of tier tables, e.g. [network.tiers.macro]",
     "per_tier": "number, or table of numbers per tier, e.g. {macro = 3.5, pico = 4.0}",
+    "per_tier_name": 'name, or table of names per tier, e.g. {macro = "uma", pico = "umi"}',
     "float|auto": 'number or "auto"',
     "levels": 'array of levels (numbers ≤ 0 dB, "off"), or a table of such arrays per tier, '
               'e.g. [0, -10, "off"] or {macro = [0, "off"], pico = [0, -10]}',
@@ -167,7 +172,8 @@ def check_range(key: str, value: Any) -> None:
     elif key in TIER_LIMITS:
         check_per_tier(value, key)
     elif key in CHOICES:
-        check_choice(value, key)
+        for name in value.values() if isinstance(value, dict) else [value]:
+            check_choice(name, key)
     elif key == "resource_mhz":
         bad = [v for v in value if not (math.isfinite(v) and v > 0)]
         if bad or not value:
@@ -275,6 +281,8 @@ class Checker:
             "tiers": isinstance(v, dict) and all(isinstance(t, dict) for t in v.values()),
             "per_tier": _is_number(v) or (isinstance(v, dict)
                                           and all(_is_number(x) for x in v.values())),
+            "per_tier_name": isinstance(v, str) or (isinstance(v, dict)
+                                                    and all(isinstance(x, str) for x in v.values())),
             "levels": _is_levels(v) or (isinstance(v, dict) and all(map(_is_levels, v.values()))),
         }[kind]
         if not ok:
@@ -299,14 +307,14 @@ class Checker:
                 raise self.fail(where, f"has unknown tiers {unknown}; fix: use tiers from "
                                 f"{list(TIERS)}")
             return {t: levels(x) for t, x in v.items()}
-        if kind in ("tiers", "per_tier") and isinstance(v, dict):
+        if kind in ("tiers", "per_tier", "per_tier_name") and isinstance(v, dict):
             unknown = [t for t in v if t not in TIERS]
             if unknown:
                 raise self.fail(where, f"has unknown tiers {unknown}; valid: {list(TIERS)}")
             if kind == "tiers":
                 return {t: self.table(table, f"{where} tier {t!r}", POISSON_TIER_KEYS)
                         for t, table in v.items()}
-            return {t: float(x) for t, x in v.items()}
+            return {t: float(x) if kind == "per_tier" else x for t, x in v.items()}
         return float(v) if kind == "per_tier" else v
 
     def ranges(self, section: str, values: Mapping[str, Any]) -> None:

@@ -107,6 +107,10 @@ def hex_grid(
     height_m: float = 25.0,
     bandwidth_mhz: float = 10.0,
     resource_mhz: np.ndarray | None = None,
+    tilt_deg: float | None = None,
+    electrical_tilt_deg: float | None = None,
+    panel_rows: int | None = None,
+    panel_columns: int | None = None,
     crs: str = SYNTHETIC_CRS,
 ) -> Network:
     """A hexagonal macro layout with TR 36.814 Case-1 defaults.
@@ -130,6 +134,11 @@ def hex_grid(
         10 MHz (TR 36.814 Case 1).
     resource_mhz : array_like, optional
         Subband widths [MHz]; default one resource.
+    tilt_deg, electrical_tilt_deg, panel_rows, panel_columns : optional
+        Every cell's 3-D antenna (:data:`cellopt.network.ANTENNA_COLUMNS`, used by
+        ``RadioModel(antenna="tr38901")``): mechanical and electrical downtilt [degrees
+        below the horizon] and the panel's elements per column and per row. Each given
+        becomes a column; none given, the table has none of them.
     crs : str
         Projected CRS of the coordinates (synthetic layouts sit at a false origin).
 
@@ -170,6 +179,8 @@ def hex_grid(
         site_id=np.repeat(np.arange(n_sites), sectors),
         azimuth_deg=np.tile(azimuths, n_sites),
         tx_power_dbm=tx_power_dbm, antenna_gain_dbi=antenna_gain_dbi, height_m=height_m,
+        **antenna_columns(tilt_deg=tilt_deg, electrical_tilt_deg=electrical_tilt_deg,
+                          panel_rows=panel_rows, panel_columns=panel_columns),
     )
     # The hexagons form a coverage (edge-to-edge, no overlaps): its union is exact.
     region = shapely.coverage_union_all(_hexagons(sites + SYNTHETIC_ORIGIN_M, isd_m))
@@ -183,6 +194,20 @@ def hex_grid(
         cells=cells, bandwidth_mhz=bandwidth_mhz, resource_mhz=resource_mhz,
         region=region, wrap_shifts_m=shifts,
     ).validate()
+
+
+def antenna_columns(**given: float | None) -> dict[str, float]:
+    """The 3-D antenna columns given (not None), checked: tilts in [−90, 90] degrees,
+    panel shapes whole numbers ≥ 1."""
+    out = {}
+    for name, value in given.items():
+        if value is None:
+            continue
+        if name.endswith("tilt_deg"):
+            out[name] = check_real(value, name, "tilt_deg")
+        else:
+            out[name] = float(check_count(value, name))
+    return out
 
 
 def check_synthetic_crs(crs: object) -> None:

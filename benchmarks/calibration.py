@@ -1,0 +1,148 @@
+"""3GPP large-scale calibration: coupling loss and geometry against 3GPP's published curves.
+
+Runs the calibration set-ups of TR 36.873 §8.2 (phase 1: 3D-UMa and 3D-UMi at 2 GHz, with
+K = M = 1 and K = M = 10) and TR 38.901 §7.8.1 (UMa, UMi street canyon and indoor office
+at 6, 30 and 70 GHz) from the shipped scenarios, and prints for each the 5th, 50th and
+95th percentiles of
+
+- the coupling loss to the serving cell [dB], a positive loss: path loss, shadowing and
+  O2I loss less the base station's antenna gain (the user antenna is isotropic);
+- the geometry, S/I without noise [dB], the serving cell being the one of least
+  coupling loss and every other cell interfering at the same power;
+- SINR with thermal noise [dB] (TR 38.901 only, as published),
+
+next to the reference (``calibration_reference.json``: the mean over companies of
+R1-165974 for TR 38.901 and of R1-143469 for TR 36.873; docs/calibration.md cites the
+sources). Usage::
+
+    python benchmarks/calibration.py                   # all 13 set-ups, 20 drops each
+    python benchmarks/calibration.py --drops 5 --only 38901_uma_6ghz
+    python benchmarks/calibration.py --json results.json --figure cdf.png
+    python benchmarks/calibration.py --seed-offset 1000   # other drops, same set-ups
+
+Every draw is seeded: the same command prints the same numbers on any machine.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+import time
+from pathlib import Path
+
+import numpy as np
+
+from cellopt import radio
+from cellopt.study.scenario import load_scenario
+from cellopt.study.seeds import drop_seeds
+
+HERE = Path(__file__).resolve().parent
+REFERENCE = HERE / "calibration_reference.json"
+PERCENTILES = (5, 50, 95)
+#: Set-up name → (shipped scenario, [network] overrides, [radio] overrides).
+_NR_HIGH = {"bandwidth_mhz": 100.0}
+SETUPS: dict[str, tuple[str, dict, dict]] = {
+    "36873_uma_k1": ("lte3d_uma_calibration",
+                     {"panel_rows": 1, "electrical_tilt_deg": 0.0}, {}),
+    "36873_uma_k10": ("lte3d_uma_calibration", {}, {}),
+    "36873_umi_k1": ("lte3d_umi_calibration",
+                     {"panel_rows": 1, "electrical_tilt_deg": 0.0}, {}),
+    "36873_umi_k10": ("lte3d_umi_calibration", {}, {}),
+    **{f"38901_{kind}_{f}ghz": (
+        f"nr_{kind}_calibration",
+        {} if f == 6 else {**_NR_HIGH, **({} if kind == "inh" else {"tx_power_dbm": 35.0})},
+        {"frequency_ghz": float(f), **({} if f == 6 else {"subcarrier_spacing_khz": 60.0})})
+       for kind in ("uma", "umi", "inh") for f in (6, 30, 70)},
+}
+
+
+def measure(setup: str, drops: int, seed_offset: int = 0) -> dict[str, np.ndarray]:
+    """Serving-cell coupling loss, geometry and SINR [dB] of every user of `drops` drops."""
+    name, network, radio_section = SETUPS[setup]
+    scenario = load_scenario(name)
+    scenario = scenario.with_overrides(network={**scenario.network, **network},
+                                       radio={**scenario.radio, **radio_section})
+    model = scenario.radio_model()
+    out: dict[str, list[np.ndarray]] = {"coupling_loss_db": [], "geometry_db": [], "sinr_db": []}
+    for seed in drop_seeds(scenario.seeds.base + seed_offset, drops):
+        net = scenario.build(seed).network
+        gain = radio.coupling_db(net, model=model, rng=seed)                 # (U, C) [dB]
+        power_mw = 10.0 ** (net.cells["tx_power_dbm"].to_numpy(float) / 10.0)
+        received = 10.0 ** (gain / 10.0) * power_mw                          # (U, C) [mW]
+        serving = np.argmax(gain, axis=1)
+        rows = np.arange(len(gain))
+        signal = received[rows, serving]
+        interference = received.sum(axis=1) - signal
+        noise = 10.0 ** (radio.thermal_noise_dbm(net.bandwidth_mhz, model.noise_figure_db) / 10.0)
+        out["coupling_loss_db"].append(-gain[rows, serving])
+        out["geometry_db"].append(10.0 * np.log10(signal / interference))
+        out["sinr_db"].append(10.0 * np.log10(signal / (interference + noise)))
+    return {k: np.concatenate(v) for k, v in out.items()}
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("--drops", type=int, default=20, help="drops per set-up (20)")
+    parser.add_argument("--seed-offset", type=int, default=0,
+                        help="add this to the scenarios' base seeds: other drops (0)")
+    parser.add_argument("--only", nargs="*", choices=sorted(SETUPS), help="run these set-ups")
+    parser.add_argument("--json", type=Path, help="write the percentiles to this JSON file")
+    parser.add_argument("--figure", type=Path, help="write the CDFs against the reference here")
+    args = parser.parse_args(argv)
+    reference = json.loads(REFERENCE.read_text())
+    names = args.only or list(SETUPS)
+    results: dict[str, dict[str, dict[str, float]]] = {}
+    samples: dict[str, dict[str, np.ndarray]] = {}
+    worst = 0.0
+    print(f"{'set-up':16} {'metric':17} " + " ".join(f"{'p' + str(p):>19}" for p in PERCENTILES)
+          + "   (cellopt / 3GPP / difference, dB)")
+    for setup in names:
+        t0 = time.perf_counter()
+        values = samples[setup] = measure(setup, args.drops, args.seed_offset)
+        results[setup] = {}
+        for metric, v in values.items():
+            ref = reference[setup].get(metric)
+            if ref is None:
+                continue
+            ours = {str(p): round(float(np.percentile(v, p)), 2) for p in PERCENTILES}
+            results[setup][metric] = ours
+            cells = []
+            for p in PERCENTILES:
+                diff = ours[str(p)] - ref[str(p)]
+                worst = max(worst, abs(diff)) if metric != "sinr_db" else worst
+                cells.append(f"{ours[str(p)]:6.1f} {ref[str(p)]:6.1f} {diff:+5.1f}")
+            print(f"{setup:16} {metric:17} " + " ".join(f"{c:>19}" for c in cells))
+        print(f"{'':16} {len(values['geometry_db']):,} users in {time.perf_counter() - t0:.1f} s")
+    print(f"\nlargest |difference| of coupling loss and geometry: {worst:.2f} dB")
+    if args.json:
+        args.json.write_text(json.dumps(results, indent=1) + "\n")
+    if args.figure:
+        figure(samples, reference, args.figure)
+    return 0
+
+
+def figure(samples: dict[str, dict[str, np.ndarray]], reference: dict, path: Path) -> None:
+    """The CDFs of coupling loss and geometry, cellopt (lines) against 3GPP (dots)."""
+    import matplotlib
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    fig, axes = plt.subplots(len(samples), 2, figsize=(9, 2.2 * len(samples)), squeeze=False)
+    for row, (setup, values) in zip(axes, samples.items(), strict=True):
+        for ax, metric in zip(row, ("coupling_loss_db", "geometry_db"), strict=True):
+            v = np.sort(values[metric])
+            ax.plot(v, np.arange(1, len(v) + 1) / len(v), lw=1.2, label="cellopt")
+            ref = reference[setup][metric]
+            ax.plot(list(ref.values()), [int(p) / 100 for p in ref], "o", ms=3, label="3GPP")
+            ax.set_title(f"{setup}: {metric.removesuffix('_db').replace('_', ' ')} [dB]",
+                         fontsize=8)
+            ax.tick_params(labelsize=7)
+            ax.grid(alpha=0.3)
+    axes[0, 0].legend(fontsize=7)
+    fig.tight_layout()
+    fig.savefig(path, dpi=110)
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,272 @@
+"""3GPP three-dimensional large-scale propagation for the links of one tier.
+
+A :class:`ThreeGPP` model, given as a tier's :attr:`RadioModel.pathloss
+<cellopt.radio.RadioModel.pathloss>`, makes that tier's links follow TR 38.901 (UMa, UMi
+street canyon, RMa, InH office) or TR 36.873 (3D-UMa, 3D-UMi) instead of a 2-D distance
+law. The formulas are in :mod:`cellopt.radio.tr38901`; this module draws the random
+quantities they need, each keyed by a counter-based hash of ``(seed, user, site)``
+(:func:`~cellopt.radio.shadowing.uniform_hash`) so that a link's value is the same
+however the users are split into blocks:
+
+- per user: its height (the indoor floor model: N_fl ~ U{4..8} floors, floor n_fl ~
+  U{1..N_fl}, h = 3 (n_fl − 1) + 1.5 m; outdoor users at ``user_height_m``), its
+  distance from the exterior wall d_2D-in, its building type (high-loss with
+  probability ``high_loss_fraction``) and its O2I loss's normal term;
+- per user and site, shared by the site's sectors: the LOS state (LOS with the
+  scenario's probability at the 2-D distance outside the building), UMa's effective
+  environment height h_E, and the shadowing, whose σ is that of the link's LOS or NLOS
+  state (TR 38.901 Table 7.4.1-1), indoor users too: their O2I loss adds its own spread
+  σ_P (§7.4.3). Table 7.5-6's larger O2I σ_SF (7 dB) belongs to the fast-fading
+  model's large-scale parameters; with it the serving coupling loss of UMa and UMi
+  falls 0.6–1.2 dB below 3GPP's calibration, without it the two agree within 0.9 dB
+  (docs/calibration.md).
+
+The shadowing is correlated between sites as the radio model's ``site_correlation``
+says; no spatial (decorrelation-distance) correlation between users is modelled: each
+user's values are independent of its neighbours'. Marginal distributions, and hence
+every CDF of a calibration, are unaffected.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+
+import numpy as np
+
+from cellopt.errors import ValidationError
+from cellopt.parameters import check_real
+from cellopt.radio import tr38901
+from cellopt.radio.shadowing import standard_normal_hash, uniform_hash
+
+__all__ = ["LOS_STATES", "USUAL_BS_HEIGHT_M", "ThreeGPP", "UserDraws"]
+
+#: How a :class:`ThreeGPP` model sets each link's LOS state: drawn from the scenario's
+#: LOS probability, or forced (for tests and bounds).
+LOS_STATES = ("random", "los", "nlos")
+
+#: The antenna height of each scenario's calibration [m] (TR 38.901 Table 7.4.1-1, TR 36.873
+#: Table 6-1), used only by :meth:`ThreeGPP.__call__`.
+USUAL_BS_HEIGHT_M = {"uma": 25.0, "umi": 10.0, "rma": 35.0, "inh_mixed": 3.0, "inh_open": 3.0,
+                     "3d_uma": 25.0, "3d_umi": 10.0}
+
+# Hash streams of the random quantities (independent of each other and of stream 0, the
+# shadowing's).
+_FLOORS, _FLOOR, _WALL_1, _WALL_2, _BUILDING, _O2I, _LOS, _HE_CHOICE, _HE_HEIGHT = range(1, 10)
+#: The site index that keys a user's own draws (far beyond any real site index).
+_USER = 2**62 + 1
+
+#: Scenarios whose users are outdoors or in buildings reached from outside (O2I applies
+#: to their indoor users); the InH scenarios' users share the building with the cells.
+_OUTDOOR = ("uma", "umi", "rma", "3d_uma", "3d_umi")
+#: Scenarios whose indoor users follow the floor model (TR 38.901 Table 7.4.3-? note,
+#: TR 36.873 Table 6-1).
+_FLOOR_MODEL = ("uma", "umi", "3d_uma", "3d_umi")
+
+
+@dataclasses.dataclass(frozen=True)
+class ThreeGPP:
+    """A 3GPP 3-D large-scale model for one tier's links (module docstring).
+
+    Parameters
+    ----------
+    scenario : str
+        One of :data:`cellopt.radio.tr38901.SCENARIOS`: ``"uma"``, ``"umi"``, ``"rma"``,
+        ``"inh_mixed"``, ``"inh_open"`` (TR 38.901) or ``"3d_uma"``, ``"3d_umi"``
+        (TR 36.873).
+    frequency_ghz : float
+        Carrier frequency [GHz] (TR 38.901: 0.5–100 GHz; TR 36.873: 2 GHz).
+    user_height_m : float
+        Height of outdoor users, and of indoor users where the floor model does not
+        apply [m] (1.5 m; 1 m for InH in TR 38.901 Table 7.8-1).
+    indoor_floors : bool
+        Indoor users of UMa, UMi, 3D-UMa and 3D-UMi are on a random floor (module
+        docstring); False puts them at `user_height_m`.
+    high_loss_fraction : float
+        Share, in [0, 1], of indoor users whose building follows TR 38.901's high-loss
+        O2I model (IRR glass and concrete); the others follow the low-loss model. TR 36.873
+        scenarios use their own 20 dB + 0.5 d_in and ignore this.
+    max_indoor_distance_m : float
+        d_2D-in is the smaller of two uniforms on [0, this] (25 m, TR 38.901 §7.4.3.1;
+        TR 36.873 draws one uniform on [0, 25 m]).
+    los : {"random", "los", "nlos"}
+        Draw each link's state from the LOS probability (default), or force one.
+    shadowing : bool
+        Add the log-normal shadowing of each link's state (default); False gives the
+        median path loss (for hand checks and coverage of the mean).
+    """
+
+    scenario: str
+    frequency_ghz: float
+    user_height_m: float = 1.5
+    indoor_floors: bool = True
+    high_loss_fraction: float = 0.5
+    max_indoor_distance_m: float = 25.0
+    los: str = "random"
+    shadowing: bool = True
+
+    def __post_init__(self) -> None:
+        if self.scenario not in tr38901.SCENARIOS:
+            raise ValidationError(f"ThreeGPP.scenario={self.scenario!r} is not a 3GPP scenario; "
+                                  f"fix: use one of {list(tr38901.SCENARIOS)}")
+        if self.los not in LOS_STATES:
+            raise ValidationError(f"ThreeGPP.los={self.los!r}; fix: use one of {list(LOS_STATES)}")
+        object.__setattr__(self, "frequency_ghz",
+                           check_real(self.frequency_ghz, "ThreeGPP.frequency_ghz", "frequency_ghz"))
+        object.__setattr__(self, "user_height_m",
+                           check_real(self.user_height_m, "ThreeGPP.user_height_m", "user_height_m"))
+        object.__setattr__(self, "high_loss_fraction", check_real(
+            self.high_loss_fraction, "ThreeGPP.high_loss_fraction", "indoor_fraction"))
+        object.__setattr__(self, "max_indoor_distance_m", check_real(
+            self.max_indoor_distance_m, "ThreeGPP.max_indoor_distance_m", "max_indoor_distance_m"))
+        for name in ("indoor_floors", "shadowing"):
+            if not isinstance(getattr(self, name), (bool, np.bool_)):
+                raise ValidationError(f"ThreeGPP.{name}={getattr(self, name)!r}; fix: give True "
+                                      "or False")
+
+    @property
+    def outdoor_to_indoor(self) -> bool:
+        """Whether indoor users pay an O2I loss (all scenarios but InH)."""
+        return self.scenario in _OUTDOOR
+
+    def __call__(self, distance_m: np.ndarray) -> np.ndarray:
+        """The mean coupling loss [dB] at 2-D `distance_m` of an outdoor user at
+        `user_height_m` and a cell at the scenario's usual height
+        (:data:`USUAL_BS_HEIGHT_M`): ``−10 log10 E[10^(−(PL + S)/10)]`` over the LOS state
+        and the log-normal shadowing S of each state.
+
+        This is the 2-D view of the model that the far field integrates
+        (:mod:`cellopt.radio.far_field`), the shadowing's mean included (the far field
+        then adds none for this tier).
+        """
+        d2 = np.asarray(distance_m, dtype=float)
+        h_bs, h_ut = USUAL_BS_HEIGHT_M[self.scenario], self.user_height_m
+        d3 = np.sqrt(d2 * d2 + (h_bs - h_ut) ** 2)
+        p_los = {"los": 1.0, "nlos": 0.0}.get(self.los)
+        if p_los is None:
+            p_los = tr38901.los_probability(self.scenario, d2, h_ut)
+        mean = np.zeros_like(d2)
+        for los, share in ((True, p_los), (False, 1.0 - p_los)):
+            loss = tr38901.pathloss_db(self.scenario, d2, d3, h_bs, h_ut, self.frequency_ghz, los)
+            if self.shadowing:  # E[10^(−S/10)] = exp((σ ln 10 / 10)² / 2)
+                sigma = tr38901.shadow_std_db(self.scenario, los, self.frequency_ghz, d2d_m=d2,
+                                              h_bs_m=h_bs, h_ut_m=h_ut)
+                loss = loss - 0.5 * (sigma * np.log(10.0) / 10.0) ** 2 * 10.0 / np.log(10.0)
+            mean = mean + share * 10.0 ** (-loss / 10.0)
+        return -10.0 * np.log10(mean)
+
+    def gain_db(self, draws: UserDraws, users: np.ndarray, sites: np.ndarray,
+                d2d_m: np.ndarray, h_bs_m: np.ndarray, shadow: np.ndarray) -> np.ndarray:
+        """``−(PL + σ_state · shadow + O2I)`` [dB] of user–site links, elementwise.
+
+        Parameters
+        ----------
+        draws : UserDraws
+            The users' heights and O2I draws.
+        users, sites : ndarray of int
+            Row positions of the users and site codes of the cells; broadcast with the
+            other arguments (e.g. shapes (U, 1) and (1, C)).
+        d2d_m : ndarray
+            2-D distances, already raised to the tier's minimum distance [m].
+        h_bs_m : ndarray
+            Antenna heights of the cells [m].
+        shadow : ndarray
+            Unit-variance shadowing of the links (correlated between sites).
+
+        Returns
+        -------
+        ndarray
+            Coupling gain without the antenna [dB], the broadcast shape.
+        """
+        h_ut = draws.height_m[users]
+        d_in = draws.indoor_distance_m[users] if self.outdoor_to_indoor else 0.0
+        indoor = draws.indoor[users] if self.outdoor_to_indoor else False
+        d3d = np.sqrt(d2d_m * d2d_m + (h_bs_m - h_ut) ** 2)
+        if self.los == "random":
+            d_out = np.maximum(d2d_m - np.where(indoor, d_in, 0.0), 0.0)
+            p = tr38901.los_probability(self.scenario, d_out, h_ut)
+            los = uniform_hash(draws.seed, users, sites, _LOS) < p
+        else:
+            los = np.full(np.broadcast_shapes(np.shape(users), np.shape(sites)), self.los == "los")
+        extra = {}
+        if self.scenario in ("uma", "3d_uma"):
+            extra["h_e_m"] = tr38901.uma_effective_height_m(
+                d2d_m, h_ut, uniform_hash(draws.seed, users, sites, _HE_CHOICE),
+                uniform_hash(draws.seed, users, sites, _HE_HEIGHT))
+        loss = tr38901.pathloss_db(self.scenario, d2d_m, d3d, h_bs_m, h_ut, self.frequency_ghz,
+                                   los, **extra)
+        if self.shadowing:
+            loss = loss + shadow * tr38901.shadow_std_db(
+                self.scenario, los, self.frequency_ghz, d2d_m=d2d_m, h_bs_m=h_bs_m, h_ut_m=h_ut)
+        if self.outdoor_to_indoor and draws.indoor.any():
+            loss = loss + np.where(indoor, draws.o2i_db(self)[users], 0.0)
+        return -loss
+
+
+@dataclasses.dataclass(frozen=True)
+class UserDraws:
+    """The per-user random quantities of the 3GPP models (module docstring), shape (n,).
+
+    Attributes
+    ----------
+    seed : int
+        The shadowing seed that keys every draw.
+    indoor : ndarray of bool
+        The users' ``indoor`` column.
+    height_m : ndarray
+        User heights [m].
+    indoor_distance_m : ndarray
+        d_2D-in [m] (drawn for every user, used for indoor ones).
+    high_loss : ndarray of bool
+        Indoor users in high-loss buildings.
+    o2i_normal : ndarray
+        The N(0, 1) term of the O2I loss.
+    """
+
+    seed: int
+    indoor: np.ndarray
+    height_m: np.ndarray
+    indoor_distance_m: np.ndarray
+    high_loss: np.ndarray
+    o2i_normal: np.ndarray
+
+    @classmethod
+    def draw(cls, seed: int, indoor: np.ndarray, model: ThreeGPP) -> UserDraws:
+        """The draws of every user of a network for `model` (its height and O2I settings).
+
+        Parameters
+        ----------
+        seed : int
+            Shadowing seed.
+        indoor : ndarray of bool, shape (n,)
+        model : ThreeGPP
+        """
+        n = len(indoor)
+        users = np.arange(n)
+
+        def u(stream: int) -> np.ndarray:
+            return uniform_hash(seed, users, _USER, stream)
+
+        height = np.full(n, model.user_height_m)
+        if model.indoor_floors and model.scenario in _FLOOR_MODEL:
+            floors = tr38901.indoor_floor_height_m(u(_FLOORS), u(_FLOOR))
+            height = np.where(indoor, floors, height)
+        if model.scenario in ("3d_uma", "3d_umi"):
+            d_in = tr38901.indoor_distance_m(u(_WALL_1), None, model.max_indoor_distance_m)
+        else:
+            d_in = tr38901.indoor_distance_m(u(_WALL_1), u(_WALL_2), model.max_indoor_distance_m)
+        return cls(seed=int(seed), indoor=np.asarray(indoor, bool), height_m=height,
+                   indoor_distance_m=d_in, high_loss=u(_BUILDING) < model.high_loss_fraction,
+                   o2i_normal=standard_normal_hash(seed, users, _USER, _O2I))
+
+    def o2i_db(self, model: ThreeGPP) -> np.ndarray:
+        """The O2I loss of every user under `model` [dB], shape (n,) (0 where outdoors)."""
+        if model.scenario in ("3d_uma", "3d_umi"):
+            loss = tr38901.o2i_loss_db("36873", model.frequency_ghz, self.indoor_distance_m,
+                                       self.o2i_normal)
+        else:
+            low = tr38901.o2i_loss_db("low", model.frequency_ghz, self.indoor_distance_m,
+                                      self.o2i_normal)
+            high = tr38901.o2i_loss_db("high", model.frequency_ghz, self.indoor_distance_m,
+                                       self.o2i_normal)
+            loss = np.where(self.high_loss, high, low)
+        return np.where(self.indoor, loss, 0.0)

@@ -1,0 +1,238 @@
+"""The 3GPP 3-D models inside the radio model: hand-computed links, the per-user and
+per-site draws, the link table's paths, and scenario files that set them."""
+
+from __future__ import annotations
+
+import math
+import textwrap
+
+import numpy as np
+import pytest
+
+from cellopt import ValidationError, radio
+from cellopt.network import Network, cells_frame, users_frame
+from cellopt.radio import RadioModel, ThreeGPP, coupling_db, link_table, tr36814_pico, tr38901
+from cellopt.study.scenario import load_scenario
+from cellopt.topology import drop_users, hex_grid
+
+X0, Y0 = 500_000.0, 1_000_000.0  # false origin of the synthetic CRS
+CRS = "EPSG:32631"
+
+
+def model_3gpp(scenario: str, frequency_ghz: float = 3.5, **options) -> RadioModel:
+    """Macros follow `scenario`; the other tiers keep TR 36.814 (unused here)."""
+    antenna = options.pop("antenna", "tr36814")
+    return RadioModel(pathloss={"macro": ThreeGPP(scenario, frequency_ghz, **options),
+                                "pico": tr36814_pico, "femto": tr36814_pico},
+                      antenna=antenna, site_correlation=0.0)
+
+
+def one_cell(user_xy, *, height_m=10.0, azimuth_deg=np.nan, indoor=False, **antenna) -> Network:
+    cells = cells_frame([X0], [Y0], crs=CRS, tier="macro", tx_power_dbm=40.0,
+                        antenna_gain_dbi=8.0, azimuth_deg=azimuth_deg, height_m=height_m,
+                        **antenna)
+    xy = np.asarray(user_xy, float)
+    users = users_frame(X0 + xy[:, 0], Y0 + xy[:, 1], crs=CRS, indoor=indoor)
+    return Network(cells=cells, users=users, bandwidth_mhz=20.0).validate()
+
+
+# ------------------------------------------------------------------ hand-computed links
+def test_umi_los_link_by_hand():
+    net = one_cell([(100.0, 0.0), (300.0, 0.0)])
+    gain = coupling_db(net, model=model_3gpp("umi", los="los", shadowing=False), rng=1)
+    # TR 38.901 Table 7.4.1-1, UMi LOS: d'_BP = 4 (10 − 1)(1.5 − 1) 3.5e9 / 3e8 = 210 m
+    d3_near = math.hypot(100.0, 8.5)
+    near = 32.4 + 21 * math.log10(d3_near) + 20 * math.log10(3.5)
+    d3_far = math.hypot(300.0, 8.5)  # beyond the breakpoint: PL2
+    far = (32.4 + 40 * math.log10(d3_far) + 20 * math.log10(3.5)
+           - 9.5 * math.log10(210.0**2 + (10.0 - 1.5) ** 2))
+    np.testing.assert_allclose(gain[:, 0], [8.0 - near, 8.0 - far], rtol=0, atol=1e-9)
+
+
+def test_uma_nlos_link_by_hand():
+    net = one_cell([(0.0, 400.0)], height_m=25.0)
+    gain = coupling_db(net, model=model_3gpp("uma", 6.0, los="nlos", shadowing=False), rng=1)
+    d3 = math.hypot(400.0, 23.5)
+    # TR 38.901 Table 7.4.1-1, UMa NLOS: max(PL_LOS, PL'_NLOS); PL'_NLOS here
+    nlos = 13.54 + 39.08 * math.log10(d3) + 20 * math.log10(6.0) - 0.6 * (1.5 - 1.5)
+    assert gain[0, 0] == pytest.approx(8.0 - nlos, abs=1e-9)
+    los = tr38901.pathloss_db("uma", 400.0, d3, 25.0, 1.5, 6.0, True)
+    assert nlos > los  # the NLOS branch is the one the max picks
+
+
+def test_tilted_panel_gain_is_the_antenna_modules():
+    from cellopt.radio.antenna3d import antenna_gain_db
+
+    net = one_cell([(200.0, 10.0), (-50.0, 80.0)], height_m=25.0, azimuth_deg=90.0,
+                   tilt_deg=3.0, electrical_tilt_deg=9.0, panel_rows=10, panel_columns=2)
+    model = model_3gpp("uma", 3.5, los="los", shadowing=False, antenna="tr38901")
+    plain = model_3gpp("uma", 3.5, los="los", shadowing=False, antenna="tr38901")
+    omni = one_cell([(200.0, 10.0), (-50.0, 80.0)], height_m=25.0)
+    pattern = coupling_db(net, model=model, rng=1)[:, 0] - coupling_db(omni, model=plain,
+                                                                        rng=1)[:, 0]
+    expected = antenna_gain_db(np.array([200.0, -50.0]), np.array([10.0, 80.0]), 1.5 - 25.0,
+                               90.0, 3.0, 9.0, 10, 2) - 8.0
+    np.testing.assert_allclose(pattern, expected, rtol=0, atol=1e-9)
+    # the beam: a user on the boresight 12° below the horizon gets the panel's peak
+    on_beam = one_cell([(23.5 / math.tan(math.radians(12.0)), 0.0)], height_m=25.0,
+                       azimuth_deg=90.0, electrical_tilt_deg=12.0, panel_rows=10,
+                       panel_columns=1)
+    peak = coupling_db(on_beam, model=model, rng=1)[0, 0]
+    bare = coupling_db(one_cell([(23.5 / math.tan(math.radians(12.0)), 0.0)], height_m=25.0),
+                       model=plain, rng=1)[0, 0]
+    assert peak - bare == pytest.approx(10.0, abs=0.5)  # 10 elements: +10 dB, less the element
+
+
+def test_indoor_user_pays_o2i_loss_on_its_floor():
+    net = one_cell([(150.0, 0.0)] * 400, indoor=True)
+    model = model_3gpp("umi", 6.0, los="los", shadowing=False)
+    gain = coupling_db(net, model=model, rng=5)[:, 0]
+    draws = radio.propagation.UserDraws.draw(5, np.ones(400, bool), model.pathloss["macro"])
+    h = draws.height_m
+    assert set(np.unique(h)) <= {3.0 * k + 1.5 for k in range(8)} and h.max() > 1.5
+    d3 = np.hypot(150.0, 10.0 - h)
+    basic = tr38901.pathloss_db("umi", 150.0, d3, 10.0, h, 6.0, True)
+    # low-loss building at 6 GHz: 5 − 10 log10(0.3·10^(−(2+0.2·6)/10) + 0.7·10^(−(5+4·6)/10))
+    low = 5 - 10 * math.log10(0.3 * 10 ** (-(2 + 0.2 * 6) / 10) + 0.7 * 10 ** (-(5 + 4 * 6) / 10))
+    # high-loss: 5 − 10 log10(0.7·10^(−(23+0.3·6)/10) + 0.3·10^(−(5+4·6)/10))
+    high = 5 - 10 * math.log10(0.7 * 10 ** (-(23 + 0.3 * 6) / 10)
+                               + 0.3 * 10 ** (-(5 + 4 * 6) / 10))
+    wall = np.where(draws.high_loss, high, low)
+    sigma = np.where(draws.high_loss, 6.5, 4.4)
+    o2i = wall + 0.5 * draws.indoor_distance_m + sigma * draws.o2i_normal
+    np.testing.assert_allclose(gain, 8.0 - basic - o2i, rtol=0, atol=1e-9)
+    assert 0.4 < draws.high_loss.mean() < 0.6  # high_loss_fraction 0.5
+    assert draws.indoor_distance_m.max() <= 25.0 and draws.indoor_distance_m.mean() < 12.5
+
+
+# ------------------------------------------------------------------ the random states
+def test_los_share_follows_the_probability_and_sectors_share_it():
+    net = drop_users(hex_grid(1, 200.0, height_m=10.0), 3000, rng=3)
+    model = model_3gpp("umi", 3.5, shadowing=False)
+    los_gain = coupling_db(net, model=model_3gpp("umi", 3.5, los="los", shadowing=False), rng=3)
+    gain = coupling_db(net, model=model, rng=3)
+    pattern = coupling_db(net, model=model_3gpp("umi", 3.5, los="los", shadowing=False), rng=3)
+    is_los = np.isclose(gain, los_gain, atol=1e-9)
+    by_site = is_los.reshape(net.n_users, 7, 3)
+    assert (by_site == by_site[:, :, :1]).all()  # one state per user and site
+    assert np.allclose(pattern, los_gain)
+    dx, dy = radio.model.Coupling(net, model, 3).displacement_m(np.arange(net.n_users))
+    d2 = np.hypot(dx, dy)[:, ::3]  # to the nearest wraparound image of each site
+    p = tr38901.los_probability("umi", np.maximum(d2, 10.0), 1.5)
+    n = p.size
+    share, expected = by_site[:, :, 0].mean(), p.mean()
+    assert abs(share - expected) < 5 * math.sqrt(expected * (1 - expected) / n)
+
+
+def test_the_same_seed_gives_the_same_links_whatever_the_blocks():
+    net = drop_users(hex_grid(1, 500.0, electrical_tilt_deg=12.0, panel_rows=10),
+                     500, indoor_fraction=0.8, rng=4)
+    model = RadioModel(pathloss={"macro": ThreeGPP("uma", 6.0), "pico": tr36814_pico,
+                                 "femto": tr36814_pico}, antenna="tr38901")
+    whole = coupling_db(net, model=model, rng=9)
+    part = coupling_db(net, model=model, rng=9, users=np.arange(100, 200))
+    np.testing.assert_array_equal(whole[100:200], part)
+    assert not np.array_equal(whole, coupling_db(net, model=model, rng=10))
+
+
+def test_link_table_radius_and_far_field_paths_agree_with_the_dense_one():
+    net = drop_users(hex_grid(2, 200.0, height_m=10.0, electrical_tilt_deg=12.0, panel_rows=10,
+                              wraparound=False), 600, indoor_fraction=0.8, rng=7)
+    model = RadioModel(pathloss={"macro": ThreeGPP("umi", 3.5), "pico": tr36814_pico,
+                                 "femto": tr36814_pico}, antenna="tr38901", rat="nr",
+                       subcarrier_spacing_khz=30.0)
+    dense = link_table(net, model=model, rng=2, n_candidates=4)
+    # a radius beyond the layout: every cell exactly, through the pairwise gains
+    near = link_table(net, model=model, rng=2, n_candidates=4, interference_radius_m=5000.0)
+    np.testing.assert_array_equal(dense.cell, near.cell)
+    np.testing.assert_allclose(dense.rsrp_dbm, near.rsrp_dbm, rtol=0, atol=1e-9)
+    np.testing.assert_allclose(dense.sinr_db, near.sinr_db, rtol=0, atol=1e-6)
+    # a short radius: the near-only SINR (sinr + far_field_db) counts a subset of the
+    # interferers, an upper bound on the exact SINR of every link both tables hold
+    far = link_table(net, model=model, rng=2, n_candidates=4, interference_radius_m=300.0,
+                     far_field=True)
+    key = lambda t: t.user * net.n_cells + t.cell  # noqa: E731
+    both, i, j = np.intersect1d(key(dense), key(far), return_indices=True)
+    assert len(both) > 0.95 * len(dense.cell)
+    assert (far.sinr_db[j] + far.far_field_db[j] >= dense.sinr_db[i] - 1e-4).all()  # float32
+    assert (far.far_field_db > 0).any()
+
+
+def test_nr_rsrp_is_per_resource_element():
+    net = one_cell([(100.0, 0.0)])
+    plain = model_3gpp("umi", 3.5, los="los", shadowing=False)
+    lte = link_table(net, model=plain, rng=1, n_candidates=1)
+    nr = link_table(net, model=RadioModel(pathloss=plain.pathloss, rat="nr",
+                                          subcarrier_spacing_khz=30.0, site_correlation=0.0),
+                    rng=1, n_candidates=1)
+    gain = coupling_db(net, model=plain, rng=1)[0, 0]
+    # LTE 20 MHz: 100 RB; NR 20 MHz at 30 kHz: 51 RB (TS 38.101-1 Table 5.3.2-1)
+    assert lte.rsrp_dbm[0] == pytest.approx(40.0 - 10 * math.log10(1200) + gain, abs=1e-9)
+    assert nr.rsrp_dbm[0] == pytest.approx(40.0 - 10 * math.log10(612) + gain, abs=1e-9)
+
+
+# ------------------------------------------------------------------ bad input
+@pytest.mark.parametrize("kwargs, match", [
+    ({"scenario": "umx", "frequency_ghz": 3.5}, "not a 3GPP scenario"),
+    ({"scenario": "uma", "frequency_ghz": 3.5e9}, "3.5 GHz, not 3.5e9 Hz"),
+    ({"scenario": "uma", "frequency_ghz": 3.5, "user_height_m": 0.0}, "user_height_m"),
+    ({"scenario": "uma", "frequency_ghz": 3.5, "los": "maybe"}, "los"),
+    ({"scenario": "uma", "frequency_ghz": 3.5, "high_loss_fraction": 1.5}, "high_loss_fraction"),
+])
+def test_bad_three_gpp_models_are_refused(kwargs, match):
+    with pytest.raises(ValidationError, match=match):
+        ThreeGPP(**kwargs)
+
+
+def test_bad_radio_models_are_refused():
+    with pytest.raises(ValidationError, match="subcarrier_spacing_khz=45"):
+        RadioModel(rat="nr", subcarrier_spacing_khz=45.0)
+    with pytest.raises(ValidationError, match="use one of 15 kHz"):
+        RadioModel(rat="lte", subcarrier_spacing_khz=30.0)
+    with pytest.raises(ValidationError, match="antenna"):
+        RadioModel(antenna="yagi")
+    with pytest.raises(ValidationError, match="indoor_tiers"):
+        RadioModel(pathloss={"macro": tr36814_pico, "pico": tr36814_pico,
+                             "femto": ThreeGPP("umi", 3.5)})
+    with pytest.raises(ValidationError, match="tilt_deg"):
+        hex_grid(1, electrical_tilt_deg=120.0)
+    net = one_cell([(1.0, 1.0)])
+    net.cells["panel_rows"] = 2.5
+    with pytest.raises(ValidationError, match="panel_rows is not a whole number"):
+        net.validate()
+
+
+def scenario_file(tmp_path, radio_lines: str):
+    text = textwrap.dedent("""\
+        name = "t"
+        [network]
+        builder = "hex_grid"
+        n_rings = 1
+        [users]
+        n = 20
+        [radio]
+        """) + textwrap.dedent(radio_lines)
+    path = tmp_path / "s.toml"
+    path.write_text(text)
+    return path
+
+
+@pytest.mark.parametrize("lines, match", [
+    ('propagation = "umx"\nfrequency_ghz = 3.5\n', "umx"),
+    ('propagation = "uma"\nfrequency_ghz = 3.5e9\n', "frequency_ghz"),
+    ('frequency_ghz = 3.5\n', "gives no 'propagation'"),
+    ('propagation = { marco = "uma" }\nfrequency_ghz = 3.5\n', "unknown tiers"),
+    ('rat = "nr"\nsubcarrier_spacing_khz = 45.0\n', "not a NR numerology"),
+    ('antenna = "yagi"\n', "antenna"),
+])
+def test_bad_scenario_keys_name_the_key_and_the_fix(tmp_path, lines, match):
+    with pytest.raises(ValidationError, match=match):
+        load_scenario(scenario_file(tmp_path, lines)).build(1)
+
+
+def test_shipped_3gpp_scenarios_build():
+    for name in ("nr_uma_calibration", "nr_umi_calibration", "nr_inh_calibration",
+                 "lte3d_uma_calibration", "lte3d_umi_calibration", "nr_hetnet"):
+        drop = load_scenario(name).build(1)
+        assert drop.problem.n_users > 0
+        assert np.isfinite(drop.links.sinr_db).all()
