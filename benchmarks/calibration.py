@@ -89,6 +89,8 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--only", nargs="*", choices=sorted(SETUPS), help="run these set-ups")
     parser.add_argument("--json", type=Path, help="write the percentiles to this JSON file")
     parser.add_argument("--figure", type=Path, help="write the CDFs against the reference here")
+    parser.add_argument("--markdown", type=Path,
+                        help="write the comparison as a Markdown table (docs/calibration.md)")
     args = parser.parse_args(argv)
     reference = json.loads(REFERENCE.read_text())
     names = args.only or list(SETUPS)
@@ -117,9 +119,25 @@ def main(argv: list[str] | None = None) -> int:
     print(f"\nlargest |difference| of coupling loss and geometry: {worst:.2f} dB")
     if args.json:
         args.json.write_text(json.dumps(results, indent=1) + "\n")
+    if args.markdown:
+        args.markdown.write_text(markdown(results, reference))
     if args.figure:
         figure(samples, reference, args.figure)
     return 0
+
+
+def markdown(results: dict[str, dict[str, dict[str, float]]], reference: dict) -> str:
+    """One row per set-up and metric: cellopt, 3GPP and the difference at each percentile."""
+    head = " | ".join(f"p{p}: cellopt / 3GPP / Δ" for p in PERCENTILES)
+    lines = [f"| set-up | metric [dB] | {head} |", "|---|---|" + "---|" * len(PERCENTILES)]
+    for setup, metrics in results.items():
+        for metric, ours in metrics.items():
+            ref = reference[setup][metric]
+            cells = " | ".join(f"{ours[str(p)]:.1f} / {ref[str(p)]:.1f} / "
+                               f"{ours[str(p)] - ref[str(p)]:+.1f}" for p in PERCENTILES)
+            name = metric.removesuffix("_db").replace("_", " ")
+            lines.append(f"| `{setup}` | {name} | {cells} |")
+    return "\n".join(lines) + "\n"
 
 
 def figure(samples: dict[str, dict[str, np.ndarray]], reference: dict, path: Path) -> None:

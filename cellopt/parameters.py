@@ -132,8 +132,9 @@ LIMITS: dict[str, Limit] = {
                               "give the correlation of shadowing between sites in [0, 1] "
                               "(0.5 in TR 36.814 Case 1)"),
     "decorrelation_m": Limit("m", 0.0, 1e5, (0.0, 1000.0),
-                             "give the shadowing decorrelation distance in metres (37–50 m "
-                             "UMa, 10–13 m UMi), or 0 for independent values"),
+                             "give the shadowing decorrelation distance in metres (50 m "
+                             "macro, TR 36.942; 37–50 m UMa, 10–13 m UMi in TR 38.901), or 0 "
+                             "for independent users"),
     "noise_figure_db": Limit("dB", 0.0, 100.0, (0.0, 20.0),
                              "give the receiver noise figure in dB (5–9 dB for a UE)"),
     "shadowing_std_db": Limit("dB", 0.0, 100.0, (0.0, 20.0),

@@ -105,18 +105,29 @@ def city_runs(args) -> pd.DataFrame:
     net = scenario.build(seed=1).network
     gains = GainTable.from_network(net, model=scenario.radio_model(), rng=1)
     counted = net.in_study_area()
+    # users without a usable link even at full power (outage) are left out of the
+    # problems, as a Drop leaves them out, and count with rate 0
+    served = gains.rates_mbps(10.0 ** (gains.max_power_dbm / 10.0)[None])[0].max(axis=1) > 0
+    net, gains = net.replace(users=net.users[served].reset_index(drop=True)), gains.take_users(served)
+
+    def summary(rate_mbps: np.ndarray) -> dict[str, float]:
+        every = np.zeros(len(served))
+        every[served] = rate_mbps
+        return rate_summary(every[counted])
+
     base = solve_abs(net, 0.0, 0.0, gains=gains)  # = full-power max-RSRP
     rows = [dict(method="max-RSRP, full power", objective=base.objective,
-                 energy_w=full_power_w(net),
-                 wall_s=base.wall_s, **rate_summary(base.user_rate_mbps[counted]))]
+                 energy_w=full_power_w(net), wall_s=base.wall_s,
+                 **summary(base.user_rate_mbps))]
     for price in (0.0, args.energy_price):
         sol = optimize(net, gains, price, args)
         rows.append(dict(method="optimized patterns", energy_price_per_w=price,
                          **certificate(sol), objective=sol.objective, energy_w=sol.energy_w,
-                         **rate_summary(sol.user_rate_mbps[counted])))
+                         **summary(sol.user_rate_mbps)))
     tiers = net.cells["tier"].value_counts()
     return pd.DataFrame(rows).assign(n_cells=net.n_cells, n_femto=int(tiers.get("femto", 0)),
-                                     n_users=net.n_users, n_counted=int(counted.sum()))
+                                     n_users=len(served), n_counted=int(counted.sum()),
+                                     n_outage=int((~served & counted).sum()))
 
 
 def main() -> None:

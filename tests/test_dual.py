@@ -252,17 +252,46 @@ def test_demand_first_serves_users_near_their_demand_then_shares_the_rest():
 
 
 @pytest.mark.parametrize("alpha", [1.0, 2.0])
-def test_small_drops_with_demands_are_certified(alpha):
-    """Light traffic, where most users are held at their demand and ``dual``'s Newton steps
-    used to crawl (4 of 100 such drops at α = 1 and 2 of 100 at α = 2 stopped at
-    max_iter): 30 drops of 40 users on hex_grid(1), demands uniform in [0.2, 4] Mbit/s,
-    each certified and equal to the oracle's optimum within the tolerance."""
+def test_light_traffic_statuses_tell_the_truth_with_correlated_shadowing(alpha):
+    """The same family with TR 36.814's shadowing correlated 0.5 between sites: of 100
+    drops ``dual`` stops at max_iter on 1 (α = 1) and 2 (α = 2), all with the primal side
+    stuck below a bound that is already tight (docs/model.md). Every solve of the first
+    30 is either certified and equal to the oracle, or says ``max_iter`` with a gap that
+    is the true one at most (the bound above the optimum, the point feasible)."""
     from cellopt import radio, topology
+    uncertified = 0
     for seed in range(30):
         net = topology.drop_users(topology.hex_grid(n_rings=1), 40, rng=seed)
         demand = np.random.default_rng(1000 + seed).uniform(0.2, 4.0, 40)
         p = cellopt.Problem.from_network(net, radio.link_table(net, rng=seed), alpha=alpha,
                                          demand_mbps=demand)
+        sol = solve(p, method="dual", tol=1e-4)
+        assert_feasible(p, sol.x)
+        best = oracle_optimum(p)
+        assert sol.upper_bound >= best - 1e-9 * max(1.0, abs(best))
+        assert sol.objective <= best + 1e-9 * max(1.0, abs(best))
+        if sol.status == "optimal":
+            assert true_gap(sol, p, best) <= 1e-4 * (1 + 1e-6), seed
+        else:
+            assert sol.status == "max_iter" and sol.gap > 1e-4, (seed, sol.status)
+            uncertified += 1
+    assert uncertified <= {1.0: 1, 2.0: 2}[alpha]  # seeds 15; 13 and 15
+
+
+@pytest.mark.parametrize("alpha", [1.0, 2.0])
+def test_small_drops_with_demands_are_certified(alpha):
+    """Light traffic, where most users are held at their demand and ``dual``'s Newton steps
+    used to crawl (4 of 100 such drops at α = 1 and 2 of 100 at α = 2 stopped at
+    max_iter): 30 drops of 40 users on hex_grid(1), demands uniform in [0.2, 4] Mbit/s,
+    each certified and equal to the oracle's optimum within the tolerance. The drops are
+    those the regression was found on: shadowing independent between sites."""
+    from cellopt import radio, topology
+    independent = radio.RadioModel(site_correlation=0.0)
+    for seed in range(30):
+        net = topology.drop_users(topology.hex_grid(n_rings=1), 40, rng=seed)
+        demand = np.random.default_rng(1000 + seed).uniform(0.2, 4.0, 40)
+        p = cellopt.Problem.from_network(net, radio.link_table(net, rng=seed, model=independent),
+                                         alpha=alpha, demand_mbps=demand)
         sol = solve(p, method="dual", tol=1e-4)
         assert sol.status == "optimal", (seed, sol.message)
         assert_feasible(p, sol.x)

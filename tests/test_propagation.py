@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import math
 import textwrap
+import warnings
 
 import numpy as np
 import pytest
@@ -196,6 +197,8 @@ def test_bad_radio_models_are_refused():
                              "femto": ThreeGPP("umi", 3.5)})
     with pytest.raises(ValidationError, match="tilt_deg"):
         hex_grid(1, electrical_tilt_deg=120.0)
+    with pytest.raises(ValidationError, match="height_m is 1 m or less"):
+        coupling_db(one_cell([(50.0, 0.0)], height_m=0.5), model=model_3gpp("umi"), rng=1)
     net = one_cell([(1.0, 1.0)])
     net.cells["panel_rows"] = 2.5
     with pytest.raises(ValidationError, match="panel_rows is not a whole number"):
@@ -236,3 +239,54 @@ def test_shipped_3gpp_scenarios_build():
         drop = load_scenario(name).build(1)
         assert drop.problem.n_users > 0
         assert np.isfinite(drop.links.sinr_db).all()
+
+
+def test_antenna_columns_the_2d_pattern_cannot_use_warn():
+    net = drop_users(hex_grid(1, electrical_tilt_deg=12.0, panel_rows=10), 5, rng=1)
+    with pytest.warns(UserWarning, match=r"\['electrical_tilt_deg', 'panel_rows'\] are not used"):
+        coupling_db(net, rng=1)
+    plain = drop_users(hex_grid(1), 5, rng=1)
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        coupling_db(plain, rng=1)  # no antenna columns: nothing to say
+
+
+# ------------------------------------------------------------------ shadowing in space
+def test_spatial_field_is_standard_normal_and_decorrelates_at_the_distance():
+    from cellopt.radio.shadowing import spatial_normal_hash
+
+    rng = np.random.default_rng(1)
+    n = 100_000
+    x, y = X0 + rng.uniform(0, 5e4, n), Y0 + rng.uniform(0, 5e4, n)
+    z = spatial_normal_hash(3, x, y, 7, 50.0)
+    assert abs(z.mean()) < 5 / math.sqrt(n) * 3  # neighbours correlate: looser than iid
+    assert abs(z.std() - 1.0) < 0.02
+    angle = rng.uniform(0, 2 * np.pi, n)
+    corr = {}
+    for d in (10.0, 50.0, 100.0, 150.0):
+        moved = spatial_normal_hash(3, x + d * np.cos(angle), y + d * np.sin(angle), 7, 50.0)
+        corr[d] = np.corrcoef(z, moved)[0, 1]
+    assert corr[10.0] > 0.9
+    assert abs(corr[50.0] - math.exp(-1)) < 0.03  # e^−1 at the decorrelation distance
+    assert corr[100.0] < 0.05 and abs(corr[150.0]) < 0.02
+    other_site = spatial_normal_hash(3, x, y, 8, 50.0)
+    assert abs(np.corrcoef(z, other_site)[0, 1]) < 0.02
+
+
+def test_neighbours_share_shadowing_in_3gpp_models_and_with_a_decorrelation_distance():
+    pairs = [(100.0 + 150.0 * k, 3.0 * k) for k in range(300)]
+    near = [(px + 2.0, py) for px, py in pairs]  # each user's neighbour 2 m away
+    net = one_cell(pairs + near, height_m=25.0)
+    n = len(pairs)
+    for model in (model_3gpp("umi", 3.5, los="nlos"),  # UMi NLOS: 13 m
+                  RadioModel(decorrelation_m=50.0, site_correlation=0.5)):
+        quiet = (model_3gpp("umi", 3.5, los="nlos", shadowing=False)
+                 if isinstance(model.pathloss["macro"], ThreeGPP)
+                 else RadioModel(shadowing_std_db=dict.fromkeys(("macro", "pico", "femto"), 0.0)))
+        s = coupling_db(net, model=quiet, rng=2)[:, 0] - coupling_db(net, model=model, rng=2)[:, 0]
+        assert np.corrcoef(s[:n], s[n:])[0, 1] > 0.8
+        assert abs(np.corrcoef(s[:n - 1], s[1:n])[0, 1]) < 0.2  # 150 m apart: independent
+    independent = model_3gpp("umi", 3.5, los="nlos", spatially_correlated=False)
+    quiet = model_3gpp("umi", 3.5, los="nlos", shadowing=False)
+    s = coupling_db(net, model=quiet, rng=2)[:, 0] - coupling_db(net, model=independent, rng=2)[:, 0]
+    assert abs(np.corrcoef(s[:n], s[n:])[0, 1]) < 0.2

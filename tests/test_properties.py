@@ -331,8 +331,10 @@ def test_radius_tables_never_drop_a_near_interferer_nor_invent_one(seed, radius_
 
     rx = received_mw(net, model, seed)                        # (U, C), every cell
     noise = noise_mw(net.bandwidth_mhz, model.noise_figure_db)
-    # RSRP per 15 kHz subcarrier: the received power less 10 log10(W / 15 kHz)
-    rsrp = 10.0 * np.log10(rx) - 10.0 * np.log10(net.bandwidth_mhz / 0.015)
+    # RSRP per resource element: the received power less 10 log10(12 N_RB), LTE at 10 MHz
+    # 50 PRBs (TS 36.101 Table 5.6-1)
+    assert net.bandwidth_mhz == 10.0
+    rsrp = 10.0 * np.log10(rx) - 10.0 * np.log10(12 * 50)
     dx, dy = nearest_image_offsets(net)
     distance = np.hypot(dx, dy)
     # each user's own radius: R, or its 32nd nearest cell (at least n_candidates) if farther

@@ -729,6 +729,9 @@ class _ColumnGeneration:
         info = dict(info or {})
         if upper is not None:  # what the bound certifies, and whether cells were lumped
             info.update(certifies="physical model", lumped=self.bound_gains is not self.gains)
+        # the finished master can end above the estimate taken at its looser tolerance;
+        # an estimate of what column generation could still reach is never below it
+        self.estimate = max(self.estimate, sol.objective)
         estimate_gap = certified_gap(problem, self.estimate, sol.objective, sol.utility)
         if estimate_gap is not None:
             info["estimate_factor"] = 1.0 + estimate_gap

@@ -19,6 +19,7 @@ leaves against the full sum.
 
 from __future__ import annotations
 
+import functools
 import math
 
 import numpy as np
@@ -143,7 +144,8 @@ class FarField:
         rho = model.site_correlation
         self.own_shadow = None
         if rho > 0 and np.any(coupling.shadow_std > 0):
-            self.own_shadow = coupling.own_shadowing
+            self.own_shadow = functools.partial(coupling.own_shadowing,
+                                                decorrelation_m=model.decorrelation_m)
             self.own_std = coupling.shadow_std * math.sqrt(rho)
         # Φ_t(R) for every R on a log grid, as the integral from R to outer_m.
         self.log_r = np.linspace(0.0, math.log(max(outer_m, 2.0)), GRID_POINTS)

@@ -9,12 +9,13 @@ from __future__ import annotations
 
 import dataclasses
 import math
+import warnings
 from collections.abc import Callable, Mapping
 
 import numpy as np
 
-from cellopt.errors import ValidationError
-from cellopt.network import TIERS, Network
+from cellopt.errors import ValidationError, describe_rows
+from cellopt.network import ANTENNA_COLUMNS, TIERS, Network
 from cellopt.parameters import check_real
 from cellopt.radio import numerology
 from cellopt.radio.antenna import angle_off_boresight_deg, sector_gain_db
@@ -22,7 +23,7 @@ from cellopt.radio.antenna3d import ElementPattern, antenna_gain_db
 from cellopt.radio.numerology import NR_SUBCARRIER_SPACINGS_KHZ
 from cellopt.radio.pathloss import tr36814_macro, tr36814_pico
 from cellopt.radio.propagation import ThreeGPP, UserDraws
-from cellopt.radio.shadowing import standard_normal_hash
+from cellopt.radio.shadowing import spatial_normal_hash, standard_normal_hash
 from cellopt.radio.spectral import SPECTRAL_EFFICIENCY, get_efficiency
 
 __all__ = ["ANTENNAS", "Coupling", "RadioModel", "sinr_db", "thermal_noise_dbm"]
@@ -96,6 +97,11 @@ class RadioModel:
         TR 36.814 Table A.2.1.1-2: "between sites 0.5"). The shadowing of user u toward
         site s is ``σ (√ρ a_u + √(1−ρ) b_us)`` with a_u and b_us independent N(0, 1); 0
         makes sites independent.
+    decorrelation_m : float
+        Distance [m] over which the shadowing toward one site decorrelates between users
+        (``spatial_normal_hash``: e^−1 at this distance, 0 beyond twice it); 0 (default,
+        TR 36.814 gives none) draws every user independently. 50 m is the usual
+        macro value (TR 36.942). The 3GPP models use their scenario's own distances.
     wall_loss_db : float or mapping tier -> float
         Loss of one exterior wall [dB] (20 dB), per tier of the cell. A link crosses the
         wall of an indoor user's building and the wall of an indoor cell's building, so
@@ -141,6 +147,7 @@ class RadioModel:
     shadowing_std_db: Mapping[str, float] = dataclasses.field(
         default_factory=lambda: {"macro": 8.0, "pico": 10.0, "femto": 10.0})
     site_correlation: float = 0.5
+    decorrelation_m: float = 0.0
     wall_loss_db: float | Mapping[str, float] = 20.0
     indoor_tiers: tuple[str, ...] = ("femto",)
     building_radius_m: float = 15.0
@@ -204,8 +211,8 @@ class RadioModel:
                                         "fix: give a callable of the distance in metres")
                 elif tier in TIERS:
                     check(v, f"RadioModel.{name}[{tier!r}]", name)
-        for name in ("site_correlation", "building_radius_m", "noise_figure_db", "theta_3db_deg",
-                     "max_attenuation_db"):
+        for name in ("site_correlation", "decorrelation_m", "building_radius_m",
+                     "noise_figure_db", "theta_3db_deg", "max_attenuation_db"):
             check(getattr(self, name), f"RadioModel.{name}", name)
         if self.rat not in ("lte", "nr"):
             problems.append(f"RadioModel.rat={self.rat!r}; fix: use 'lte' or 'nr'")
@@ -309,12 +316,26 @@ class Coupling:
         # columns of the distance-law tiers: they take the per-tier shadowing and walls
         self.plain = np.flatnonzero(~np.isin(self.tier, [TIERS.index(t) for t in self.three_d]))
         self.user_height = np.full(len(self.indoor), 1.5)
+        low = np.isin(self.tier, [TIERS.index(t) for t in self.three_d]) & (self.height <= 1.0)
+        if low.any():
+            raise ValidationError(
+                f"cells {describe_rows(np.flatnonzero(low))} follow a 3GPP model but their "
+                "height_m is 1 m or less, at or below the environment height the model's "
+                "breakpoint subtracts; fix: give the antenna heights in metres (TR 38.901: "
+                "25 m UMa, 10 m UMi, 3 m InH)")
         if self.three_d:
             self.draws = _user_draws(self.seed, self.indoor, list(self.three_d.values()))
             self.user_height = self.draws.height_m
             three_d = np.setdiff1d(np.arange(len(self.tier)), self.plain)
             self.wall_loss[three_d] = 0.0  # their O2I loss replaces the walls
             self.shadow_std[three_d] = 0.0  # their own, by LOS state (mean in ThreeGPP())
+        given = [col for col, (_, default) in ANTENNA_COLUMNS.items()
+                 if col in network.cells and (c[col] != default).any()]
+        if given and model.antenna == "tr36814":
+            warnings.warn(f"the cells' {given} are not used by the 2-D TR 36.814 sector pattern; "
+                          "fix: RadioModel(antenna='tr38901') (scenario: [radio] antenna = "
+                          "\"tr38901\") to use them, or leave the columns out", UserWarning,
+                          stacklevel=3)
         self.antenna = {"tilt_deg": c["tilt_deg"], "electrical_tilt_deg": c["electrical_tilt_deg"],
                         "panel_rows": c["panel_rows"].astype(np.int64),
                         "panel_columns": c["panel_columns"].astype(np.int64)}
@@ -362,9 +383,9 @@ class Coupling:
                 continue
             if tier in self.three_d:
                 model, sites = self.three_d[tier], self.site[cols][None, :]
-                shadow = self.shadowing(users[:, None], sites) if model.shadowing else 0.0
-                gain[:, cols] = model.gain_db(self.draws, users[:, None], sites, dist[:, cols],
-                                              self.height[cols][None, :], shadow)
+                gain[:, cols] = model.gain_db(
+                    self.draws, users[:, None], sites, dist[:, cols], self.height[cols][None, :],
+                    lambda d, sites=sites: self.shadowing(users[:, None], sites, d))
             else:
                 gain[:, cols] = -self.model.pathloss[tier](dist[:, cols])
         gain += self.boresight_dbi
@@ -373,7 +394,8 @@ class Coupling:
             gain[:, s] += self.pattern_db(users[:, None], s[None, :], dx[:, s], dy[:, s])
         plain = self.plain
         if np.any(self.shadow_std[plain] > 0):
-            z = self.shadowing(users[:, None], np.arange(self.n_sites)[None, :])
+            z = self.shadowing(users[:, None], np.arange(self.n_sites)[None, :],
+                               self.model.decorrelation_m)
             if len(plain) == len(self.tier):
                 gain -= z[:, self.site] * self.shadow_std
             else:
@@ -403,16 +425,17 @@ class Coupling:
         dist = np.maximum(distance, self.min_distance[cells])
         tier = self.tier[cells]
         gain = np.empty_like(dist)
-        shadowed = np.any(self.shadow_std > 0) or any(m.shadowing for m in self.three_d.values())
-        shadow = self.shadowing(users, self.site[cells]) if shadowed else np.zeros(len(users))
+        shadow = (self.shadowing(users, self.site[cells], self.model.decorrelation_m)
+                  if np.any(self.shadow_std > 0) else 0.0)
         for k, (name, cols) in enumerate(self.tier_columns):
             if not len(cols):
                 continue
             mask = tier == k
             if name in self.three_d:
                 u, c = users[mask], cells[mask]
-                gain[mask] = self.three_d[name].gain_db(self.draws, u, self.site[c], dist[mask],
-                                                        self.height[c], shadow[mask])
+                gain[mask] = self.three_d[name].gain_db(
+                    self.draws, u, self.site[c], dist[mask], self.height[c],
+                    lambda d, u=u, c=c: self.shadowing(u, self.site[c], d))
             else:
                 gain[mask] = -self.model.pathloss[name](dist[mask])
         gain += self.boresight_dbi[cells]
@@ -442,16 +465,21 @@ class Coupling:
                 loss[cols] = -10.0 * np.log10(np.mean(10.0 ** (-o2i / 10.0)))
         return loss
 
-    def shadowing(self, users: np.ndarray, sites: np.ndarray) -> np.ndarray:
+    def shadowing(self, users: np.ndarray, sites: np.ndarray,
+                  decorrelation_m: float = 0.0) -> np.ndarray:
         """Unit-variance shadowing of user–site pairs, correlated between sites.
 
         ``√ρ a_u + √(1−ρ) b_us`` with ρ = ``site_correlation``: a_u is the user's own
-        term (keyed by the site index :data:`USER_TERM`), b_us the pair's.
+        term (keyed by the site index :data:`USER_TERM`), b_us the pair's; with a
+        decorrelation distance, both are fields in the plane read at the user's position
+        (:func:`~cellopt.radio.shadowing.spatial_normal_hash`).
 
         Parameters
         ----------
         users, sites : ndarray of int
             Broadcast together (e.g. shapes (U, 1) and (1, S)).
+        decorrelation_m : float
+            0: every user independent; > 0: correlated in space over this distance [m].
 
         Returns
         -------
@@ -459,13 +487,21 @@ class Coupling:
             N(0, 1) values of the broadcast shape; multiply by σ [dB].
         """
         rho = self.model.site_correlation
-        pair = standard_normal_hash(self.seed, users, sites)
+        if decorrelation_m > 0:
+            x, y = self.user_xy[users, 0], self.user_xy[users, 1]
+            pair = spatial_normal_hash(self.seed, x, y, sites, decorrelation_m)
+        else:
+            pair = standard_normal_hash(self.seed, users, sites)
         if rho == 0.0:
             return pair
-        return np.sqrt(rho) * self.own_shadowing(users) + np.sqrt(1.0 - rho) * pair
+        return (np.sqrt(rho) * self.own_shadowing(users, decorrelation_m)
+                + np.sqrt(1.0 - rho) * pair)
 
-    def own_shadowing(self, users: np.ndarray) -> np.ndarray:
+    def own_shadowing(self, users: np.ndarray, decorrelation_m: float = 0.0) -> np.ndarray:
         """Each user's own N(0, 1) shadowing term a_u, shared by all its sites."""
+        if decorrelation_m > 0:
+            x, y = self.user_xy[users, 0], self.user_xy[users, 1]
+            return spatial_normal_hash(self.seed, x, y, USER_TERM, decorrelation_m)
         return standard_normal_hash(self.seed, users, USER_TERM)
 
     def pattern_db(self, users: np.ndarray, cells: np.ndarray, dx_m: np.ndarray,

@@ -22,14 +22,15 @@ however the users are split into blocks:
   (docs/calibration.md).
 
 The shadowing is correlated between sites as the radio model's ``site_correlation``
-says; no spatial (decorrelation-distance) correlation between users is modelled: each
-user's values are independent of its neighbours'. Marginal distributions, and hence
-every CDF of a calibration, are unaffected.
+says, and in space over the scenario's decorrelation distance of each state
+(``spatially_correlated``; the marginal distributions, and hence every CDF of a
+calibration, do not depend on it).
 """
 
 from __future__ import annotations
 
 import dataclasses
+from collections.abc import Callable
 
 import numpy as np
 
@@ -93,6 +94,13 @@ class ThreeGPP:
     shadowing : bool
         Add the log-normal shadowing of each link's state (default); False gives the
         median path loss (for hand checks and coverage of the mean).
+    spatially_correlated : bool
+        A site's shadowing is a field in the plane with the scenario's decorrelation
+        distance for each state (TR 38.901 Table 7.5-6: UMa 37 / 50 m, UMi 10 / 13 m,
+        InH 10 / 6 m, RMa 37 / 120 m LOS / NLOS; TR 36.873 Table 7.3-6), so that users
+        a few metres apart see nearly the same value
+        (:func:`~cellopt.radio.shadowing.spatial_normal_hash`); False draws every user
+        independently.
     """
 
     scenario: str
@@ -103,6 +111,7 @@ class ThreeGPP:
     max_indoor_distance_m: float = 25.0
     los: str = "random"
     shadowing: bool = True
+    spatially_correlated: bool = True
 
     def __post_init__(self) -> None:
         if self.scenario not in tr38901.SCENARIOS:
@@ -118,7 +127,7 @@ class ThreeGPP:
             self.high_loss_fraction, "ThreeGPP.high_loss_fraction", "indoor_fraction"))
         object.__setattr__(self, "max_indoor_distance_m", check_real(
             self.max_indoor_distance_m, "ThreeGPP.max_indoor_distance_m", "max_indoor_distance_m"))
-        for name in ("indoor_floors", "shadowing"):
+        for name in ("indoor_floors", "shadowing", "spatially_correlated"):
             if not isinstance(getattr(self, name), (bool, np.bool_)):
                 raise ValidationError(f"ThreeGPP.{name}={getattr(self, name)!r}; fix: give True "
                                       "or False")
@@ -154,8 +163,13 @@ class ThreeGPP:
             mean = mean + share * 10.0 ** (-loss / 10.0)
         return -10.0 * np.log10(mean)
 
+    def decorrelation_m(self, los: bool) -> float:
+        """The shadowing's decorrelation distance of a LOS or NLOS link [m]."""
+        return float(tr38901.decorrelation_distance_m(self.scenario, los))
+
     def gain_db(self, draws: UserDraws, users: np.ndarray, sites: np.ndarray,
-                d2d_m: np.ndarray, h_bs_m: np.ndarray, shadow: np.ndarray) -> np.ndarray:
+                d2d_m: np.ndarray, h_bs_m: np.ndarray,
+                shadow: Callable[[float], np.ndarray]) -> np.ndarray:
         """``−(PL + σ_state · shadow + O2I)`` [dB] of user–site links, elementwise.
 
         Parameters
@@ -169,8 +183,10 @@ class ThreeGPP:
             2-D distances, already raised to the tier's minimum distance [m].
         h_bs_m : ndarray
             Antenna heights of the cells [m].
-        shadow : ndarray
-            Unit-variance shadowing of the links (correlated between sites).
+        shadow : callable
+            ``shadow(decorrelation_m)``: the unit-variance shadowing of the links
+            (correlated between sites) for a decorrelation distance [m] (0: independent
+            users); called once per LOS state if `spatially_correlated`.
 
         Returns
         -------
@@ -195,10 +211,15 @@ class ThreeGPP:
         loss = tr38901.pathloss_db(self.scenario, d2d_m, d3d, h_bs_m, h_ut, self.frequency_ghz,
                                    los, **extra)
         if self.shadowing:
-            loss = loss + shadow * tr38901.shadow_std_db(
+            if self.spatially_correlated:
+                z = np.where(los, shadow(self.decorrelation_m(True)),
+                             shadow(self.decorrelation_m(False)))
+            else:
+                z = shadow(0.0)
+            loss = loss + z * tr38901.shadow_std_db(
                 self.scenario, los, self.frequency_ghz, d2d_m=d2d_m, h_bs_m=h_bs_m, h_ut_m=h_ut)
-        if self.outdoor_to_indoor and draws.indoor.any():
-            loss = loss + np.where(indoor, draws.o2i_db(self)[users], 0.0)
+        if self.outdoor_to_indoor and draws.any_indoor:
+            loss = loss + draws.o2i_db(self)[users]
         return -loss
 
 
@@ -228,6 +249,12 @@ class UserDraws:
     indoor_distance_m: np.ndarray
     high_loss: np.ndarray
     o2i_normal: np.ndarray
+    _o2i: dict = dataclasses.field(default_factory=dict, repr=False, compare=False)
+
+    @property
+    def any_indoor(self) -> bool:
+        """Whether any user is indoors."""
+        return bool(self._o2i.setdefault("any", self.indoor.any()))
 
     @classmethod
     def draw(cls, seed: int, indoor: np.ndarray, model: ThreeGPP) -> UserDraws:
@@ -259,7 +286,13 @@ class UserDraws:
                    o2i_normal=standard_normal_hash(seed, users, _USER, _O2I))
 
     def o2i_db(self, model: ThreeGPP) -> np.ndarray:
-        """The O2I loss of every user under `model` [dB], shape (n,) (0 where outdoors)."""
+        """The O2I loss of every user under `model` [dB], shape (n,) (0 where outdoors);
+        computed once per model, then kept."""
+        if model not in self._o2i:
+            self._o2i[model] = self._o2i_db(model)
+        return self._o2i[model]
+
+    def _o2i_db(self, model: ThreeGPP) -> np.ndarray:
         if model.scenario in ("3d_uma", "3d_umi"):
             loss = tr38901.o2i_loss_db("36873", model.frequency_ghz, self.indoor_distance_m,
                                        self.o2i_normal)

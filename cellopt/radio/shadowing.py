@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import numpy as np
 
-__all__ = ["standard_normal_hash", "uniform_hash"]
+__all__ = ["GRID_PER_DECORRELATION", "spatial_normal_hash", "standard_normal_hash", "uniform_hash"]
 
 _M1 = np.uint64(0xBF58476D1CE4E5B9)
 _M2 = np.uint64(0x94D049BB133111EB)
@@ -82,3 +82,59 @@ def standard_normal_hash(seed: int, user: np.ndarray, site: np.ndarray,
     u1 = ((z >> np.uint64(32)).astype(np.float64) + 1.0) * 2.0**-32
     u2 = (z & np.uint64(0xFFFFFFFF)).astype(np.float64) * 2.0**-32
     return np.sqrt(-2.0 * np.log(u1)) * np.cos(2.0 * np.pi * u2)
+
+
+#: Grid spacing of :func:`spatial_normal_hash` in decorrelation distances: two points one
+#: decorrelation distance apart then correlate at e^−1 = 0.37 (measured: 0.365; at 0.2,
+#: 0.5, 1.5 and 2 decorrelation distances 0.96, 0.77, 0.09 and 0.00, where the
+#: exponential has 0.82, 0.61, 0.22 and 0.14).
+GRID_PER_DECORRELATION = 1.1
+_OFFSET = np.uint64(2**31)
+
+
+def spatial_normal_hash(seed: int, x_m: np.ndarray, y_m: np.ndarray, site: np.ndarray,
+                        decorrelation_m: float, stream: int = 0) -> np.ndarray:
+    """Standard normal values of a field in the plane, correlated over `decorrelation_m`.
+
+    Independent N(0, 1) values sit on a square grid of spacing
+    ``GRID_PER_DECORRELATION × decorrelation_m`` (shifted per site by a hashed offset);
+    a point's value is the bilinear interpolation of its 4 grid values, divided by the
+    root of the sum of the squared weights so that it stays N(0, 1). Points far apart
+    (beyond 2 grid steps) are independent, points close together nearly equal:
+    an approximation of the exponential correlation exp(−d / d_corr) of TR 38.901 §7.5
+    with the same value at d_corr, cheap enough for every user–site pair (4 hashes).
+
+    Parameters
+    ----------
+    seed : int
+    x_m, y_m : ndarray
+        Positions [m] (broadcast with `site`).
+    site : ndarray of int
+        Each field is its own: a site index (or a user term's key).
+    decorrelation_m : float
+        > 0 [m].
+    stream : int
+        Which quantity (as :func:`uniform_hash`).
+
+    Returns
+    -------
+    ndarray of float64
+        N(0, 1) values of the broadcast shape.
+    """
+    step = GRID_PER_DECORRELATION * decorrelation_m
+    site = np.asarray(site)
+    fx = np.asarray(x_m, float) / step + uniform_hash(seed, 0, site, stream + 101)
+    fy = np.asarray(y_m, float) / step + uniform_hash(seed, 0, site, stream + 102)
+    ix, iy = np.floor(fx), np.floor(fy)
+    tx, ty = fx - ix, fy - iy
+    ix = ix.astype(np.int64).astype(np.uint64) + _OFFSET
+    iy = iy.astype(np.int64).astype(np.uint64) + _OFFSET
+    total = 0.0
+    norm = 0.0
+    for dx, wx in ((0, 1.0 - tx), (1, tx)):
+        for dy, wy in ((0, 1.0 - ty), (1, ty)):
+            node = ((ix + np.uint64(dx)) << np.uint64(32)) | (iy + np.uint64(dy))
+            w = wx * wy
+            total = total + w * standard_normal_hash(seed, node, site, stream + 100)
+            norm = norm + w * w
+    return total / np.sqrt(norm)

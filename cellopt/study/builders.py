@@ -241,7 +241,8 @@ _PATHLOSS_KEYS = ("pathloss_exponent", "pathloss_reference_db")
 #: [radio] keys of the :class:`~cellopt.radio.ThreeGPP` models of the tiers ``propagation``
 #: names (the scenario per tier); the other keys are the models' fields.
 _THREE_GPP_KEYS = ("propagation", "frequency_ghz", "user_height_m", "indoor_floors",
-                   "high_loss_fraction", "max_indoor_distance_m", "los", "shadowing")
+                   "high_loss_fraction", "max_indoor_distance_m", "los", "shadowing",
+                   "spatially_correlated")
 
 
 def radio_model(section: Mapping[str, Any]) -> radio.RadioModel:

@@ -73,10 +73,11 @@ SECTION_KEYS: dict[str, dict[str, str]] = {
     "radio": {
         "noise_figure_db": "float", "wall_loss_db": "float", "theta_3db_deg": "float",
         "max_attenuation_db": "float", "spectral_efficiency": "str", "n_candidates": "int",
-        "site_correlation": "float", "min_distance_m": "per_tier",
+        "site_correlation": "float", "decorrelation_m": "float", "min_distance_m": "per_tier",
         "propagation": "per_tier_name", "frequency_ghz": "float", "user_height_m": "float",
         "indoor_floors": "bool", "high_loss_fraction": "float", "los": "str",
-        "shadowing": "bool", "max_indoor_distance_m": "float", "antenna": "str", "rat": "str",
+        "shadowing": "bool", "spatially_correlated": "bool",
+        "max_indoor_distance_m": "float", "antenna": "str", "rat": "str",
         "subcarrier_spacing_khz": "float",
         "window_db": "float", "indoor_tiers": "str|strs", "building_radius_m": "float",
         "shadowing_std_db": "per_tier", "pathloss_exponent": "per_tier",
@@ -164,13 +165,13 @@ def check_range(key: str, value: Any) -> None:
         Outside the range of the parameter catalogue, or an unknown name.
     """
     limit = LIMITS.get(key)
-    if limit is not None and limit.kind == "int":
+    if key in TIER_LIMITS:  # a scenario key given per tier has its own range
+        check_per_tier(value, key)
+    elif limit is not None and limit.kind == "int":
         for v in value if isinstance(value, list) else [value]:
             check_count(v, key)
     elif limit is not None and isinstance(value, float):
         check_real(value, key, warn=False)
-    elif key in TIER_LIMITS:
-        check_per_tier(value, key)
     elif key in CHOICES:
         for name in value.values() if isinstance(value, dict) else [value]:
             check_choice(name, key)
