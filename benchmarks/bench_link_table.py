@@ -2,7 +2,7 @@
 under the TR 36.814 model and the TR 38.901 3-D model, on the same network.
 
 Run: ``python benchmarks/bench_link_table.py [--users N] [--rings R] [--workers W]
-[--models tr36814 tr38901] [--radius M]``. The layout is a hexagonal macro grid with one
+[--models tr36814 tr38901] [--radius M] [--repeat N]``. The layout is a hexagonal macro grid with one
 pico per sector (no wraparound), so that the cell count is about 2,000 at the default
 ``--rings 10`` (331 sites, 993 macro sectors, 993 picos); the macros carry 10-element
 panels tilted 12° (used by the 3-D antenna only). The models:
@@ -21,6 +21,7 @@ from __future__ import annotations
 
 import argparse
 import resource
+import statistics
 import time
 
 from cellopt import radio, topology
@@ -48,6 +49,8 @@ def main() -> None:
     parser.add_argument("--models", nargs="+", choices=sorted(MODELS), default=sorted(MODELS))
     parser.add_argument("--radius", type=float, default=None,
                         help="also time interference_radius_m=RADIUS (far field on)")
+    parser.add_argument("--repeat", type=int, default=1,
+                        help="build each table this many times and report the median (1)")
     args = parser.parse_args()
 
     t0 = time.perf_counter()
@@ -62,11 +65,15 @@ def main() -> None:
     radii = [None] + ([args.radius] if args.radius else [])
     for name in args.models:
         for radius in radii:
-            t0 = time.perf_counter()
-            links = radio.link_table(net, model=MODELS[name], n_candidates=args.candidates, rng=3,
-                                     workers=args.workers, interference_radius_m=radius,
-                                     far_field=radius is not None)
-            t = time.perf_counter() - t0
+            times = []
+            for _ in range(args.repeat):
+                t0 = time.perf_counter()
+                links = radio.link_table(net, model=MODELS[name], n_candidates=args.candidates,
+                                         rng=3, workers=args.workers,
+                                         interference_radius_m=radius,
+                                         far_field=radius is not None)
+                times.append(time.perf_counter() - t0)
+            t = statistics.median(times)
             where = "every cell" if radius is None else f"radius {radius:g} m"
             print(f"{name:8} {where:14} {t:7.2f} s  {t / pairs * 1e6:.3f} s per M pairs  "
                   f"{t / len(links) * 1e6:.2f} s per M links ({len(links):,} links)  "

@@ -60,8 +60,11 @@ def main() -> None:
           f"{'-':>17}{BEFORE['patterns']:>10}")
     print(f"{'after (ipm)':22}{sol.objective:>12.1f}{info['bound_factor']:>14.3g}"
           f"{info['estimate_factor']:>17.4f}{len(sol.patterns):>10}")
-    print(f"bound: {info['relaxation']} relaxation, clusters of ≤ {info['cluster_cells']} cells "
-          f"({info['n_clusters']} clusters, {info['rounds']} rounds, {info['time_s']:.1f} s)")
+    shown = {k: v for k, v in info.items() if k != "bounds"}
+    print(f"bound ({sol.bound_kind}): {shown}")
+    for kind, value in info.get("bounds", {}).items():  # every bound computed, the least reported
+        factor = np.exp((value - sol.objective) / net.user_arrays()["weight"].sum())
+        print(f"  {kind} bound: factor {factor:.4g}")
 
     gains = GainTable.from_network(net, rng=3)
     space = PatternSpace.from_network(net, LEVELS, args.energy_price)

@@ -446,12 +446,16 @@ def _panel_gain(zenith: np.ndarray, azimuth: np.ndarray, rows: int | np.ndarray,
                 element: ElementPattern) -> np.ndarray:
     """Panel gain on checked arrays (see :func:`panel_gain_db`)."""
     theta = np.radians(zenith)
-    # vertical: element m at z' = m d_V λ, weight e^{−j2π m d_V cos θ_etilt} / √M with
-    # cos θ_etilt = cos(90° + tilt) = −sin(tilt): the phase progression is ψ_V below
-    psi_v = 2.0 * np.pi * d_v * (np.cos(theta) + np.sin(np.radians(etilt)))
-    # horizontal: element n at y' = n d_H λ, uniform weights 1/√N (beam on the boresight)
-    psi_h = 2.0 * np.pi * d_h * np.sin(theta) * np.sin(np.radians(azimuth))
-    power = _dirichlet_power(psi_v, rows) * _dirichlet_power(psi_h, columns)
+    power = 1.0  # a single row or column contributes a factor 1: not computed
+    if np.any(np.asarray(rows) > 1):
+        # vertical: element m at z' = m d_V λ, weight e^{−j2π m d_V cos θ_etilt} / √M with
+        # cos θ_etilt = cos(90° + tilt) = −sin(tilt): the phase progression is ψ_V below
+        psi_v = 2.0 * np.pi * d_v * (np.cos(theta) + np.sin(np.radians(etilt)))
+        power = power * _dirichlet_power(psi_v, rows)
+    if np.any(np.asarray(columns) > 1):
+        # horizontal: element n at y' = n d_H λ, uniform weights 1/√N (beam on the boresight)
+        psi_h = 2.0 * np.pi * d_h * np.sin(theta) * np.sin(np.radians(azimuth))
+        power = power * _dirichlet_power(psi_h, columns)
     array_db = 10.0 * np.log10(np.maximum(power, ARRAY_FACTOR_FLOOR))
     return _element_gain(zenith, azimuth, element) + array_db
 

@@ -323,6 +323,11 @@ class Coupling:
                 "height_m is 1 m or less, at or below the environment height the model's "
                 "breakpoint subtracts; fix: give the antenna heights in metres (TR 38.901: "
                 "25 m UMa, 10 m UMi, 3 m InH)")
+        # a 3GPP tier's links depend on the cell only through its site, position and
+        # height: they are computed once per site (its first cell) where a site's cells
+        # share position and height, and copied to the site's other sectors
+        self.site_columns = {t: _site_representatives(cols, self.site, self.cell_xy, self.height)
+                             for t, cols in self.tier_columns if t in self.three_d}
         if self.three_d:
             self.draws = _user_draws(self.seed, self.indoor, list(self.three_d.values()))
             self.user_height = self.draws.height_m
@@ -382,10 +387,12 @@ class Coupling:
             if not len(cols):
                 continue
             if tier in self.three_d:
-                model, sites = self.three_d[tier], self.site[cols][None, :]
-                gain[:, cols] = model.gain_db(
-                    self.draws, users[:, None], sites, dist[:, cols], self.height[cols][None, :],
-                    lambda d, sites=sites: self.shadowing(users[:, None], sites, d))
+                rep, copy = self.site_columns[tier]
+                sites = self.site[rep][None, :]
+                per_site = self.three_d[tier].gain_db(
+                    self.draws, users[:, None], sites, dist[:, rep], self.height[rep][None, :],
+                    lambda d, where, sites=sites: self.shadowing(users[:, None], sites, d, where))
+                gain[:, cols] = per_site[:, copy]
             else:
                 gain[:, cols] = -self.model.pathloss[tier](dist[:, cols])
         gain += self.boresight_dbi
@@ -435,7 +442,7 @@ class Coupling:
                 u, c = users[mask], cells[mask]
                 gain[mask] = self.three_d[name].gain_db(
                     self.draws, u, self.site[c], dist[mask], self.height[c],
-                    lambda d, u=u, c=c: self.shadowing(u, self.site[c], d))
+                    lambda d, where, u=u, c=c: self.shadowing(u, self.site[c], d, where))
             else:
                 gain[mask] = -self.model.pathloss[name](dist[mask])
         gain += self.boresight_dbi[cells]
@@ -465,8 +472,8 @@ class Coupling:
                 loss[cols] = -10.0 * np.log10(np.mean(10.0 ** (-o2i / 10.0)))
         return loss
 
-    def shadowing(self, users: np.ndarray, sites: np.ndarray,
-                  decorrelation_m: float = 0.0) -> np.ndarray:
+    def shadowing(self, users: np.ndarray, sites: np.ndarray, decorrelation_m: float = 0.0,
+                  where: np.ndarray | None = None) -> np.ndarray:
         """Unit-variance shadowing of user–site pairs, correlated between sites.
 
         ``√ρ a_u + √(1−ρ) b_us`` with ρ = ``site_correlation``: a_u is the user's own
@@ -480,22 +487,33 @@ class Coupling:
             Broadcast together (e.g. shapes (U, 1) and (1, S)).
         decorrelation_m : float
             0: every user independent; > 0: correlated in space over this distance [m].
+        where : ndarray of bool, optional
+            Of the broadcast shape: only these pairs are wanted (a 1-D array of their
+            values is returned; the others are not computed).
 
         Returns
         -------
         ndarray
-            N(0, 1) values of the broadcast shape; multiply by σ [dB].
+            N(0, 1) values of the broadcast shape (or of the pairs `where` picks);
+            multiply by σ [dB].
         """
         rho = self.model.site_correlation
+        own = None
+        if rho > 0:
+            own = self.own_shadowing(users, decorrelation_m)
+        if where is not None:
+            shape = np.broadcast_shapes(np.shape(users), np.shape(sites))
+            users = np.broadcast_to(users, shape)[where]
+            sites = np.broadcast_to(sites, shape)[where]
+            own = None if own is None else np.broadcast_to(own, shape)[where]
         if decorrelation_m > 0:
             x, y = self.user_xy[users, 0], self.user_xy[users, 1]
             pair = spatial_normal_hash(self.seed, x, y, sites, decorrelation_m)
         else:
             pair = standard_normal_hash(self.seed, users, sites)
-        if rho == 0.0:
+        if own is None:
             return pair
-        return (np.sqrt(rho) * self.own_shadowing(users, decorrelation_m)
-                + np.sqrt(1.0 - rho) * pair)
+        return np.sqrt(rho) * own + np.sqrt(1.0 - rho) * pair
 
     def own_shadowing(self, users: np.ndarray, decorrelation_m: float = 0.0) -> np.ndarray:
         """Each user's own N(0, 1) shadowing term a_u, shared by all its sites."""
@@ -550,6 +568,22 @@ class Coupling:
             same = user_indoor & cell_indoor & (distance_m <= self.model.building_radius_m)
             walls -= 2 * same.astype(np.int8)
         return walls
+
+
+def _site_representatives(cols: np.ndarray, site: np.ndarray, xy: np.ndarray,
+                          height: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """The first cell of each site among `cols`, and the position of each of `cols`'
+    representative among them: ``gain[:, cols] = per_site[:, copy]``.
+
+    Where some site's cells differ in position or height, every cell is its own
+    representative.
+    """
+    _, first, copy = np.unique(site[cols], return_index=True, return_inverse=True)
+    rep = cols[first]
+    same = (np.all(xy[cols] == xy[rep][copy], axis=1) & (height[cols] == height[rep][copy]))
+    if not same.all():
+        return cols, np.arange(len(cols))
+    return rep, copy
 
 
 def _user_draws(seed: int, indoor: np.ndarray, models: list[ThreeGPP]) -> UserDraws:

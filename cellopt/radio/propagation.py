@@ -184,9 +184,11 @@ class ThreeGPP:
         h_bs_m : ndarray
             Antenna heights of the cells [m].
         shadow : callable
-            ``shadow(decorrelation_m)``: the unit-variance shadowing of the links
+            ``shadow(decorrelation_m, where)``: the unit-variance shadowing of the links
             (correlated between sites) for a decorrelation distance [m] (0: independent
-            users); called once per LOS state if `spatially_correlated`.
+            users), of the broadcast shape, or only of the links where the boolean
+            array `where` is True (1-D); called once per LOS state if
+            `spatially_correlated`.
 
         Returns
         -------
@@ -211,11 +213,12 @@ class ThreeGPP:
         loss = tr38901.pathloss_db(self.scenario, d2d_m, d3d, h_bs_m, h_ut, self.frequency_ghz,
                                    los, **extra)
         if self.shadowing:
-            if self.spatially_correlated:
-                z = np.where(los, shadow(self.decorrelation_m(True)),
-                             shadow(self.decorrelation_m(False)))
+            if self.spatially_correlated:  # each state's field, where the links have it
+                z = np.empty(los.shape)
+                z[los] = shadow(self.decorrelation_m(True), los)
+                z[~los] = shadow(self.decorrelation_m(False), ~los)
             else:
-                z = shadow(0.0)
+                z = shadow(0.0, None)
             loss = loss + z * tr38901.shadow_std_db(
                 self.scenario, los, self.frequency_ghz, d2d_m=d2d_m, h_bs_m=h_bs_m, h_ut_m=h_ut)
         if self.outdoor_to_indoor and draws.any_indoor:
