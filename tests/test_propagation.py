@@ -290,3 +290,19 @@ def test_neighbours_share_shadowing_in_3gpp_models_and_with_a_decorrelation_dist
     quiet = model_3gpp("umi", 3.5, los="nlos", shadowing=False)
     s = coupling_db(net, model=quiet, rng=2)[:, 0] - coupling_db(net, model=independent, rng=2)[:, 0]
     assert abs(np.corrcoef(s[:n], s[n:])[0, 1]) < 0.2
+
+
+def test_cell_files_carry_the_3d_antenna_columns(tmp_path):
+    from cellopt.topology import read_cells
+
+    path = tmp_path / "cells.csv"
+    path.write_text("lon,lat,azimuth_deg,tilt_deg,electrical_tilt_deg,panel_rows,panel_columns\n"
+                    "-122.40,37.79,0,4,6,8,2\n-122.41,37.785,120,2,8,8,1\n")
+    c = read_cells(path).cell_arrays()
+    np.testing.assert_array_equal(c["tilt_deg"], [4.0, 2.0])
+    np.testing.assert_array_equal(c["electrical_tilt_deg"], [6.0, 8.0])
+    np.testing.assert_array_equal(c["panel_rows"], [8, 8])
+    np.testing.assert_array_equal(c["panel_columns"], [2, 1])
+    path.write_text("lon,lat,azimuth_deg,tilt_deg\n-122.40,37.79,0,95\n")
+    with pytest.raises(ValidationError, match="tilt_deg is infinite or outside"):
+        read_cells(path)
