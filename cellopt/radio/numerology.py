@@ -21,8 +21,9 @@ from __future__ import annotations
 import math
 from typing import Any, NamedTuple
 
+from cellopt.checks import check_number
 from cellopt.errors import ValidationError
-from cellopt.parameters import is_real, shown
+from cellopt.parameters import shown
 
 __all__ = [
     "LTE_N_RB",
@@ -279,34 +280,14 @@ def _check_choice(value: Any, name: str, valid: tuple[str, ...]) -> str:
 
 def _check_bandwidth(value: Any) -> float:
     """`value` as a float, after checking it is a finite number > 0 (MHz, not checked here)."""
-    if not is_real(value):
-        raise ValidationError(f"bandwidth_mhz={shown(value)} is a {type(value).__name__}, not "
-                              f"a number; fix: {_BANDWIDTH_FIX}")
-    try:
-        bw = float(value)
-    except OverflowError:
-        raise ValidationError(f"bandwidth_mhz={shown(value)} is beyond the floating-point "
-                              f"range; fix: {_BANDWIDTH_FIX}") from None
-    if not math.isfinite(bw) or bw <= 0:
-        raise ValidationError(f"bandwidth_mhz={bw} is not a finite bandwidth > 0; fix: "
-                              f"{_BANDWIDTH_FIX}")
-    return bw
+    return check_number(value, "bandwidth_mhz", low=0.0, low_open=True, unit="MHz",
+                        fix=_BANDWIDTH_FIX)
 
 
 def _scs_number(value: Any) -> float:
     """`value` as a float, after checking that it is a finite real number."""
-    if not is_real(value):
-        raise ValidationError(f"subcarrier_spacing_khz={shown(value)} is a "
-                              f"{type(value).__name__}, not a number; fix: give the subcarrier "
-                              "spacing in kHz, e.g. subcarrier_spacing_khz=30")
-    try:
-        scs = float(value)
-    except OverflowError:
-        scs = math.inf
-    if not math.isfinite(scs):
-        raise ValidationError(f"subcarrier_spacing_khz={shown(value)} is not finite; fix: give "
-                              "the subcarrier spacing in kHz, e.g. subcarrier_spacing_khz=30")
-    return scs
+    return check_number(value, "subcarrier_spacing_khz", unit="kHz",
+                        fix="give the subcarrier spacing in kHz, e.g. subcarrier_spacing_khz=30")
 
 
 def _check_nr_scs(value: Any) -> int:

@@ -59,8 +59,8 @@ _USER = 2**62 + 1
 #: Scenarios whose users are outdoors or in buildings reached from outside (O2I applies
 #: to their indoor users); the InH scenarios' users share the building with the cells.
 _OUTDOOR = ("uma", "umi", "rma", "3d_uma", "3d_umi")
-#: Scenarios whose indoor users follow the floor model (TR 38.901 Table 7.4.3-? note,
-#: TR 36.873 Table 6-1).
+#: Scenarios whose indoor users follow the floor model (TR 38.901 Table 7.2-1, TR 36.873
+#: Table 6-1).
 _FLOOR_MODEL = ("uma", "umi", "3d_uma", "3d_umi")
 
 
