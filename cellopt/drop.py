@@ -82,8 +82,21 @@ USER_RESULT_COLUMNS: tuple[ResultColumn, ...] = (
 )
 #: The result columns of the per-cell table, after the network's own cell columns.
 CELL_RESULT_COLUMNS: tuple[ResultColumn, ...] = (
-    ResultColumn("load", "share", "share of the cell's time-frequency resources in use, 0–1"),
+    ResultColumn("load", "share", "share of the cell's time-frequency resources in use, 0–1 "
+                 "(1 by construction for a cell whose users are all full buffer: it gives "
+                 "them every resource it has)"),
+    ResultColumn("overload", "share", "time-frequency share its users' demands would need "
+                 "beyond the whole, at their serving links' rates: max(0, Σ d_i / r_i − 1); "
+                 "NaN (null) when one of its users is full buffer, 0 when it serves nobody"),
     ResultColumn("n_users", "count", "users whose serving cell it is"),
+    ResultColumn("best_rsrp_share", "share", "share of the users with a link whose strongest "
+                 "cell (largest RSRP) it is"),
+    ResultColumn("mean_sinr_db", "dB", "mean SINR of the users it serves, on their serving "
+                 "links; NaN (null) when it serves nobody"),
+    ResultColumn("airtime_price", "utility per unit airtime", "the price of its "
+                 "time-frequency resources in the solution (the dual variable μ_j of its "
+                 "airtime constraint, mean over resources per unit of the whole band): what "
+                 "one more unit of its airtime would add to the utility"),
     ResultColumn("traffic_mbps", "Mbit/s", "traffic the cell carries"),
     ResultColumn("backhaul_use", "ratio", "traffic over backhaul capacity; 0 for unlimited backhaul"),
     ResultColumn("payment", "utility", "what the cell's owner is paid (price × traffic)"),
@@ -101,6 +114,10 @@ def _problem_of(drop: Drop, solution: Solution) -> Problem:
     """The problem whose links `solution.x` is over: the drop's, or a power solution's
     master (its resources are the power patterns; its users are the drop's)."""
     return drop.problem if solution.power is None else solution.power.master
+
+
+#: Entries of :meth:`Drop.user_columns` that are not columns of the users table.
+_INTERNAL_COLUMNS = ("serving_cell", "needed_load")
 
 
 def _band_share(drop: Drop, solution: Solution) -> np.ndarray:
@@ -359,7 +376,12 @@ class Drop:
             "rate_mbps": self.per_user(solution.user_rate_mbps),
         }
         assert list(columns) == [c.name for c in USER_RESULT_COLUMNS]
-        return {**columns, "serving_cell": serving}
+        # the share of its serving cell's band each user's demand needs (inf: full buffer)
+        need = np.full(p.n_users, np.nan)
+        served = top >= 0
+        need[served] = (p.demand_mbps[served] / p.rate_mbps[top[served]]
+                        * band_share[p.resource[top[served]]])
+        return {**columns, "serving_cell": serving, "needed_load": self.per_user(need, np.nan)}
 
     def user_frame(self, columns: dict[str, np.ndarray], rows: np.ndarray | slice | None = None
                    ) -> gpd.GeoDataFrame:
@@ -376,7 +398,7 @@ class Drop:
         rows = slice(None) if rows is None else rows
         users = self.network.users.iloc[rows].reset_index(drop=True).copy()
         for name, values in columns.items():
-            if name != "serving_cell":
+            if name not in _INTERNAL_COLUMNS:
                 users[name] = values[rows]
         return users
 
@@ -387,7 +409,25 @@ class Drop:
         serving = columns["serving_cell"]
         cells = net.cells.reset_index(drop=True).copy()
         cells["load"] = solution.cell_airtime @ band_share
-        cells["n_users"] = np.bincount(serving[serving >= 0], minlength=net.n_cells)
+        has = serving >= 0
+        need = np.bincount(serving[has], weights=columns["needed_load"][has],
+                           minlength=net.n_cells)  # inf where a user is full buffer
+        with np.errstate(invalid="ignore"):
+            cells["overload"] = np.where(np.isfinite(need), np.maximum(need - 1.0, 0.0), np.nan)
+        n_users = np.bincount(serving[has], minlength=net.n_cells)
+        cells["n_users"] = n_users
+        best = self.links.best_by()
+        linked = best >= 0
+        cells["best_rsrp_share"] = (np.bincount(best[linked], minlength=net.n_cells)
+                                    / max(int(linked.sum()), 1))
+        sinr = columns["sinr_db"]
+        counted = has & np.isfinite(sinr)
+        total = np.bincount(serving[counted], weights=sinr[counted], minlength=net.n_cells)
+        count = np.bincount(serving[counted], minlength=net.n_cells)
+        with np.errstate(invalid="ignore", divide="ignore"):
+            cells["mean_sinr_db"] = np.where(count > 0, total / count, np.nan)
+        mu = solution.prices["airtime"]
+        cells["airtime_price"] = (mu / band_share[None, :]).mean(axis=1) if mu.size else 0.0
         cells["traffic_mbps"] = solution.cell_traffic_mbps
         cap = cells["backhaul_mbps"].to_numpy(float)
         cells["backhaul_use"] = np.where(np.isfinite(cap), solution.cell_traffic_mbps
