@@ -52,7 +52,8 @@ def __getattr__(name: str) -> Any:
 
 
 def __dir__() -> list[str]:
-    return sorted({*globals(), *_LAZY})
+    """The public names (``__all__``), loaded or not: no helper of this module."""
+    return sorted(__all__)
 
 
 if TYPE_CHECKING:  # for type checkers and IDEs: the same names, eagerly

@@ -20,11 +20,54 @@ from cellopt.errors import CelloptError, ValidationError
 # command when it runs, so that `cellopt --help` answers at once.
 
 
-def _run(args: argparse.Namespace) -> int:
-    from cellopt.study.run import run_scenario
+#: Names of cell files (what ``read_cells`` reads), given where a scenario is expected.
+CELL_FILE_SUFFIXES = (".csv", ".csv.gz", ".csv.bz2", ".csv.xz", ".csv.zip", ".tsv", ".gpkg",
+                      ".geojson", ".json", ".shp", ".zip", ".parquet", ".xlsx", ".xls")
+#: The scenario `cellopt run CELLS.csv` tells the user to write: the cell file's sites with 3
+#: sectors each where it gives no azimuth, and users over the cells' area.
+CELL_SCENARIO = """[network]
+builder = "file"
+path = {path}
+sectors = 3
+[users]
+n = 1000
+"""
+
+
+def _load_scenario(args: argparse.Namespace) -> Any:
+    """The scenario the command names; a cell file is refused with the scenario that runs it."""
     from cellopt.study.scenario import load_scenario
 
-    scenario = load_scenario(args.scenario)
+    path = Path(args.scenario)
+    if path.is_file() and path.name.lower().endswith(CELL_FILE_SUFFIXES):
+        raise ValidationError(_cell_file_hint(path, args.command))
+    return load_scenario(args.scenario)
+
+
+def _cell_file_hint(path: Path, command: str) -> str:
+    """How to run a cell file: a scenario with ``builder = "file"``, as a shell command that
+    writes it beside the file, and the command that runs it."""
+    import json
+    import shlex
+
+    stem = path.name.split(".")[0] or "cells"
+    toml = next(t for t in (path.with_name(f"{stem}{end}.toml") for end in
+                            ("", "_scenario", *(f"_scenario{i}" for i in range(2, 1000))))
+                if not t.exists())  # never one that exists
+    text = CELL_SCENARIO.format(path=json.dumps(path.name, ensure_ascii=False))
+    printf = text.replace("\\", "\\\\").replace("%", "%%").replace("\n", "\\n")
+    return (f"{path} is a cell file, not a scenario (TOML); a scenario says how to build a drop on "
+            f"its cells: fix: write one beside it and run it: `printf {shlex.quote(printf)} > "
+            f"{shlex.quote(str(toml))} && cellopt {command} {shlex.quote(str(toml))}` (the file "
+            "builder: the file's cells, 3 sectors per site where it gives no azimuth_deg, 1000 "
+            "users over the cells' area, the methods max_rsrp and dual; more keys: "
+            "docs/scenarios.md)")
+
+
+def _run(args: argparse.Namespace) -> int:
+    from cellopt.study.run import run_scenario
+
+    scenario = _load_scenario(args)
     methods = scenario.runs if not args.method else [_method(scenario, m) for m in args.method]
     if args.scheduler is not None:
         methods = _with_scheduler(methods, args.scheduler)
@@ -107,25 +150,72 @@ def _parse_grid(items: Sequence[str] | None) -> dict[str, list[Any]]:
 
 
 def _experiment(args: argparse.Namespace) -> int:
-    from cellopt.study.scenario import load_scenario
-    from cellopt.study.store import FolderLock
+    from cellopt.study.store import FolderLock, SettingsMismatch
     from cellopt.study.summary import sweep_table
-    from cellopt.study.sweep import plot_sweep, run_sweep
+    from cellopt.study.sweep import grid_scenarios, plot_sweep, resumed_drops, run_sweep
 
-    scenario = load_scenario(args.scenario)
+    scenario = _load_scenario(args)
     grid = _parse_grid(args.grid)
+    grid_scenarios(scenario, grid, cli=True)  # a bad key or value, named as --grid gives it
+    args.grid_used = grid
     out = Path(args.out or Path("results") / scenario.name)
     with FolderLock(out):  # the drops, the index and the figures: one run's
         args.out_folder = out
+        stored = resumed_drops(out) if args.resume else None
+        if args.drops is not None:
+            drops, source = args.drops, "--drops"
+        elif stored is not None:
+            drops, source = stored, f"as in the sweep being resumed in {out}"
+        else:
+            drops, source = scenario.drops, "the scenario's [seeds] drops"
         t0 = time.perf_counter()
-        index = run_sweep(scenario, out, drops=args.drops, grid=grid, workers=args.workers,
-                          resume=args.resume, scheduler=args.scheduler, force=args.force)
+        try:
+            index = run_sweep(scenario, out, drops=drops, grid=grid, workers=args.workers,
+                              resume=args.resume, scheduler=args.scheduler, force=args.force)
+        except SettingsMismatch as err:
+            raise _mismatch(err, args, out, drops, source) from None
         wall = time.perf_counter() - t0
         plot_sweep(out)  # before printing: every file is written even if stdout is closed early
     print(f"cellopt {__version__} - experiment {scenario.name!r}: {index['drop'].nunique()} drop(s)"
-          f" x {index['grid_id'].nunique()} grid point(s) in {wall:.1f} s -> {out}")
+          f" x {index['grid_id'].nunique()} grid point(s) in {wall:.1f} s -> {out} "
+          f"(drops: {drops}, {source})")
     print(sweep_table(index, list(grid)).to_string(float_format=lambda v: f"{v:.4g}"))
     return 0
+
+
+def _resume_command(scenario: str, out: Path, grid: dict[str, Any], drops: int | None,
+                    force: bool = False) -> str:
+    """The ``cellopt experiment ... --resume`` command that continues a sweep, as typed."""
+    import shlex
+
+    from cellopt.study.store import grid_text
+
+    words = ["cellopt", "experiment", scenario, "--out", str(out), "--resume"]
+    for item in grid_text(grid):
+        words += ["--grid", item]
+    if drops is not None:
+        words += ["--drops", str(drops)]
+    if force:
+        words.append("--force")
+    return shlex.join(words)
+
+
+def _mismatch(err: Any, args: argparse.Namespace, out: Path, drops: int, source: str
+              ) -> CelloptError:
+    """A refused resume (:class:`~cellopt.study.store.SettingsMismatch`), with the drops stored
+    and asked for, and, where only the grid differs, the command that continues the stored sweep."""
+    from cellopt.errors import StoreError
+
+    stored = err.stored.get("drops")
+    what = err.what + (f"; the folder holds a sweep of {stored} drop(s), this run asked for {drops} "
+                       f"({source})" if isinstance(stored, int) else "")
+    if set(err.differ) != {"grid"}:
+        return StoreError(f"{what}; fix: give another out_dir (--out), or run the scenario and "
+                          "settings it was written for")
+    command = _resume_command(args.scenario, out, err.differ["grid"][0] or {},
+                              stored if isinstance(stored, int) else None)
+    return StoreError(f"{what}; fix: continue the stored sweep with `{command}`, or give another "
+                      "out_dir (--out) for this grid")
 
 
 def _plot(args: argparse.Namespace) -> int:
@@ -170,7 +260,9 @@ def build_parser() -> argparse.ArgumentParser:
     run = sub.add_parser("run", help="solve one drop of a scenario with its methods; print a summary "
                          "per method, write tables, a GeoPackage, figures and report.html")
     run.add_argument("scenario", help="a shipped scenario name (see `cellopt scenarios`), e.g. "
-                     "hetnet, or a scenario file (TOML)")
+                     "hetnet, or a scenario file (TOML); a cell file (.csv, .gpkg, .geojson, ...) "
+                     "is not run as it is: the error gives the scenario to write for it, with "
+                     "builder = \"file\"")
     run.add_argument("--method", action="append", metavar="M",
                      help="method to run instead of the scenario's (repeatable), e.g. alm, dual, "
                      "max_rsrp; power: the scenario's [power] section")
@@ -190,16 +282,21 @@ def build_parser() -> argparse.ArgumentParser:
                          "writes two files per drop, an index and figures, and prints the mean per "
                          "method with gains over the first")
     exp.add_argument("scenario", help="a shipped scenario name (see `cellopt scenarios`) or a TOML "
-                     "file")
-    exp.add_argument("--drops", type=int, default=None, help="number of drops (scenario's seeds.drops)")
+                     "file (for a cell file, the error says the scenario to write)")
+    exp.add_argument("--drops", type=int, default=None,
+                     help="number of drops at every grid point (default: the scenario's [seeds] "
+                     "drops, whatever --grid says; with --resume, the number of the sweep in --out, "
+                     "so that a resume finishes that sweep; give it to add drops)")
     exp.add_argument("--grid", action="append", metavar="SECTION.KEY=V1,V2",
-                     help="a parameter to sweep (repeatable; the grid is the product)")
+                     help="a scenario key to sweep, values read as TOML (repeatable; the grid is the "
+                     "product; the drop count does not depend on it)")
     where = exp.add_mutually_exclusive_group()
     where.add_argument("--workers", type=int, default=1, help="worker processes (1)")
     where.add_argument("--scheduler", default=None, metavar="ADDRESS",
                        help="run on this Dask distributed scheduler (pip install 'cellopt[dask]')")
     exp.add_argument("--resume", action="store_true",
-                     help="skip drops already in --out (checked; damaged ones are computed again)")
+                     help="skip drops already in --out (checked; damaged ones are computed again); "
+                     "the scenario and --grid must be those of the stored sweep")
     exp.add_argument("--force", action="store_true",
                      help="with --resume: keep the drops of a folder whose meta.json or scenario.toml "
                      "is missing, as drops of this scenario")
@@ -207,7 +304,8 @@ def build_parser() -> argparse.ArgumentParser:
     exp.set_defaults(func=_experiment)
 
     plot = sub.add_parser("plot", help="regenerate the figures of a results folder without solving")
-    plot.add_argument("results", help="a folder written by `cellopt experiment`")
+    plot.add_argument("results", help="a folder written by `cellopt experiment` (a `cellopt run` "
+                      "folder holds its figures already)")
     plot.set_defaults(func=_plot)
 
     shipped = sub.add_parser("scenarios", help="list the shipped scenarios")
@@ -272,12 +370,14 @@ def _silence_stdout() -> None:
 
 
 def _kept(args: argparse.Namespace) -> str:
-    """What an interrupted or failed sweep keeps, and how to continue it."""
+    """What an interrupted or failed sweep keeps, and the command that continues it: the
+    scenario, folder, grid and (if given) drop count of this run."""
     out = getattr(args, "out_folder", None)  # set once the sweep's folder is known
     if args.command != "experiment" or out is None:
         return ""
-    return (f"; finished drops are kept in {out}: continue with `cellopt experiment {args.scenario} "
-            f"--out {out} --resume`")
+    command = _resume_command(args.scenario, out, getattr(args, "grid_used", {}), args.drops,
+                              args.force)
+    return f"; finished drops are kept in {out}: continue with `{command}`"
 
 
 #: The fix for an OSError, by errno.

@@ -30,6 +30,22 @@ from cellopt.parameters import is_integer, is_real
 __all__ = ["Problem", "utility", "utility_derivative"]
 
 
+class _Required:
+    """The default of an argument that must be given: a call without it is refused with the
+    fix (where to get the value), not Python's bare "missing argument"."""
+
+    def __repr__(self) -> str:
+        return "<required>"
+
+
+_REQUIRED: Any = _Required()
+
+
+class _MissingArgument(ValidationError, TypeError):
+    """A required argument left out: a :class:`~cellopt.errors.ValidationError` with the fix,
+    and a ``TypeError`` as Python's own "missing argument" is."""
+
+
 def utility(rate_mbps: np.ndarray, alpha: float) -> np.ndarray:
     """α-fair utility U_α(r): ``log r`` for α = 1, ``(r^(1−α) − 1) / (1−α)`` otherwise.
 
@@ -272,7 +288,8 @@ class Problem:
 
     @classmethod
     def from_network(
-        cls, network: Network, links: LinkTable, alpha: float = 1.0, **overrides: Any
+        cls, network: Network = _REQUIRED, links: LinkTable = _REQUIRED, alpha: float = 1.0,
+        **overrides: Any
     ) -> Problem:
         """A problem from a network and its link table, every user kept.
 
@@ -291,6 +308,15 @@ class Problem:
         **overrides
             Any keyword of :meth:`from_links` (e.g. ``backhaul_mbps=50.0``).
         """
+        if missing := [n for n, v in (("network", network), ("links", links)) if v is _REQUIRED]:
+            fixes = {"network": "give the cellopt.Network (cells and users) first",
+                     "links": "make the links with cellopt.radio.link_table(network) and pass "
+                              "them: Problem.from_network(network, cellopt.radio.link_table("
+                              "network)), or build cellopt.Drop.from_network(network, links), "
+                              "which also leaves out the users without a usable link"}
+            raise _MissingArgument(f"Problem.from_network(network, links) is missing "
+                                   f"{' and '.join(missing)}; fix: "
+                                   + "; ".join(fixes[m] for m in missing))
         if not isinstance(network, Network):
             raise ValidationError(f"network is a {type(network).__name__}; fix: give a cellopt "
                                   "Network")

@@ -145,6 +145,7 @@ def test_headerless_and_compressed_exports(tmp_path):
         assert_same_network(read_both(tmp_path / name, 7, radio="LTE"), ref)
 
 
+@pytest.mark.filterwarnings("ignore:.*not used by cellopt:UserWarning")  # note, floors: extra columns
 def test_plain_tables(tmp_path):
     frame = plain()
     frame["note"] = np.where(np.arange(60) == 45, None, "roof")  # a gap in a later chunk

@@ -1,7 +1,8 @@
 """The README's examples work as written: its Python blocks run, its commands parse.
 
-- Every ```python block of README.md runs, in order, in one namespace (they build on each
-  other), in an empty folder, and gives what its comments promise.
+- Every ```python block of README.md runs on its own, exactly as written, in a fresh
+  namespace (its own imports, nothing from the blocks before it), in an empty folder; it
+  prints what it shows, and gives what its comments promise.
 - The two ```bash set-up blocks create virtual environments, so they are not run: each
   must read ``python3 -m venv .venv && .venv/bin/pip install [-e] TARGET && .venv/bin/COMMAND``
   with TARGET the checkout (``.`` or ``'.[extra]'``), and COMMAND must parse
@@ -15,6 +16,8 @@
 from __future__ import annotations
 
 import argparse
+import contextlib
+import io
 import re
 import shlex
 import time
@@ -44,7 +47,7 @@ INLINE_COMMAND = re.compile(r"`(cellopt [^`]+)`")
 #: A set-up block: create a venv, install into it, run one command from it.
 SETUP = re.compile(r"^python3 -m venv \.venv && \.venv/bin/pip install ((?:-e )?\S+) && \.venv/bin/(.+)$")
 
-#: In the test of every block in order, the README's power call runs with this budget
+#: In the test of the blocks, the README's power call runs with this budget
 #: and the interference-free relaxed bound (a fraction of a second) instead of its
 #: defaults (20 column-generation iterations, then the cluster and decomposition bounds:
 #: about 100 s); what it returns has the same fields. The defaults, and the numbers the
@@ -90,8 +93,19 @@ def run_block(code: str, namespace: dict, where: str) -> float:
     return time.perf_counter() - t0
 
 
+def run_alone(code: str, where: str) -> tuple[dict, str]:
+    """Execute one block as a script of its own: a fresh namespace; its names and its output."""
+    namespace: dict = {"__name__": "__main__"}
+    out = io.StringIO()
+    with contextlib.redirect_stdout(out):
+        run_block(code, namespace, where)
+    printed = out.getvalue()
+    assert printed.strip(), f"{where} prints nothing"
+    return namespace, printed
+
+
 # ---------------------------------------------------------------------------- python
-def test_readme_python_blocks_run_in_order_and_keep_their_promises(tmp_path, monkeypatch):
+def test_readme_python_blocks_run_alone_and_keep_their_promises(tmp_path, monkeypatch):
     monkeypatch.chdir(tmp_path)
     real_solve_power = cellopt.solve_power
 
@@ -104,24 +118,29 @@ def test_readme_python_blocks_run_in_order_and_keep_their_promises(tmp_path, mon
     monkeypatch.setattr(cellopt, "solve_power", solve_power)
     code = blocks(README, "python")
     assert len(code) == 4, "the checks below follow the README's four Python blocks"
-    ns: dict = {}
 
     # 1. Network, links, the drop and its problem, a certified solve, tables.
-    run_block(code[0], ns, "README.md, Python block 1")
+    ns, printed = run_alone(code[0], "README.md, Python block 1")
     net, links, sol, drop = ns["net"], ns["links"], ns["sol"], ns["drop"]
     promised = re.search(r"links\.to_frame\(\)\.head\(\)\)?\s*#\s*(.+)", code[0]).group(1)
-    assert list(links.to_frame().columns) == [c.strip() for c in promised.split(",")]
+    columns = [c.strip() for c in promised.split(",")]
+    assert list(links.to_frame().columns) == columns
+    assert all(c in printed for c in columns)
     assert (net.n_cells, net.n_users) == (57 + 228, 2000)  # 19 sites x 3 sectors + 4 picos each
     assert sol.status == "optimal" and sol.gap <= 1e-4  # "certified: gap <= tol"
     assert sol.objective <= sol.upper_bound
+    assert f"{sol.method} {sol.objective} {sol.upper_bound} {sol.gap}" in printed
     users, cells = ns["users"], ns["cells"]
     assert type(users).__name__ == type(cells).__name__ == "GeoDataFrame"
     assert (len(users), len(cells)) == (net.n_users, net.n_cells)
     np.testing.assert_allclose(users["rate_mbps"], drop.per_user(sol.user_rate_mbps))
     assert cells["n_users"].sum() == (users["serving_cell_id"].notna()).sum()
+    assert "serving_cell_id" in printed and "traffic_mbps" in printed
 
-    # 2. Power patterns (with a smaller work budget, see POWER_MAX_ITER).
-    run_block(code[1], ns, "README.md, Python block 2")
+    # 2. Power patterns on the same network (with a smaller work budget, see POWER_MAX_ITER).
+    ns, printed = run_alone(code[1], "README.md, Python block 2")
+    assert ns["net"].n_cells == net.n_cells and ns["net"].n_users == net.n_users  # "the same network"
+    np.testing.assert_array_equal(ns["net"].users.geometry.x, net.users.geometry.x)
     best = ns["best"]
     power = best.power
     assert best.status in STATUSES and best.status != "time_limit"  # no clock by default
@@ -130,26 +149,40 @@ def test_readme_python_blocks_run_in_order_and_keep_their_promises(tmp_path, mon
     info = power.bound_info
     assert 1 <= info["estimate_factor"] <= info["bound_factor"] < np.inf
     assert best.objective <= best.upper_bound
+    assert f"{best.status} {best.objective} {info['estimate_factor']} {info['bound_factor']}" in printed
     assert power.pattern_share.sum() == pytest.approx(1)
     assert len(power.patterns) == len(power.pattern_share)
     assert power.cell_power_dbm.shape == (net.n_cells,) and power.energy_w >= 0
+    assert str(power.energy_w) in printed
 
     # 3. A shipped scenario by name, from an empty folder; a drop; frames of every row.
-    run_block(code[2], ns, "README.md, Python block 3")
+    ns, printed = run_alone(code[2], "README.md, Python block 3")
     drop, sol = ns["drop"], ns["sol"]
     assert ns["scenario"].name == "macro_3gpp"
     users, cells = ns["users"], ns["cells"]
     assert (len(users), len(cells)) == (drop.network.n_users, drop.network.n_cells)
     np.testing.assert_allclose(users["rate_mbps"], drop.per_user(sol.user_rate_mbps))
+    assert "airtime_share" in printed and f"[{len(users)} rows x 6 columns]" in printed
 
     # 4. Finite demand with load-coupled interference on the random layout.
-    run_block(code[3], ns, "README.md, Python block 4")
+    ns, printed = run_alone(code[3], "README.md, Python block 4")
     drop, sol = ns["drop"], ns["sol"]
     assert drop.coupling is not None and sol.load_coupling is not None
     assert sol.status in ("optimal", "solved"), sol.message  # the rounds converged
     assert (drop.network.users["demand_mbps"] == 2.0).all()
     assert (sol.user_rate_mbps <= 2.0 * (1 + 1e-9)).all()
     assert sol.cell_airtime[:, 0] == pytest.approx(sol.load_coupling["load"], abs=1e-8)
+    assert printed.splitlines() == [f"{sol.status} {sol.load_coupling['load'].mean()}",
+                                    f"{(sol.user_rate_mbps >= 0.999 * 2.0).mean()}"]
+
+
+def test_a_block_that_needs_an_earlier_one_fails_alone(tmp_path, monkeypatch):
+    """The check above would catch a block that uses a name of the block before it."""
+    monkeypatch.chdir(tmp_path)
+    with pytest.raises(NameError, match="drop"):
+        run_alone("print(drop.problem)", "a block without its set-up")
+    with pytest.raises(AssertionError, match="prints nothing"):
+        run_alone("import cellopt", "a block that prints nothing")
 
 
 def test_readme_power_numbers_are_the_defaults(tmp_path, monkeypatch):
@@ -157,10 +190,7 @@ def test_readme_power_numbers_are_the_defaults(tmp_path, monkeypatch):
     factors the README quotes, and the objective docs/model.md quotes: the run stops on
     its work budget, so the numbers do not depend on the machine's speed or load."""
     monkeypatch.chdir(tmp_path)
-    code = blocks(README, "python")
-    ns: dict = {}
-    run_block(code[0], ns, "README.md, Python block 1")
-    run_block(code[1], ns, "README.md, Python block 2")
+    ns, _ = run_alone(blocks(README, "python")[1], "README.md, Python block 2")
     info = ns["best"].power.bound_info
     text = " ".join(README.read_text(encoding="utf-8").split())
     quoted = re.search(r"on this network ([\d.]+) for the estimate and ([\d.]+) for the bound", text)

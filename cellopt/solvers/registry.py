@@ -69,6 +69,9 @@ BLOCK_METHODS: set[str] = set()
 
 #: Arguments :func:`cellopt.solve` takes itself for every method.
 _COMMON = ("tol", "max_iter", "time_limit_s", "callback")
+#: The keywords :func:`cellopt.solve` accepts whatever the method (beside the method's own
+#: options): named in the message for an unknown option, with "did you mean" for near misses.
+SOLVE_ARGUMENTS = (*_COMMON, "single_association")
 #: Options every distributed method takes: its Dask scheduler and the users' positions.
 _DISTRIBUTED_OPTIONS = ("scheduler", "user_xy_m")
 
@@ -420,11 +423,14 @@ def check_arguments(method: str, fn: Callable[..., Solution] | None = None, *, t
     valid = sorted(info.options)
     unknown = sorted(set(options) - set(valid))
     if unknown:
-        near = sorted({n for k in unknown for n in close_names(k, valid)})
-        fix = f"use its options {valid} (see its docstring, or method_info({method!r}))" if valid \
-            else f"drop them: {method!r} has no options of its own"
-        if near:
-            fix = f"did you mean {near}? " + fix
+        common = sorted(SOLVE_ARGUMENTS)
+        near = {k: _near_names(k, [*common, *valid]) for k in unknown}
+        guesses = [" or ".join(map(repr, near[k])) + ("" if len(unknown) == 1 else f" for {k!r}")
+                   for k in unknown if near[k]]
+        own = f"{method!r} also takes {valid}" if valid else f"{method!r} has no options of its own"
+        fix = f"every method takes {common}; {own} (see method_info({method!r}))"
+        if guesses:
+            fix = f"did you mean {'; '.join(guesses)}? " + fix
         problems.append(f"unknown option(s) {unknown} for method {method!r}; fix: {fix}")
     for name, value in options.items():
         if name in info.options:
@@ -433,6 +439,18 @@ def check_arguments(method: str, fn: Callable[..., Solution] | None = None, *, t
                 problems.append(problem)
     if problems:
         raise ValidationError(problems)
+
+
+def _near_names(name: str, valid: list[str]) -> list[str]:
+    """The valid names `name` may be a misspelling of, best first: one that starts the other
+    (``tolerance`` → ``tol``, ``time_limit`` → ``time_limit_s``), then the nearest by
+    :func:`difflib.get_close_matches` (``max_iters`` → ``max_iter``)."""
+    if not isinstance(name, str):
+        return []
+    flat = name.lower().replace("_", "")
+    prefixed = [v for v in valid if min(len(flat), len(v)) >= 3
+                and (flat.startswith(v.replace("_", "")) or v.replace("_", "").startswith(flat))]
+    return list(dict.fromkeys([*prefixed, *close_names(name, valid, n=2)]))[:3]
 
 
 def check_warm_start(problem: Problem, *, x0: Any = None, prices0: Any = None, theta0: Any = None

@@ -60,13 +60,17 @@ __all__ = [
     "FolderInUseError",
     "FolderLock",
     "ResultsFolder",
+    "SettingsMismatch",
     "as_stored",
     "cached_frame",
     "grid_ids",
     "grid_points",
+    "grid_text",
     "overrides",
     "read_whole_csv",
     "same_value",
+    "setting_text",
+    "toml_value",
 ]
 
 #: The writers moved to :mod:`cellopt.study.atomic`, the one atomic writer.
@@ -115,6 +119,63 @@ class FolderInUseError(StoreError):
         super().__init__(f"{folder} is in use by {who}; fix: wait for that run to finish, or "
                          f"write to another folder (--out), or, if that run is no longer running, "
                          f"delete {lock}")
+
+
+class SettingsMismatch(StoreError):
+    """A folder being resumed holds a run of another kind, scenario text or settings.
+
+    The message names each difference, what is stored against what was asked.
+
+    Attributes
+    ----------
+    folder : pathlib.Path
+    kind : str
+        The kind of run asked for (``"sweep"``, ``"capacity"``).
+    differ : dict of str to (stored, requested)
+        Each difference: ``"kind"``, ``"scenario text"`` or a setting (``"grid"``,
+        ``"seed base"``, ...), with the stored and the requested value.
+    stored : dict
+        The folder's ``meta.json`` (empty if it has none).
+    what : str
+        The message without its fix (for callers that know a better one).
+    """
+
+    def __init__(self, folder: Path, kind: str, differ: Mapping[str, tuple[Any, Any]],
+                 stored: Mapping[str, Any]) -> None:
+        self.folder, self.kind, self.differ, self.stored = folder, kind, dict(differ), dict(stored)
+        shown_ = "; ".join(f"{key}: stored {setting_text(key, a)}, requested {setting_text(key, b)}"
+                           for key, (a, b) in self.differ.items())
+        self.what = (f"{folder} holds a {kind} of another {', '.join(self.differ)} (other settings "
+                     f"than this run's: {shown_})")
+        super().__init__(f"{self.what}; fix: give another out_dir (--out), or run the scenario "
+                         "and settings it was written for")
+
+
+def toml_value(value: Any) -> str:
+    """`value` (a TOML scalar as read back from JSON) written as TOML, e.g. for ``--grid``."""
+    if isinstance(value, bool):
+        return "true" if value else "false"
+    if isinstance(value, float):
+        if math.isnan(value):
+            return "nan"
+        if math.isinf(value):
+            return "inf" if value > 0 else "-inf"
+        return repr(value)
+    if isinstance(value, int):
+        return str(value)
+    return json.dumps(str(value), ensure_ascii=False)  # a TOML basic string
+
+
+def grid_text(grid: Mapping[str, Sequence[Any]] | None) -> list[str]:
+    """A grid as the ``SECTION.KEY=V1,V2`` items of ``cellopt experiment --grid``."""
+    return [f"{key}={','.join(toml_value(v) for v in values)}" for key, values in (grid or {}).items()]
+
+
+def setting_text(key: str, value: Any) -> str:
+    """A stored or requested setting in a message (a grid as its ``--grid`` items)."""
+    if key == "grid" and isinstance(value, Mapping):
+        return " ".join(f"--grid {item}" for item in grid_text(value)) if value else "no grid"
+    return str(value) if key == "scenario text" else repr(value)
 
 
 @dataclasses.dataclass
@@ -657,18 +718,18 @@ class ResultsFolder:
                 f"{' and no '.join(missing)}, so cellopt cannot tell which scenario and settings "
                 "they belong to; fix: give another out_dir (--out), or, if they are results of "
                 "this very run, pass force=True (--force) to keep them")
-        differ = []
+        differ: dict[str, tuple[Any, Any]] = {}
         if old and old.get("kind", self.kind) != self.kind:
-            differ.append(f"kind ({old['kind']})")
+            differ["kind"] = (old["kind"], self.kind)
         if (self.scenario_path.is_file() and self.scenario_path.read_text(encoding="utf-8") != text) \
                 or old.get("scenario_sha256", sha) != sha:
-            differ.append("scenario text")
+            differ["scenario text"] = (f"{self.scenario_path} (from {old.get('scenario', '?')})",
+                                       self._scenario[0])
         stored = old.get("settings", {k: old.get(k) for k in settings}) if old else settings
-        differ += [key.replace("_", " ") for key in settings if stored.get(key) != settings[key]]
+        differ.update({key.replace("_", " "): (stored.get(key), settings[key]) for key in settings
+                       if stored.get(key) != settings[key]})
         if differ:
-            raise StoreError(f"{self.path} holds a {self.kind} of another {', '.join(differ)} (other "
-                             "settings than this run's); fix: give another out_dir (--out), or run "
-                             "the scenario and settings it was written for")
+            raise SettingsMismatch(self.path, self.kind, differ, old)
         return old
 
 

@@ -42,10 +42,13 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
-from cellopt.errors import StoreError, check_memory
+from cellopt.checks import close_names
+from cellopt.errors import StoreError, ValidationError, check_memory
 from cellopt.parameters import check_count
 from cellopt.study.atomic import atomic_write, save_figure
+from cellopt.study.builders import BUILDERS
 from cellopt.study.scenario import Scenario
+from cellopt.study.schema import SECTION_KEYS
 from cellopt.study.seeds import drop_seeds
 from cellopt.study.store import (
     TASK_BYTES,
@@ -53,14 +56,17 @@ from cellopt.study.store import (
     ResultsFolder,
     grid_ids,
     grid_points,
+    grid_text,
     overrides,
     read_whole_csv,
     same_value,
+    toml_value,
 )
 from cellopt.study.summary import rate_summary
 from cellopt.study.tasks import run_tasks
 
-__all__ = ["SUMMARY_COLUMNS", "collect", "load_rates", "plot_sweep", "run_sweep", "sweep_grid"]
+__all__ = ["SUMMARY_COLUMNS", "collect", "grid_scenarios", "load_rates", "plot_sweep", "resumed_drops",
+           "run_sweep", "sweep_grid"]
 
 #: Columns of the per-method summary rows (after ``grid_id, drop, seed`` and the grid keys);
 #: rates, ``n_users`` and ``n_outage`` count the users of the study area only.
@@ -271,6 +277,107 @@ def load_rates(out_dir: str | Path, grid_id: str, drop: int) -> pd.DataFrame:
     return frame[z["study"]].reset_index(drop=True)
 
 
+# ---------------------------------------------------------------------------- grid
+def grid_scenarios(scenario: Scenario, grid: Mapping[str, Sequence[Any]] | None, *,
+                   cli: bool = False) -> list[Scenario]:
+    """The scenario at every point of `grid` (product order), each key and value checked.
+
+    Parameters
+    ----------
+    scenario : Scenario
+    grid : dict, optional
+        ``{"section.key": [values, ...]}`` (see :func:`run_sweep`).
+    cli : bool
+        Name a bad key in messages as the command line gives it (``--grid
+        picos.per_sector=1,2``) rather than as the argument ``grid['picos.per_sector']``.
+
+    Raises
+    ------
+    ValidationError
+        Naming the grid key (not the scenario file) and the fix: a section or key the
+        scenario schema does not have (with the nearest valid names), a ``seeds`` key
+        (every grid point is built with the sweep's drop seeds: ``drops`` sets their
+        number), or a value the scenario refuses at that key or in that combination.
+    """
+    points = grid_points(grid)
+    if not grid:
+        return [scenario]
+
+    def where(key: str) -> str:
+        values = list(grid[key])
+        return f"--grid {grid_text({key: values})[0]}" if cli else f"grid[{key!r}]={values!r}"
+
+    def did_you_mean(key: str, fixed: str) -> str:
+        if cli:
+            return f"did you mean --grid {grid_text({fixed: list(grid[key])})[0]}? "
+        return f"did you mean {fixed!r}? "
+
+    builders = [str(b) for b in grid.get("network.builder", [scenario.network["builder"]])]
+    if unknown := [b for b in builders if b not in BUILDERS]:
+        near = close_names(unknown[0], sorted(BUILDERS))
+        hint = f"did you mean {near[0]!r}? " if near else ""
+        raise ValidationError(f"{where('network.builder')}: there is no builder {unknown[0]!r}; fix: "
+                              f"{hint}the builders are {sorted(BUILDERS)}")
+    for key in grid:
+        section, name = key.split(".")
+        if section == "seeds":
+            fix = "--drops N" if cli else "drops=N"
+            raise ValidationError(f"{where(key)}: the seeds are not a grid parameter (every grid "
+                                  f"point is built with the same drop seeds); fix: ask for more "
+                                  f"drops with {fix}, or change [seeds] in the scenario file")
+        sections = ["network", *(s for s in SECTION_KEYS if s != "seeds")]
+        if section not in sections:
+            near = close_names(section, sections)
+            hint = did_you_mean(key, f"{near[0]}.{name}") if near else ""
+            raise ValidationError(f"{where(key)}: there is no scenario section [{section}]; fix: "
+                                  f"{hint}the sections a grid can vary are {sections}")
+        if section == "network":
+            keys = sorted({"builder", *(k for b in builders if b in BUILDERS for k in BUILDERS[b].keys)})
+        else:
+            keys = sorted(SECTION_KEYS[section])
+        if name not in keys:
+            near = close_names(name, keys)
+            hint = did_you_mean(key, f"{section}.{near[0]}") if near else ""
+            what = f"builder {builders[0]!r}" if section == "network" and len(builders) == 1 \
+                else f"[{section}]"
+            raise ValidationError(f"{where(key)}: {what} has no key {name!r}; fix: {hint}the keys of "
+                                  f"[{section}] are {keys}")
+
+    def refused(err: ValidationError, what: str) -> ValidationError:
+        prefix = f"{scenario.path}: "  # the value is the grid's, not the file's
+        lines = [p[len(prefix):] if p.startswith(prefix) else p for p in err.problems]
+        fix = "; fix: give " + ("--grid" if cli else "the grid") + " values the scenario accepts"
+        return type(err)([f"{what}: {line}" + ("" if "fix:" in line else fix) for line in lines])
+
+    scenarios = []
+    for point in points:
+        try:
+            scenarios.append(scenario.with_overrides(**overrides(point)))
+        except ValidationError as err:
+            for key, value in point.items():  # a value the scenario refuses on its own: name it
+                try:
+                    scenario.with_overrides(**overrides({key: value}))
+                except ValidationError as alone:
+                    raise refused(alone, f"{where(key)}: the value {toml_value(value)}") from None
+            shown = ", ".join(f"{k}={toml_value(v)}" for k, v in point.items())
+            raise refused(err, f"the grid point {shown}" + (" (--grid)" if cli else "")) from None
+    return scenarios
+
+
+def resumed_drops(out_dir: str | Path) -> int | None:
+    """The number of drops of the sweep stored in `out_dir` (its ``meta.json``), or None if
+    it has none that can be read: what a resume without `drops` continues."""
+    try:
+        meta = ResultsFolder(out_dir, "sweep").read_meta()
+    except (StoreError, ValidationError, OSError):
+        return None
+    drops = meta.get("drops")
+    if meta.get("kind", "sweep") != "sweep" or not isinstance(drops, int) or isinstance(drops, bool) \
+            or drops < 1:
+        return None
+    return drops
+
+
 # ---------------------------------------------------------------------------- sweep
 def run_sweep(
     scenario: Scenario,
@@ -293,11 +400,13 @@ def run_sweep(
     out_dir : path
         Results folder (created). See the module docstring for its layout.
     drops : int, optional
-        Number of drops (default the scenario's ``seeds.drops``).
+        Number of drops. Default: the scenario's ``seeds.drops``, whatever the grid; with
+        `resume`, the number of drops of the sweep stored in `out_dir` (its ``meta.json``),
+        so that a resume finishes that sweep (give `drops` to add drops to it).
     grid : dict, optional
         ``{"section.key": [values, ...]}``; every combination is one grid point, applied with
-        :meth:`Scenario.with_overrides`. Grid points are named ``g000``, ``g001``, … in
-        product order (listed in ``meta.json``).
+        :meth:`Scenario.with_overrides` (:func:`grid_scenarios` checks each key and value).
+        Grid points are named ``g000``, ``g001``, … in product order (listed in ``meta.json``).
     workers : int
         ``> 1``: run tasks in a spawn-context :class:`~concurrent.futures.ProcessPoolExecutor`.
     resume : bool
@@ -335,14 +444,15 @@ def run_sweep(
     CelloptError
         For a `scheduler` that cannot be reached.
     """
-    drops = scenario.drops if drops is None else drops
+    if drops is None:
+        drops = (resumed_drops(out_dir) if resume else None) or scenario.drops
     drops = check_count(drops, "drops", fix="give an integer ≥ 1", minimum=1)
     workers = check_count(workers, "workers", fix="give an integer ≥ 1", minimum=1)
     drops = int(drops)
     points = grid_points(grid)
     check_memory(len(points) * drops * TASK_BYTES, f"{len(points)} grid point(s) × {drops} drops",
                  "ask for fewer drops or grid points")
-    scenarios = [scenario.with_overrides(**overrides(p)) if p else scenario for p in points]
+    scenarios = grid_scenarios(scenario, grid)
     gids = grid_ids(points)
 
     folder = ResultsFolder(out_dir, "sweep")
@@ -382,6 +492,16 @@ def run_sweep(
 
 
 # ---------------------------------------------------------------------------- figures
+#: The figures (and the report) a ``cellopt run`` folder holds.
+RUN_FIGURES = ("rate_cdf.png", "network_map.png", "convergence.png", "report.html")
+
+
+def _is_run_folder(out: Path) -> bool:
+    """`out` was written by ``cellopt run`` (run_scenario), not by a sweep."""
+    return (not (out / "meta.json").exists() and not (out / "drops").exists()
+            and (out / "method_summary.csv").is_file() and (out / "user_rates.csv").is_file())
+
+
 def plot_sweep(out_dir: str | Path) -> list[Path]:
     """Draw a sweep's figures from its folder, without solving; return the files written.
 
@@ -392,7 +512,8 @@ def plot_sweep(out_dir: str | Path) -> list[Path]:
     Raises
     ------
     StoreError
-        For a folder that is not a sweep's or holds no finished drop.
+        For a folder that is not a sweep's (a ``cellopt run`` folder is named as one, with
+        the figures it holds) or holds no finished drop.
     """
     import matplotlib.pyplot as plt
 
@@ -401,6 +522,13 @@ def plot_sweep(out_dir: str | Path) -> list[Path]:
     out = Path(out_dir)
     if not out.is_dir():
         raise StoreError(f"{out} is not a folder; fix: give a folder written by `cellopt experiment`")
+    if _is_run_folder(out):
+        figures_ = [name for name in RUN_FIGURES if (out / name).is_file()]
+        kept = f"its figures are already in it: {', '.join(figures_)}" if figures_ \
+            else "it holds no figure (written with --no-report, or its figures were removed)"
+        raise StoreError(f"{out} is a `cellopt run` folder (one drop); `cellopt plot` redraws the "
+                         f"figures of `cellopt experiment` folders; {kept}; fix: open those, or run "
+                         f"`cellopt run SCENARIO --out {out}` again to draw them anew")
     meta = ResultsFolder(out, "sweep").read_meta()  # before collect: no index.csv for a stranger
     index = collect(out)
     if index.empty:

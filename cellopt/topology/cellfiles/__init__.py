@@ -8,11 +8,14 @@
 :mod:`~cellopt.topology.cellfiles.projection` (the metric CRS),
 :mod:`~cellopt.topology.cellfiles.opencellid` (OpenCelliD codes, de-duplication, sites),
 :mod:`~cellopt.topology.cellfiles.checks` and :mod:`~cellopt.topology.cellfiles.problems`
-(row checks, and the problem report naming the offending rows), and
+(row checks, and the problem report naming the offending rows),
+:mod:`~cellopt.topology.cellfiles.columns` (column aliases, units, and the reading table
+:class:`ColumnReading`), and
 :mod:`~cellopt.topology.cellfiles.records` (the records they pass each other).
 """
 
+from cellopt.topology.cellfiles.columns import ColumnReading, ColumnUse
 from cellopt.topology.cellfiles.opencellid import OPENCELLID_COLUMNS, OPENCELLID_REQUIRED
 from cellopt.topology.cellfiles.reader import read_cells
 
-__all__ = ["OPENCELLID_COLUMNS", "OPENCELLID_REQUIRED", "read_cells"]
+__all__ = ["OPENCELLID_COLUMNS", "OPENCELLID_REQUIRED", "ColumnReading", "ColumnUse", "read_cells"]

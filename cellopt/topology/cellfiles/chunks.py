@@ -23,6 +23,7 @@ from tqdm.auto import tqdm
 
 from cellopt.errors import ValidationError
 from cellopt.topology.cellfiles.checks import _DUPLICATE_ID, _cell_problems, _coordinates
+from cellopt.topology.cellfiles.columns import _plan_columns
 from cellopt.topology.cellfiles.filters import (
     _as_bbox,
     _attribute_filters,
@@ -72,6 +73,7 @@ def _read_chunks(path: Path, kind: str | None, source_crs: pyproj.CRS | None,
     """
     name = path.name
     kind, options, names = _table_layout(path, kind)
+    plan = _plan_columns(names, name) if kind == "csv" and "names" not in options else None
     src: Source | None = None
     box = area = None
     n_rows = n_kept = 0
@@ -88,15 +90,16 @@ def _read_chunks(path: Path, kind: str | None, source_crs: pyproj.CRS | None,
                disable=not progress, file=sys.stderr)
     with bar, contextlib.closing(_csv_chunks(path, chunk_rows, bar, **options)) as chunks:
         for chunk in chunks:
-            chunk = _tidy_columns(chunk, kind)
+            chunk = _tidy_columns(chunk, kind, plan)
             if src is None:  # the first chunk: the columns are known
-                src = _csv_source(chunk, name, kind, source_crs)
+                src = _csv_source(chunk, name, kind, source_crs, plan)
                 box = None if filters.bbox is None else _as_bbox(filters.bbox)
                 if filters.polygon is not None:
                     area = _filter_area(filters.polygon, src.crs)
                     shapely.prepare(area)
-                unnamed_empty = {c: True for c, n in zip(chunk.columns, names, strict=True)
-                                 if not n}
+                # (a cell_id made of site and sector ids comes after the file's columns)
+                unnamed_empty = {c: True for c, n in zip(list(chunk.columns)[:len(names)],
+                                                         names, strict=True) if not n}
             if not len(chunk):
                 continue
             n_rows += len(chunk)

@@ -23,6 +23,7 @@ import pandas as pd
 import pyproj
 
 from cellopt.errors import ValidationError
+from cellopt.topology.cellfiles.columns import _Plan, _plan_columns, _rename
 from cellopt.topology.cellfiles.opencellid import (
     _OPENCELLID_MADE,
     _OPENCELLID_QUORUM,
@@ -198,31 +199,34 @@ def _table_kind(names: Sequence[str], file: str, kind: str | None) -> str:
     return "csv"
 
 
-def _read_table(path: Path, kind: str | None) -> tuple[pd.DataFrame, str]:
-    """A CSV file's rows, its columns renamed to their canonical names, and its kind."""
+def _read_table(path: Path, kind: str | None) -> tuple[pd.DataFrame, str, _Plan | None]:
+    """A CSV file's rows, its columns renamed to their canonical names, its kind, and (plain
+    tables) the plan of its columns (:func:`~cellopt.topology.cellfiles.columns._plan_columns`)."""
     kind, options, names = _table_layout(path, kind)
     frame = _parse_csv(path, **options)
     if "names" in options:  # a headerless export, read with OpenCelliD's column names
-        return frame, kind
+        return frame, kind, None
     # A trailing delimiter on every line makes an unnamed, empty column: not data.
     unnamed = [c for c, n in zip(frame.columns, names, strict=True) if not n]
     frame = frame.drop(columns=[c for c in unnamed if frame[c].isna().all()])
-    frame = _tidy_columns(frame, kind)
+    plan = _plan_columns(names, path.name) if kind == "csv" else None
+    frame = _tidy_columns(frame, kind, plan)
     if kind == "csv":
         for col in _ID_COLUMNS:
             if col in frame.columns:
                 frame[col] = _id_values(frame[col])
-    return frame, kind
+    return frame, kind, plan
 
 
-def _tidy_columns(frame: pd.DataFrame, kind: str) -> pd.DataFrame:
+def _tidy_columns(frame: pd.DataFrame, kind: str, plan: _Plan | None = None) -> pd.DataFrame:
     """The columns renamed, in place, to their canonical names (surrounding spaces and case
-    aside)."""
+    aside), then as `plan` says (a plain table's aliases; a ``cell_id`` made of site and
+    sector ids is added last)."""
     names = [str(c).strip() for c in frame.columns]
     canonical = OPENCELLID_COLUMNS if kind == "opencellid" else _OPTIONAL_COLUMNS
     renames = _canonical_names(names, canonical)
     frame.columns = [renames.get(c, c) for c in names]
-    return frame
+    return frame if plan is None else _rename(frame, plan)
 
 
 def _table_layout(path: Path, kind: str | None) -> tuple[str, dict[str, Any], list[str]]:
@@ -257,7 +261,9 @@ def _table_layout(path: Path, kind: str | None) -> tuple[str, dict[str, Any], li
                                   "save it comma-separated (with '.' as decimal point)")
     _check_unique_names(raw, name)
     kind = _table_kind(names, name, kind)
-    ids = {r: str for r, n in zip(raw, names, strict=True) if n.casefold() in _ID_COLUMNS}
+    aliases = _plan_columns(names, name).id_columns if kind == "csv" else ()
+    ids = {r: str for r, n in zip(raw, names, strict=True)
+           if n.casefold() in _ID_COLUMNS or n in aliases}
     return kind, {"dtype": ids if kind == "csv" else None}, names
 
 
@@ -318,9 +324,13 @@ def _read_vector(path: Path, source_crs: pyproj.CRS | None) -> tuple[pd.DataFram
     geometry = frame.geometry.name
     attributes = [str(c) for c in frame.columns if c != geometry]
     _check_unique_names(attributes, path.name)
-    frame = frame.rename(columns=_canonical_names(attributes, _OPTIONAL_COLUMNS))
+    plan = _plan_columns(attributes, path.name)
+    frame = _rename(frame.rename(columns=_canonical_names(attributes, _OPTIONAL_COLUMNS)), plan)
+    for col in _ID_COLUMNS:
+        if col in frame.columns and col in plan.renames.values():
+            frame[col] = _id_values(frame[col])
     id_col = "cell_id" if "cell_id" in frame.columns else None
-    return frame, Source(path.name, "vector", pyproj.CRS(crs), None, None, id_col)
+    return frame, Source(path.name, "vector", pyproj.CRS(crs), None, None, id_col, plan)
 
 
 def _pick_column(columns: Sequence[str], names: Sequence[str], file: str) -> str | None:
@@ -338,7 +348,7 @@ def _pick_column(columns: Sequence[str], names: Sequence[str], file: str) -> str
 
 
 def _csv_source(frame: pd.DataFrame, name: str, kind: str,
-                source_crs: pyproj.CRS | None) -> Source:
+                source_crs: pyproj.CRS | None, plan: _Plan | None = None) -> Source:
     cols = list(frame.columns)
     if kind == "opencellid":
         wgs84 = pyproj.CRS("EPSG:4326")
@@ -356,12 +366,12 @@ def _csv_source(frame: pd.DataFrame, name: str, kind: str,
             raise ValidationError(f"{name}: columns '{lon}', '{lat}' are degrees but "
                                   f"source_crs={crs.to_string()} is projected; fix: drop "
                                   "source_crs, or name the columns 'x', 'y'")
-        return Source(name, kind, crs, lon, lat, id_col)
+        return Source(name, kind, crs, lon, lat, id_col, plan)
     if x and y:
         if source_crs is None:
             raise ValidationError(f"{name}: columns '{x}', '{y}' need source_crs; fix: pass "
                                   "the CRS of these coordinates, e.g. source_crs='EPSG:32610'")
-        return Source(name, kind, source_crs, x, y, id_col)
+        return Source(name, kind, source_crs, x, y, id_col, plan)
     half = [f"'{c}'" for c in (lon, lat, x, y) if c]
     found = f"; it has only {', '.join(half)} of them" if half else ""
     raise ValidationError(

