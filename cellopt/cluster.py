@@ -59,6 +59,10 @@ def connect(scheduler: Any, timeout_s: float) -> Any:
         raise ValidationError(f"scheduler={scheduler!r}; fix: give a dask.distributed.Client or "
                               "the address of a Dask scheduler, e.g. 'tcp://HOST:8786'")
     try:
+        # the address's scheme first, without a Client: a Client refused while it starts
+        # can leave dask's event-loop runner half started for the next one in the process
+        comm = distributed().comm
+        comm.registry.get_backend(comm.parse_address(scheduler)[0])
         return client_type(scheduler, timeout=timeout_s)
     except ValueError as err:  # a malformed address
         raise ValidationError(f"scheduler={scheduler!r}: {err}; fix: give the address of a Dask "
