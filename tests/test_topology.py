@@ -434,3 +434,16 @@ def test_drop_users_refuses_a_huge_density_before_drawing(hetnet):
     with pytest.raises(ResourceLimitError, match="density_per_km2=1e\\+15"):
         drop_users(macro, density_per_km2=1e15, rng=rng)
     assert rng.bit_generator.state == state  # nothing drawn
+
+
+def test_hex_grid_region_for_an_isd_whose_corners_round_apart():
+    """Found by the property test: at this ISD two neighbours' copies of a corner rounded
+    to different micrometres and the coverage union refused them; the region is still the
+    union of the 7 hexagons."""
+    from cellopt.topology import hex_grid
+
+    isd = 150.72985300015898
+    net = hex_grid(1, isd, sectors=1)
+    assert net.region.geom_type == "Polygon"
+    hexagon_area = 3 * 3**0.5 / 2 * (isd / 3**0.5) ** 2
+    assert abs(net.region.area - 7 * hexagon_area) < 1e-3

@@ -183,7 +183,12 @@ def hex_grid(
                           panel_rows=panel_rows, panel_columns=panel_columns),
     )
     # The hexagons form a coverage (edge-to-edge, no overlaps): its union is exact.
-    region = shapely.coverage_union_all(_hexagons(sites + SYNTHETIC_ORIGIN_M, isd_m))
+    hexagons = _hexagons(sites + SYNTHETIC_ORIGIN_M, isd_m)
+    try:
+        region = shapely.coverage_union_all(hexagons)
+    except shapely.errors.GEOSException:
+        # a corner rounded apart from its neighbour's copy (some ISDs): snap-round instead
+        region = shapely.union_all(hexagons, grid_size=1e-6)
     shifts = None
     if wraparound and n_rings > 0:
         # The cluster of 3n²+3n+1 sites tiles the plane under translations by the
