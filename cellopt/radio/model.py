@@ -313,10 +313,11 @@ class Coupling:
         self.height = c["height_m"]
         self.three_d = {t: model.pathloss[t] for t, cols in self.tier_columns
                         if len(cols) and isinstance(model.pathloss[t], ThreeGPP)}
+        is_3d = np.isin(self.tier, [TIERS.index(t) for t in self.three_d])
         # columns of the distance-law tiers: they take the per-tier shadowing and walls
-        self.plain = np.flatnonzero(~np.isin(self.tier, [TIERS.index(t) for t in self.three_d]))
+        self.plain = np.flatnonzero(~is_3d)
         self.user_height = np.full(len(self.indoor), 1.5)
-        low = np.isin(self.tier, [TIERS.index(t) for t in self.three_d]) & (self.height <= 1.0)
+        low = is_3d & (self.height <= 1.0)
         if low.any():
             raise ValidationError(
                 f"cells {describe_rows(np.flatnonzero(low))} follow a 3GPP model but their "
@@ -331,9 +332,8 @@ class Coupling:
         if self.three_d:
             self.draws = _user_draws(self.seed, self.indoor, list(self.three_d.values()))
             self.user_height = self.draws.height_m
-            three_d = np.setdiff1d(np.arange(len(self.tier)), self.plain)
-            self.wall_loss[three_d] = 0.0  # their O2I loss replaces the walls
-            self.shadow_std[three_d] = 0.0  # their own, by LOS state (mean in ThreeGPP())
+            self.wall_loss[is_3d] = 0.0  # their O2I loss replaces the walls
+            self.shadow_std[is_3d] = 0.0  # their own, by LOS state (mean in ThreeGPP())
         given = [col for col, (_, default) in ANTENNA_COLUMNS.items()
                  if col in network.cells and (c[col] != default).any()]
         if given and model.antenna == "tr36814":

@@ -244,6 +244,8 @@ class UserDraws:
         Indoor users in high-loss buildings.
     o2i_normal : ndarray
         The N(0, 1) term of the O2I loss.
+    any_indoor : bool
+        Whether any user is indoors.
     """
 
     seed: int
@@ -252,12 +254,8 @@ class UserDraws:
     indoor_distance_m: np.ndarray
     high_loss: np.ndarray
     o2i_normal: np.ndarray
+    any_indoor: bool = False
     _o2i: dict = dataclasses.field(default_factory=dict, repr=False, compare=False)
-
-    @property
-    def any_indoor(self) -> bool:
-        """Whether any user is indoors."""
-        return bool(self._o2i.setdefault("any", self.indoor.any()))
 
     @classmethod
     def draw(cls, seed: int, indoor: np.ndarray, model: ThreeGPP) -> UserDraws:
@@ -284,7 +282,8 @@ class UserDraws:
             d_in = tr38901.indoor_distance_m(u(_WALL_1), None, model.max_indoor_distance_m)
         else:
             d_in = tr38901.indoor_distance_m(u(_WALL_1), u(_WALL_2), model.max_indoor_distance_m)
-        return cls(seed=int(seed), indoor=np.asarray(indoor, bool), height_m=height,
+        indoor = np.asarray(indoor, bool)
+        return cls(seed=int(seed), indoor=indoor, any_indoor=bool(indoor.any()), height_m=height,
                    indoor_distance_m=d_in, high_loss=u(_BUILDING) < model.high_loss_fraction,
                    o2i_normal=standard_normal_hash(seed, users, _USER, _O2I))
 
