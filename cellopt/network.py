@@ -397,6 +397,35 @@ class Network:
         xy = self.users.geometry
         return shapely.intersects_xy(self.study_area, xy.x.to_numpy(float), xy.y.to_numpy(float))
 
+    def nearest_image_m(self, user_rows: np.ndarray, cell_rows: np.ndarray) -> np.ndarray:
+        """Where each cell's copy nearest to its user lies: the cell itself, or on a
+        wrapped layout the wraparound image (:attr:`wrap_shifts_m`) closest to the user.
+
+        Association lines and distances drawn to these positions stay inside the layout,
+        instead of crossing it to a cell at the far edge whose image is next door.
+
+        Parameters
+        ----------
+        user_rows, cell_rows : array_like of int, shape (n,)
+            Rows of :attr:`users` and of :attr:`cells`, paired.
+
+        Returns
+        -------
+        ndarray, shape (n, 2)
+            x, y [m] in the network's CRS.
+        """
+        user_rows = np.asarray(user_rows, dtype=np.int64)
+        cell_rows = np.asarray(cell_rows, dtype=np.int64)
+        users = self.users.geometry.iloc[user_rows]
+        cells = self.cells.geometry.iloc[cell_rows]
+        uxy = np.column_stack([users.x.to_numpy(float), users.y.to_numpy(float)])
+        cxy = np.column_stack([cells.x.to_numpy(float), cells.y.to_numpy(float)])
+        if self.wrap_shifts_m is None or len(cxy) == 0:
+            return cxy
+        images = cxy[:, None, :] + self.wrap_shifts_m[None, :, :]  # (n, S, 2)
+        nearest = np.argmin(((images - uxy[:, None, :]) ** 2).sum(axis=2), axis=1)
+        return images[np.arange(len(cxy)), nearest]
+
     def cell_arrays(self) -> dict[str, np.ndarray]:
         """Flat arrays of the cells: ``x_m, y_m``, numeric columns, and integer codes.
 

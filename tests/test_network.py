@@ -388,3 +388,23 @@ def test_from_frames_refuses_cells_on_two_continents():
     near = cells_frame(np.array([-122.4, -122.3]), np.array([37.7, 37.8]), crs="EPSG:4326",
                        tier="macro", tx_power_dbm=46.0, antenna_gain_dbi=14.0)
     assert Network.from_frames(near).cells.crs.to_epsg() == 32610  # UTM zone 10N
+
+
+def test_nearest_image_is_the_wraparound_copy_closest_to_the_user():
+    """Each user's nearest copy of a cell: never farther than the cell itself, and on a
+    wrapped 2-ring grid within the cluster's radius of the user."""
+    from cellopt.topology import drop_users, hex_grid
+
+    net = drop_users(hex_grid(2, 500.0), 300, rng=1)
+    cells = np.random.default_rng(0).integers(0, net.n_cells, net.n_users)
+    users = np.arange(net.n_users)
+    uxy = np.column_stack([net.users.geometry.x, net.users.geometry.y])
+    cxy = np.column_stack([net.cells.geometry.x, net.cells.geometry.y])[cells]
+    near = net.nearest_image_m(users, cells)
+    d_near = np.hypot(*(near - uxy).T)
+    assert (d_near <= np.hypot(*(cxy - uxy).T) + 1e-9).all()
+    assert d_near.max() < 2.5 * 500.0  # the 19-site cluster's reach; direct lines go beyond
+    shift = near - cxy  # each a wraparound shift
+    assert (np.abs(shift[:, None, :] - net.wrap_shifts_m[None]).sum(axis=2).min(axis=1) < 1e-6).all()
+    unwrapped = net.replace(wrap_shifts_m=None)
+    assert np.array_equal(unwrapped.nearest_image_m(users, cells), cxy)
