@@ -86,7 +86,8 @@ def test_square_grid_counts_are_checked_at_load_time(tmp_path):
 def test_builder_keys_come_from_the_signatures():
     assert dict(BUILDERS["square_grid"].keys) == {
         "n_side": "int", "spacing_m": "float", "wraparound": "bool", "tx_power_dbm": "float",
-        "antenna_gain_dbi": "float", "height_m": "float", "bandwidth_mhz": "float", "crs": "str"}
+        "antenna_gain_dbi": "float", "height_m": "float", "bandwidth_mhz": "float",
+        "origin_lonlat": "floats", "crs": "str"}
     assert BUILDERS["hex_grid"].keys["resource_mhz"] == "floats"
     assert BUILDERS["country"].keys["city_radius_m"] == "floats"
     file_keys = BUILDERS["file"].keys

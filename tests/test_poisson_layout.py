@@ -14,7 +14,7 @@ from cellopt.errors import ResourceLimitError, ValidationError
 from cellopt.network import cells_frame, users_frame
 from cellopt.radio import RadioModel, coupling_db, link_table, thermal_noise_dbm
 from cellopt.radio.pathloss import FRIIS_1M_2GHZ_DB, SingleSlope, free_space
-from cellopt.topology import drop_users, poisson_layout
+from cellopt.topology import DEFAULT_ORIGIN_LONLAT, drop_users, poisson_layout, synthetic_crs
 from cellopt.topology.poisson import poisson_layout_nbytes
 
 #: 20 log10(2000) − 27.55, written out: free space at 1 m and 2000 MHz [dB].
@@ -226,7 +226,7 @@ def test_positions_lie_in_the_centred_square():
     assert (x1 - x0, y1 - y0) == (1200.0, 1200.0) and net.area_km2 == pytest.approx(1.44)
     # centred on the false origin of synthetic layouts, as hex_grid's centre site
     assert ((x0 + x1) / 2, (y0 + y1) / 2) == (500_000.0, 1_000_000.0)
-    assert net.crs.to_string() == "EPSG:32631"
+    assert net.crs == synthetic_crs(DEFAULT_ORIGIN_LONLAT)  # Munich by default
     xy = xy_of(net.cells)
     assert ((xy >= [x0, y0]) & (xy <= [x1, y1])).all()
     users = drop_users(net, 100, rng=0).users

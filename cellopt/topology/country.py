@@ -14,7 +14,7 @@ from cellopt.checks import check_number
 from cellopt.errors import ValidationError
 from cellopt.network import Network
 from cellopt.parameters import check_count
-from cellopt.topology.hexgrid import SYNTHETIC_CRS, SYNTHETIC_ORIGIN_M, check_synthetic_crs
+from cellopt.topology.hexgrid import SYNTHETIC_ORIGIN_M, layout_crs
 from cellopt.topology.poisson import poisson_layout
 from cellopt.topology.sampling import as_rng
 
@@ -37,7 +37,8 @@ def country_layout(
     rural: Mapping[str, Mapping[str, Any]] = RURAL_TIERS,
     urban: Mapping[str, Mapping[str, Any]] = URBAN_TIERS,
     bandwidth_mhz: float = 10.0,
-    crs: str = SYNTHETIC_CRS,
+    origin_lonlat: tuple[float, float] | None = None,
+    crs: str | None = None,
     rng: np.random.Generator | int | None = None,
 ) -> Network:
     """A national-scale network: rural cells everywhere, dense cells in city discs.
@@ -64,8 +65,9 @@ def country_layout(
         Tier tables of the rural and urban layouts (as
         :func:`~cellopt.topology.poisson_layout`).
     bandwidth_mhz : float
-    crs : str
-        Projected metric CRS (as :func:`~cellopt.topology.poisson_layout`).
+    origin_lonlat, crs : optional
+        Where the layout lies: its centre at (lon, lat) [degrees] (default Munich), or
+        a projected CRS given instead, as for :func:`~cellopt.topology.hex_grid`.
     rng : numpy.random.Generator or int, optional
         The one generator of every draw: rural layout, city centres and radii, then
         each city's layout in turn.
@@ -79,7 +81,7 @@ def country_layout(
     """
     gen = as_rng(rng)
     n_cities = check_count(n_cities, "n_cities", fix="give a whole number of cities ≥ 0")
-    check_synthetic_crs(crs)
+    crs = layout_crs(crs, origin_lonlat)
     fix = "give (smallest, largest) radii in metres, 0 < smallest ≤ largest < side_m / 2"
     if isinstance(city_radius_m, (str, bytes)) or not isinstance(city_radius_m, Sequence) \
             or len(city_radius_m) != 2:

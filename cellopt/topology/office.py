@@ -9,10 +9,9 @@ from cellopt.errors import ValidationError
 from cellopt.network import Network, cells_frame
 from cellopt.parameters import check_count, check_real
 from cellopt.topology.hexgrid import (
-    SYNTHETIC_CRS,
     SYNTHETIC_ORIGIN_M,
     antenna_columns,
-    check_synthetic_crs,
+    layout_crs,
 )
 
 __all__ = ["indoor_office"]
@@ -34,7 +33,8 @@ def indoor_office(
     electrical_tilt_deg: float | None = 20.0,
     panel_rows: int | None = 10,
     panel_columns: int | None = 1,
-    crs: str = SYNTHETIC_CRS,
+    origin_lonlat: tuple[float, float] | None = None,
+    crs: str | None = None,
 ) -> Network:
     """The indoor-office layout of TR 38.901 Table 7.8-1: 12 sites, 20 m apart, in a
     120 m × 50 m hall.
@@ -56,8 +56,9 @@ def indoor_office(
     tilt_deg, electrical_tilt_deg, panel_rows, panel_columns : optional
         The 3-D antenna (:func:`~cellopt.topology.hex_grid`); default a 10 × 1 panel
         steered 20° down (zenith 110°, TR 38.901 Table 7.8-1).
-    crs : str
-        Projected CRS of the coordinates.
+    origin_lonlat, crs : optional
+        Where the layout lies: its centre at (lon, lat) [degrees] (default Munich), or
+        a projected CRS given instead, as for :func:`~cellopt.topology.hex_grid`.
 
     Returns
     -------
@@ -82,7 +83,7 @@ def indoor_office(
                               "smaller isd_m or a larger hall")
     if sectors not in (1, 3) or isinstance(sectors, bool):
         raise ValidationError(f"sectors={sectors!r}; fix: use 3 (sectorised) or 1 (omni)")
-    check_synthetic_crs(crs)
+    crs = layout_crs(crs, origin_lonlat)
     x = (np.arange(columns) - (columns - 1) / 2) * isd_m
     y = (np.arange(rows) - (rows - 1) / 2) * isd_m
     sites = np.column_stack([np.tile(x, rows), np.repeat(y, columns)]) + SYNTHETIC_ORIGIN_M

@@ -12,7 +12,7 @@ import shapely
 from cellopt.errors import ValidationError, check_memory
 from cellopt.network import CELL_BYTES, OWNERS, TIERS, Network, cells_frame
 from cellopt.parameters import check_real, is_integer, is_real
-from cellopt.topology.hexgrid import SYNTHETIC_CRS, SYNTHETIC_ORIGIN_M, check_synthetic_crs
+from cellopt.topology.hexgrid import SYNTHETIC_ORIGIN_M, layout_crs
 from cellopt.topology.sampling import as_rng
 
 __all__ = ["TIER_DEFAULTS", "TIER_KEYS", "poisson_layout", "poisson_layout_nbytes"]
@@ -63,7 +63,8 @@ def poisson_layout(
     side_m: float = 2000.0,
     wraparound: bool = True,
     bandwidth_mhz: float = 10.0,
-    crs: str = SYNTHETIC_CRS,
+    origin_lonlat: tuple[float, float] | None = None,
+    crs: str | None = None,
     rng: np.random.Generator | int | None = None,
 ) -> Network:
     """A random multi-tier layout: each tier an independent homogeneous Poisson point process.
@@ -97,10 +98,9 @@ def poisson_layout(
         model measures each distance to the nearest image of each cell (no edge effect).
     bandwidth_mhz : float
         Bandwidth [MHz] (10 MHz), one resource.
-    crs : str
-        Projected metric CRS of the coordinates (default that of
-        :func:`~cellopt.topology.hex_grid`, UTM zone 31N, the square centred at its
-        false origin (500 000 m E, 1 000 000 m N)).
+    origin_lonlat, crs : optional
+        Where the layout lies: its centre at (lon, lat) [degrees] (default Munich), or
+        a projected CRS given instead, as for :func:`~cellopt.topology.hex_grid`.
     rng : numpy.random.Generator or int, optional
         The one generator of every draw. Tiers are drawn in the order of
         :data:`~cellopt.network.TIERS` (macro, pico, femto), each its count and then
@@ -139,7 +139,7 @@ def poisson_layout(
     if not isinstance(wraparound, (bool, np.bool_)):
         raise ValidationError(f"wraparound={wraparound!r}; fix: give True or False")
     bandwidth_mhz = check_real(bandwidth_mhz, "bandwidth_mhz")
-    check_synthetic_crs(crs)
+    crs = layout_crs(crs, origin_lonlat)
     tables = _check_tiers(tiers)
     area_km2 = side_m * side_m / 1e6
     mean_cells = sum(t["density_per_km2"] * t["sectors"] for t in tables.values()) * area_km2

@@ -7,7 +7,7 @@ import numpy as np
 from cellopt.errors import ValidationError, check_memory
 from cellopt.network import CELL_BYTES, Network, cells_frame
 from cellopt.parameters import check_count, check_real
-from cellopt.topology.hexgrid import SYNTHETIC_CRS, SYNTHETIC_ORIGIN_M, check_synthetic_crs
+from cellopt.topology.hexgrid import SYNTHETIC_ORIGIN_M, layout_crs
 from cellopt.topology.poisson import square_network
 
 __all__ = ["square_grid", "square_grid_nbytes"]
@@ -42,7 +42,8 @@ def square_grid(
     antenna_gain_dbi: float = 0.0,
     height_m: float = 25.0,
     bandwidth_mhz: float = 10.0,
-    crs: str = SYNTHETIC_CRS,
+    origin_lonlat: tuple[float, float] | None = None,
+    crs: str | None = None,
 ) -> Network:
     """A square grid of ``n_side × n_side`` omni macro sites, `spacing_m` apart.
 
@@ -60,8 +61,9 @@ def square_grid(
         46 dBm, 0 dBi (omni), 25 m.
     bandwidth_mhz : float
         System bandwidth [MHz].
-    crs : str
-        Projected CRS of the coordinates (synthetic layouts sit at a false origin).
+    origin_lonlat, crs : optional
+        Where the layout lies: its centre at (lon, lat) [degrees] (default Munich), or
+        a projected CRS given instead, as for :func:`~cellopt.topology.hex_grid`.
 
     Returns
     -------
@@ -86,7 +88,7 @@ def square_grid(
     antenna_gain_dbi = check_real(antenna_gain_dbi, "antenna_gain_dbi")
     height_m = check_real(height_m, "height_m")
     bandwidth_mhz = check_real(bandwidth_mhz, "bandwidth_mhz")
-    check_synthetic_crs(crs)
+    crs = layout_crs(crs, origin_lonlat)
     check_memory(square_grid_nbytes(n_side), f"square_grid: n_side={n_side:,} "
                  f"({n_side * n_side:,} sites)", "use fewer sites per side (n_side)")
     side_m = n_side * spacing_m
