@@ -244,3 +244,29 @@ def test_frequency_units_and_beamwidth(tmp_path):
     how = dict(zip(reading.to_frame()["file column"], reading.to_frame()["how"], strict=True))
     assert "kept; not used by the radio model (its beamwidth θ_3dB is a RadioModel" in how["HBW"]
     assert how["Freq_GHz"].startswith("carrier frequency, GHz → MHz")
+
+
+@pytest.mark.parametrize("header", ["NodeB Name", "eNodeB Name", "gNB_Name", "gNodeB name"])
+def test_node_names_are_site_columns(tmp_path, header):
+    """Vendor exports name the site by its NodeB / eNodeB / gNB."""
+    text = (f"{header},Cell Name,LAT_WGS84,LONG_WGS84,EIRP_dBm,Antenna Gain (dBi)\n"
+            "LYO1,LYO1_1,45.7640,4.8357,60,17\nLYO1,LYO1_2,45.7640,4.8357,60,17\n"
+            "LYO2,LYO2_1,45.7700,4.8500,60,17\n")
+    net, reading = read_cells(write(tmp_path, "lyon.csv", text), return_reading=True)
+    assert net.cells["site_id"].tolist() == ["LYO1", "LYO1", "LYO2"]
+    assert reading.uses[0].target == "site_id"
+
+
+def test_recorded_readings_collect_every_read_in_the_block(tmp_path):
+    from cellopt.topology.cellfiles import recorded_readings
+
+    path = write(tmp_path, "plan.csv", PLANNER)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        with recorded_readings() as outer:
+            read_cells(path)
+            with recorded_readings() as inner:
+                read_cells(path)
+        read_cells(path)  # after the block: recorded nowhere
+    assert [r.file for r in outer] == ["plan.csv", "plan.csv"]
+    assert len(inner) == 1 and inner[0] == outer[1]

@@ -92,3 +92,13 @@ def test_scenario_key_origin_lonlat(tmp_path):
     path.write_text(text.replace("[2.3522, 48.8566]", "[48.8566, 2.3522, 1.0]"))
     with pytest.raises(ValidationError, match="origin_lonlat"):
         load_scenario(path).build(1)
+
+
+def test_the_place_and_the_traffic_in_words():
+    from cellopt.study.summary import network_place, traffic_model
+
+    assert "London, United Kingdom" in network_place(hex_grid(1, origin_lonlat=(-0.1276, 51.5072)))
+    assert traffic_model(np.full(4, np.inf)).startswith("full buffer")
+    assert "1 by construction" in traffic_model(np.full(4, np.inf))
+    assert traffic_model(np.array([1.0, 3.0])).startswith("finite demands (mean 2 Mbit/s")
+    assert traffic_model(np.array([1.0, np.inf])).startswith("mixed: 1 full-buffer users and 1")

@@ -16,10 +16,53 @@ if TYPE_CHECKING:
     from cellopt.network import Network
     from cellopt.solution import Solution
 
-__all__ = ["link_summary", "mean_ci", "method_summary", "rate_summary", "sweep_table"]
+__all__ = ["link_summary", "mean_ci", "method_summary", "network_place", "rate_summary", "sweep_table",
+           "traffic_model"]
 
 #: The normal quantile of a two-sided 95 % interval.
 Z95 = 1.96
+
+
+def network_place(network: Network) -> str:
+    """Where the network's cells lie, in words: centre, nearest town, country.
+
+    From the offline gazetteer (:func:`cellopt.topology.gazetteer.describe_location`), for
+    the log and the report: a synthetic layout lies at its ``origin_lonlat``, a cell
+    file where its coordinates say.
+    """
+    from cellopt.topology.gazetteer import describe_location
+
+    lonlat = network.cells.geometry.to_crs("EPSG:4326")
+    return describe_location(lonlat.x.to_numpy(float), lonlat.y.to_numpy(float))
+
+
+def traffic_model(demand_mbps: np.ndarray) -> str:
+    """The traffic model of a problem in words, for the log and the report.
+
+    Parameters
+    ----------
+    demand_mbps : ndarray, shape (n_users,)
+        Each user's demand [Mbit/s]; inf for full buffer.
+
+    Returns
+    -------
+    str
+        Full buffer (every cell's load is then 1 by construction, so load is not a
+        finding), finite demands (with their mean), or a mix of the two.
+    """
+    demand_mbps = np.asarray(demand_mbps, float)
+    finite = np.isfinite(demand_mbps)
+    if not finite.any():
+        return ("full buffer: every user takes all the airtime it is given, so every serving "
+                "cell's load is 1 by construction; the cells are compared by users served, "
+                "best-RSRP share, mean SINR, traffic and airtime price")
+    mean = float(demand_mbps[finite].mean())
+    if finite.all():
+        return (f"finite demands (mean {mean:.3g} Mbit/s per user): a cell's load is the "
+                "airtime its users need, and overload what they need beyond the whole")
+    return (f"mixed: {int((~finite).sum()):,} full-buffer users and {int(finite.sum()):,} with a "
+            f"finite demand (mean {mean:.3g} Mbit/s); a cell with a full-buffer user has load 1 "
+            "by construction and no overload")
 
 
 def mean_ci(values: np.ndarray, axis: int = 0) -> tuple[np.ndarray, np.ndarray]:

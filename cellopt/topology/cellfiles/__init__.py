@@ -16,6 +16,7 @@
 
 from cellopt.topology.cellfiles.columns import ColumnReading, ColumnUse
 from cellopt.topology.cellfiles.opencellid import OPENCELLID_COLUMNS, OPENCELLID_REQUIRED
-from cellopt.topology.cellfiles.reader import read_cells
+from cellopt.topology.cellfiles.reader import read_cells, recorded_readings
 
-__all__ = ["OPENCELLID_COLUMNS", "OPENCELLID_REQUIRED", "ColumnReading", "ColumnUse", "read_cells"]
+__all__ = ["OPENCELLID_COLUMNS", "OPENCELLID_REQUIRED", "ColumnReading", "ColumnUse", "read_cells",
+           "recorded_readings"]

@@ -11,10 +11,11 @@ let through, with the same result. Nothing here loops over rows in Python.
 
 from __future__ import annotations
 
+import contextlib
 import logging
 import os
 import warnings
-from collections.abc import Sequence
+from collections.abc import Iterator, Sequence
 from pathlib import Path
 from typing import Any, Literal
 
@@ -51,9 +52,32 @@ from cellopt.topology.cellfiles.projection import (
 from cellopt.topology.cellfiles.records import CellDefaults, RowFilters, SiteMerging, Source
 from cellopt.topology.gazetteer import describe_location, on_land
 
-__all__ = ["read_cells"]
+__all__ = ["read_cells", "recorded_readings"]
 
 _log = logging.getLogger("cellopt.topology.cellfiles")
+#: The lists of the open :func:`recorded_readings` blocks; each read appends its reading.
+_recorders: list[list[ColumnReading]] = []
+
+
+@contextlib.contextmanager
+def recorded_readings() -> Iterator[list[ColumnReading]]:
+    """Collect the :class:`ColumnReading` of every :func:`read_cells` call in the block.
+
+    For a caller that builds a network through layers that return only the network (a
+    scenario's builder) and wants to show how its file was read (``cellopt run``'s
+    report).
+
+    Yields
+    ------
+    list of ColumnReading
+        Filled as files are read, in order.
+    """
+    readings: list[ColumnReading] = []
+    _recorders.append(readings)
+    try:
+        yield readings
+    finally:
+        _recorders.remove(readings)
 
 
 def read_cells(
@@ -386,6 +410,8 @@ def read_cells(
     net = Network(cells=cells, bandwidth_mhz=bandwidth_mhz).validate()
     reading = _reading(frame, src, net, defaults, lon[valid], lat[valid])
     _log.info("%s", reading)
+    for readings in _recorders:
+        readings.append(reading)
     if kind != "opencellid" and reading.not_used:
         listed = "; ".join(f"'{u.column}' ({u.how})" for u in reading.not_used)
         warnings.warn(f"{name}: {len(reading.not_used)} column(s) not used by cellopt: {listed}. "
