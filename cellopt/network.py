@@ -487,8 +487,16 @@ class Network:
         tiers = self.cells["tier"].value_counts().to_dict() if self.n_cells else {}
         return (
             f"Network({self.n_cells} cells {tiers}, {self.n_users} users, "
-            f"{self.bandwidth_mhz:g} MHz in {self.n_resources} resource(s), crs={self.crs})"
+            f"{self.bandwidth_mhz:g} MHz in {self.n_resources} resource(s), crs={_crs_text(self.crs)})"
         )
+
+
+def _crs_text(crs: pyproj.CRS | None) -> str:
+    """A CRS in a few words: ``EPSG:32631``, else its name."""
+    if crs is None:
+        return "None"
+    code = crs.to_epsg()
+    return f"EPSG:{code}" if code is not None else repr(crs.name)
 
 
 def _append(old: gpd.GeoDataFrame, new: gpd.GeoDataFrame, *id_cols: str) -> gpd.GeoDataFrame:

@@ -9,6 +9,7 @@ import numpy as np
 import pandas as pd
 
 from cellopt.network import TIERS
+from cellopt.topology.gazetteer import describe_location
 
 if TYPE_CHECKING:
     from cellopt.drop import Drop
@@ -30,8 +31,6 @@ def network_place(network: Network) -> str:
     the log and the report: a synthetic layout lies at its ``origin_lonlat``, a cell
     file where its coordinates say.
     """
-    from cellopt.topology.gazetteer import describe_location
-
     lonlat = network.cells.geometry.to_crs("EPSG:4326")
     return describe_location(lonlat.x.to_numpy(float), lonlat.y.to_numpy(float))
 
