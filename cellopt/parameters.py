@@ -204,6 +204,12 @@ LIMITS: dict[str, Limit] = {
     "panel_columns": _count(1, "give the number of antenna element columns ≥ 1"),
     "mcc": _count(0, "give mobile country codes ≥ 0"),
     "mnc": _count(0, "give mobile network codes ≥ 0"),
+    # coverage maps
+    "resolution_m": Limit("m", 0.0, 1e6, (1.0, 10_000.0),
+                          "give the pixel size of the coverage maps in metres (25 m; a larger "
+                          "area is mapped coarser, see max_pixels)", low_open=True),
+    "max_pixels": _count(1, "give a whole number of pixels ≥ 1 per coverage raster (1_000_000: "
+                            "1000 × 1000)"),
 }
 
 #: Limits of the scenario keys given per tier (``[radio]``: a number for every tier, or a

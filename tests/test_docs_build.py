@@ -37,6 +37,7 @@ API_PAGES = {
     "cellopt.problem": "api/problem",
     "cellopt.solution": "api/solution",
     "cellopt.drop": "api/drop",
+    "cellopt.coverage": "api/coverage",
     "cellopt.linktable": "api/linktable",
     "cellopt.network": "api/network",
     "cellopt.power": "api/power",

@@ -2,8 +2,8 @@
 
 Layers, from the bottom: the catalogue, the errors and the cluster connection; the data
 model; radio; topology; problem and solution; solvers; the drop (network → problem →
-tables); the problems built on a drop (power, load coupling); plotting; studies; the
-command line. A module may
+tables) and its coverage maps; the problems built on a drop (power, load coupling);
+plotting; studies; the command line. A module may
 import its own layer and the layers below. Every import counts, at the top of a module or
 inside a function.
 """
@@ -24,7 +24,7 @@ LAYERS: list[tuple[str, ...]] = [
     ("cellopt.topology",),
     ("cellopt.problem", "cellopt.solution"),
     ("cellopt.solvers",),
-    ("cellopt.drop",),
+    ("cellopt.drop", "cellopt.coverage"),
     ("cellopt.load_coupling", "cellopt.power"),
     ("cellopt.plotting",),
     ("cellopt.study",),

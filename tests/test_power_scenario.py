@@ -181,8 +181,13 @@ def test_the_pattern_table_and_layer_hold_every_cell_of_every_pattern(tiny_run):
     assert (table["off"] == np.isneginf(table["power_dbm"])).all()
     with sqlite3.connect(out / "results.gpkg") as db:
         layers = {r[0] for r in db.execute("SELECT table_name FROM gpkg_contents")}
-        n_rows = db.execute("SELECT COUNT(*) FROM power_patterns").fetchone()[0]
-    assert {"users", "cells", "power_patterns"} <= layers and n_rows == len(table)
+        n_rows = db.execute("SELECT COUNT(*) FROM power_patterns_power_ipm").fetchone()[0]
+        power_dbm = [r[0] for r in db.execute("SELECT power_dbm FROM power_patterns_power_ipm ORDER BY fid")]
+    # a layer per method; power patterns only for the power run; off (−inf dBm) is null
+    assert {"users_alm", "cells_alm", "users_power_ipm", "cells_power_ipm",
+            "power_patterns_power_ipm"} <= layers and "power_patterns_alm" not in layers
+    assert n_rows == len(table)
+    assert [v is None for v in power_dbm] == list(table["off"])
 
 
 def test_the_report_colours_cells_by_mean_power_and_share_off(tiny_run):

@@ -61,6 +61,72 @@ def test_uma_nlos_link_by_hand():
     assert nlos > los  # the NLOS branch is the one the max picks
 
 
+def umi_by_hand(d2d: float, h_bs: float = 10.0, h_ut: float = 1.5, f: float = 3.5) -> tuple:
+    """TR 38.901 Table 7.4.1-1 UMi-Street Canyon LOS and NLOS losses, Table 7.4.2-1 p_LOS."""
+    d3 = math.hypot(d2d, h_bs - h_ut)
+    d_bp = 4 * (h_bs - 1) * (h_ut - 1) * f * 1e9 / 3e8
+    if d2d <= d_bp:
+        los = 32.4 + 21 * math.log10(d3) + 20 * math.log10(f)
+    else:
+        los = (32.4 + 40 * math.log10(d3) + 20 * math.log10(f)
+               - 9.5 * math.log10(d_bp**2 + (h_bs - h_ut) ** 2))
+    nlos = max(los, 35.3 * math.log10(d3) + 22.4 + 21.3 * math.log10(f) - 0.3 * (h_ut - 1.5))
+    p = 1.0 if d2d <= 18 else 18 / d2d + math.exp(-d2d / 36) * (1 - 18 / d2d)
+    return los, nlos, p
+
+
+def test_expected_los_mode_is_the_mean_received_power_by_hand():
+    net = one_cell([(100.0, 0.0), (300.0, 0.0)])
+    gain = coupling_db(net, model=model_3gpp("umi", los="expected", shadowing=False), rng=1)
+    for row, d in enumerate((100.0, 300.0)):
+        los, nlos, p = umi_by_hand(d)
+        loss = -10 * math.log10(p * 10 ** (-los / 10) + (1 - p) * 10 ** (-nlos / 10))
+        assert gain[row, 0] == pytest.approx(8.0 - loss, abs=1e-9)
+        assert los < loss < nlos
+    # p = 1 within 18 m: the LOS loss
+    near = ThreeGPP("umi", 3.5, los="expected", shadowing=False).expected_loss_db(
+        np.array([12.0]), np.array([math.hypot(12.0, 8.5)]), 10.0, 1.5)
+    assert near[0] == pytest.approx(umi_by_hand(12.0)[0], abs=1e-9)
+    # no random term: another seed gives the same gains
+    again = coupling_db(net, model=model_3gpp("umi", los="expected", shadowing=False), rng=99)
+    np.testing.assert_array_equal(gain, again)
+
+
+def test_expected_uma_loss_by_hand_at_street_level():
+    net = one_cell([(0.0, 250.0)], height_m=25.0)
+    gain = coupling_db(net, model=model_3gpp("uma", 3.5, los="expected", shadowing=False), rng=1)
+    d2, d3, f = 250.0, math.hypot(250.0, 23.5), 3.5
+    d_bp = 4 * 24 * 0.5 * f * 1e9 / 3e8  # h_E = 1 m below 13 m: 280 m
+    assert d2 <= d_bp
+    los = 28.0 + 22 * math.log10(d3) + 20 * math.log10(f)
+    nlos = max(los, 13.54 + 39.08 * math.log10(d3) + 20 * math.log10(f))
+    p = 18 / d2 + math.exp(-d2 / 63) * (1 - 18 / d2)  # C'(1.5 m) = 0
+    loss = -10 * math.log10(p * 10 ** (-los / 10) + (1 - p) * 10 ** (-nlos / 10))
+    assert gain[0, 0] == pytest.approx(8.0 - loss, abs=1e-9)
+
+
+def test_expected_uma_loss_of_tall_users_averages_the_effective_height():
+    """Above 13 m, h_E is random too: the mean over the pmf equals the mean over the draws
+    of uma_effective_height_m on a fine grid of uniforms."""
+    model = ThreeGPP("uma", 3.5, user_height_m=19.5, los="expected", shadowing=False)
+    d2 = np.array([60.0, 150.0, 400.0])
+    d3 = np.hypot(d2, 25.0 - 19.5)
+    heights, probs = tr38901.uma_effective_height_pmf(d2, 19.5)
+    np.testing.assert_allclose(heights, [1.0, 12.0, 15.0, 18.0])
+    np.testing.assert_allclose(probs.sum(axis=0), 1.0, rtol=0, atol=1e-12)
+    u = (np.arange(2000) + 0.5) / 2000  # the draws of a grid of uniforms, both ways
+    drawn = tr38901.uma_effective_height_m(d2[:, None, None], 19.5, u[None, :, None],
+                                           u[None, None, ::50])  # (3, 2000, 40)
+    p = tr38901.los_probability("uma", d2, 19.5)[:, None, None]
+    power = (p * 10 ** (-tr38901.pathloss_db("uma", d2[:, None, None], d3[:, None, None], 25.0,
+                                                19.5, 3.5, True, h_e_m=drawn) / 10)
+             + (1 - p) * 10 ** (-tr38901.pathloss_db("uma", d2[:, None, None], d3[:, None, None],
+                                                      25.0, 19.5, 3.5, False, h_e_m=drawn) / 10))
+    sampled = -10 * np.log10(power.mean(axis=(1, 2)))
+    np.testing.assert_allclose(model.expected_loss_db(d2, d3, 25.0, 19.5), sampled, atol=2e-3)
+    assert (probs[1:].sum(axis=0) > 0).all()  # beyond 18 m, h_E > 1 m has weight
+
+
 def test_tilted_panel_gain_is_the_antenna_modules():
     from cellopt.radio.antenna3d import antenna_gain_db
 
@@ -178,6 +244,7 @@ def test_nr_rsrp_is_per_resource_element():
     ({"scenario": "uma", "frequency_ghz": 3.5e9}, "3.5 GHz, not 3.5e9 Hz"),
     ({"scenario": "uma", "frequency_ghz": 3.5, "user_height_m": 0.0}, "user_height_m"),
     ({"scenario": "uma", "frequency_ghz": 3.5, "los": "maybe"}, "los"),
+    ({"scenario": "uma", "frequency_ghz": 3.5, "los": "expected"}, "shadowing=False"),
     ({"scenario": "uma", "frequency_ghz": 3.5, "high_loss_fraction": 1.5}, "high_loss_fraction"),
 ])
 def test_bad_three_gpp_models_are_refused(kwargs, match):
@@ -227,6 +294,7 @@ def scenario_file(tmp_path, radio_lines: str):
     ('propagation = { marco = "uma" }\nfrequency_ghz = 3.5\n', "unknown tiers"),
     ('rat = "nr"\nsubcarrier_spacing_khz = 45.0\n', "not a NR numerology"),
     ('antenna = "yagi"\n', "antenna"),
+    ('propagation = "umi"\nfrequency_ghz = 3.5\nlos = "expected"\n', "shadowing=False"),
 ])
 def test_bad_scenario_keys_name_the_key_and_the_fix(tmp_path, lines, match):
     with pytest.raises(ValidationError, match=match):

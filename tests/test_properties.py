@@ -42,6 +42,7 @@ from small_scenario import small_scenario
 import cellopt
 from cellopt import cli, radio, topology
 from cellopt.radio import RadioModel
+from cellopt.study.gis import layer_suffixes
 from cellopt.study.scenario import Scenario, load_scenario
 
 # ----------------------------------------------------------------------------- independent model
@@ -461,6 +462,14 @@ def run_scenario_text(load_coupled: bool) -> str:
     return text + '\n[problem]\ninterference = "load_coupled"\n'
 
 
+def gpkg_stacked(path: Path, kind: str, labels: list[str]) -> gpd.GeoDataFrame:
+    """The layers `kind`_<method> of a results.gpkg one under the other, with a ``method``
+    column (as the CSVs stack them)."""
+    suffix = layer_suffixes(labels)
+    return pd.concat([gpd.read_file(path, layer=f"{kind}_{suffix[label]}").assign(method=label)
+                      for label in labels], ignore_index=True)
+
+
 def per_method(frame: pd.DataFrame, label: str, key: str, order: np.ndarray) -> pd.DataFrame:
     """The rows of one method, indexed by `key` and put in `order`."""
     rows = frame[frame["method"] == label].set_index(key)
@@ -483,8 +492,9 @@ def test_run_outputs_read_back_equal_an_in_process_solve(tmp_path, load_coupled)
     users_csv = pd.read_csv(out / "user_rates.csv")
     cells_csv = pd.read_csv(out / "cell_stats.csv")
     summary = pd.read_csv(out / "method_summary.csv", index_col="method")
-    users_gpkg = gpd.read_file(out / "results.gpkg", layer="users")
-    cells_gpkg = gpd.read_file(out / "results.gpkg", layer="cells")
+    labels = list(summary.index)
+    users_gpkg = gpkg_stacked(out / "results.gpkg", "users", labels)
+    cells_gpkg = gpkg_stacked(out / "results.gpkg", "cells", labels)
 
     scenario = load_scenario(path)
     drop = scenario.build(seed)

@@ -1,5 +1,8 @@
 """The HTML report: self-contained, escaped, complete; and it renders in a headless browser."""
 
+import base64
+import io
+import json
 import re
 import shutil
 import subprocess
@@ -16,6 +19,7 @@ import matplotlib.pyplot as plt
 import numpy as np
 import pandas as pd
 import pytest
+import shapely
 
 from cellopt.errors import ValidationError
 from cellopt.study import report
@@ -348,3 +352,391 @@ def test_renders_in_headless_chromium(page, tmp_path):
         rgb = np.array([int(hex_colour[i:i + 2], 16) for i in (1, 3, 5)], dtype=float)
         assert (np.abs(image - rgb).sum(axis=2) < 30).sum() > 20, hex_colour
     assert elapsed < 60
+
+
+# ---------------------------------------------------------------------- methods, areas, coverage, tables
+CSP = ("default-src 'none'; style-src 'unsafe-inline'; script-src 'unsafe-inline'; img-src data:; "
+       "font-src 'none'; connect-src 'none'; base-uri 'none'; form-action 'none'")
+
+
+def stacked(methods=("max_rsrp", "alm")) -> tuple[gpd.GeoDataFrame, gpd.GeoDataFrame]:
+    """The frames of several methods stacked: user 1 is served by the macro under the first method
+    and by the pico under the others; the cells' load differs by method."""
+    users, cells = make_frames()
+    us, cs = [], []
+    for k, m in enumerate(methods):
+        u, c = users.copy(), cells.copy()
+        if k:
+            u.loc[1, ["serving_cell_id", "serving_tier"]] = ["p1", "pico"]
+            u.loc[1, "rate_mbps"] = 7.25
+        u.insert(0, "method", m)
+        c.insert(0, "method", m)
+        c["load"] = [0.8, np.nan, 0.1 * (k + 1)]
+        us.append(u)
+        cs.append(c)
+    return (gpd.GeoDataFrame(pd.concat(us, ignore_index=True), crs=CRS),
+            gpd.GeoDataFrame(pd.concat(cs, ignore_index=True), crs=CRS))
+
+
+def page_data(text: str) -> dict:
+    block = re.search(r'<script type="application/json" id="map-data">(.*?)</script>', text, re.S)
+    return json.loads(block.group(1))
+
+
+def title(data: dict, refs: list[int]) -> str:
+    return "\n".join(data["lines"][k] for k in refs)
+
+
+def origin(text: str, users: gpd.GeoDataFrame) -> tuple[float, float]:
+    """(ox, oy): map x = ox + svg x, map y = oy − svg y, from the first user's dot."""
+    cx, cy = map(float, re.search(r'<circle class="user[^"]*" cx="([-\d.]+)" cy="([-\d.]+)"', text).groups())
+    p = users.geometry.iloc[0]
+    return p.x - cx, p.y + cy
+
+
+def test_method_selector(tmp_path):
+    users, cells = stacked(("max_rsrp", "range_expansion", "alm"))
+    text = write_report(tmp_path / "r.html", title="t", users=users, cells=cells, tables={},
+                        figures={}).read_text("utf-8")
+    s = scan(text)
+    assert not s.errors and not [i for i, n in s.ids.items() if n > 1]
+    radios = re.findall(r'<input type="radio" name="method" value="(\d)"( checked)?> ([\w_]+)</label>', text)
+    assert [(v, name) for v, _, name in radios] == [("0", "max_rsrp"), ("1", "range_expansion"), ("2", "alm")]
+    assert [name for _, c, name in radios if c] == ["alm"]  # the last method by default
+    assert '<span id="map-method">: alm</span>' in text
+    assert s.classes["user"] == N_USERS and s.classes["cell"] == N_CELLS  # drawn once, shared
+    assert s.tags["title"] == 1 + N_USERS + N_CELLS
+    data = page_data(text)
+    assert [m["name"] for m in data["methods"]] == ["max_rsrp", "range_expansion", "alm"]
+    assert data["selected"] == 2
+    chosen = write_report(tmp_path / "s.html", title="t", users=users, cells=cells, tables={}, figures={},
+                          selected_method="max_rsrp").read_text("utf-8")
+    assert re.search(r'value="0" checked> max_rsrp<', chosen) and page_data(chosen)["selected"] == 0
+    assert '<span id="map-method">: max_rsrp</span>' in chosen
+    # the static page shows the selected method: user 1 by the macro, its line to the macro
+    assert re.search(r'<circle class="user t-macro"[^>]*><title>user 1\nserved by cell &lt;b&gt;&amp;x',
+                     chosen)
+    # no method column: no selector, no data, as before
+    plain = write_report(tmp_path / "p.html", title="t", users=make_frames()[0], cells=make_frames()[1],
+                         tables={}, figures={}).read_text("utf-8")
+    assert '<input type="radio" name="method"' not in plain and 'id="map-data"' not in plain
+
+
+def test_per_method_data(tmp_path):
+    users, cells = stacked()
+    text = write_report(tmp_path / "r.html", title="t", users=users, cells=cells, tables={},
+                        figures={}).read_text("utf-8")
+    data = page_data(text)
+    first, last = data["methods"]
+    tiers = data["tiers"]
+    # user 1 (second dot): the macro under max_rsrp, the pico under alm
+    assert tiers[int(first["t"][1])] == "macro" and tiers[int(last["t"][1])] == "pico"
+    assert "served by cell <b>&x (macro)" in title(data, first["ut"][1])
+    assert "served by cell p1 (pico)" in title(data, last["ut"][1])
+    assert "rate: 7.25 Mbit/s" in title(data, last["ut"][1])
+    ox, oy = origin(text, users)
+    macro, pico = cells.geometry.iloc[0], cells.geometry.iloc[1]
+    assert (first["lx"][1], first["ly"][1]) == pytest.approx((macro.x - ox, oy - macro.y), abs=0.06)
+    assert (last["lx"][1], last["ly"][1]) == pytest.approx((pico.x - ox, oy - pico.y), abs=0.06)
+    assert first["lx"][0] is None  # user 0 is not served
+    assert first["n"]["users-pico"] + 1 == last["n"]["users-pico"]
+    assert first["n"]["users-macro"] - 1 == last["n"]["users-macro"]
+    # the cells' colours and tooltips per method (page order: macro, pico, femto)
+    assert "load: 10 %" in title(data, first["ct"][2]) and "load: 20 %" in title(data, last["ct"][2])
+    assert first["cs"][2] != last["cs"][2]
+    # the static page is the selected (last) method's, user 1 drawn as served by the pico
+    assert re.search(r'<circle class="user t-pico"[^>]*><title>user 1\nserved by cell p1 \(pico\)', text)
+    s = scan(text)
+    assert s.classes["assoc"] == users[users["method"] == "alm"]["serving_cell_id"].notna().sum()
+    block = re.search(r'id="map-data">(.*?)</script>', text, re.S).group(1)
+    assert "<" not in block  # "<b>&x" escaped inside the JSON block
+
+
+def test_methods_missing_rows(tmp_path):
+    """A user or a cell without a row in a method is hidden while that method is shown."""
+    users, cells = stacked()
+    users = users.drop(index=users.index[(users["method"] == "alm") & (users["user_id"] == 5)])
+    cells = cells[~((cells["method"] == "alm") & (cells["cell_id"] == "f2"))]
+    users.loc[(users["method"] == "alm") & (users["serving_cell_id"] == "f2"), "serving_cell_id"] = None
+    text = write_report(tmp_path / "r.html", title="t", users=users, cells=cells, tables={},
+                        figures={}).read_text("utf-8")
+    s = scan(text)
+    assert s.classes["user"] == N_USERS and s.classes["cell"] == N_CELLS
+    assert s.classes["absent"] == 2  # user 5's dot, the femto
+    data = page_data(text)
+    assert int(data["methods"][1]["f"][5]) & 4 and not int(data["methods"][0]["f"][5]) & 4
+    assert data["methods"][1]["cs"][2] is None and data["methods"][0]["cs"][2] is not None
+    assert data["methods"][1]["n"]["cells"] == N_CELLS - 1
+
+
+def test_lines_end_at_nearest_image(tmp_path):
+    users, cells = make_frames()
+    served = users["serving_cell_id"].notna().to_numpy()
+    users["serving_x_m"] = np.where(served, 510_000.0, np.nan)
+    users["serving_y_m"] = np.where(served, 4_090_000.0 + np.arange(N_USERS), np.nan)
+    k = int(np.flatnonzero(served)[1])
+    users.loc[k, ["serving_x_m", "serving_y_m"]] = np.nan  # falls back to the cell's own position
+    text = write_report(tmp_path / "r.html", title="t", users=users, cells=cells, tables={},
+                        figures={}).read_text("utf-8")
+    ox, oy = origin(text, users)
+    line = r'<path class="assoc[^"]*" d="M[-\d.]+ [-\d.]+L([-\d.]+) ([-\d.]+)"'
+    ends = [tuple(map(float, e)) for e in re.findall(line, text)]
+    assert len(ends) == served.sum()
+    expected = []
+    for i in np.flatnonzero(served):
+        if i == k:
+            cell = cells.geometry[cells["cell_id"] == users.loc[i, "serving_cell_id"]].iloc[0]
+            expected.append((cell.x - ox, oy - cell.y))
+        else:
+            expected.append((510_000.0 - ox, oy - (4_090_000.0 + i)))
+    assert np.allclose(ends, expected, atol=0.06)
+    assert "nearest wraparound copy" in text
+    # with methods: the page data ends there too
+    su, sc = stacked()
+    su["serving_x_m"] = np.where(su["serving_cell_id"].notna(), 510_000.0, np.nan)
+    su["serving_y_m"] = np.where(su["serving_cell_id"].notna(), 4_090_000.0, np.nan)
+    text = report.render_report(title="t", users=su, cells=sc, tables={}, figures={})
+    ox, oy = origin(text, su)
+    first = page_data(text)["methods"][0]
+    assert (first["lx"][1], first["ly"][1]) == pytest.approx((510_000.0 - ox, oy - 4_090_000.0), abs=0.06)
+    with pytest.raises(ValidationError, match="serving_y_m"):
+        write_report(tmp_path / "x.html", title="t", users=users.drop(columns="serving_y_m"), cells=cells,
+                     tables={}, figures={})
+
+
+def test_areas_drawn(tmp_path):
+    users, cells = make_frames()
+    study = shapely.box(499_800, 4_099_400, 501_000, 4_100_700)
+    region = shapely.Polygon([(499_000, 4_099_000), (502_000, 4_099_000), (502_000, 4_102_000)],
+                             holes=[[(501_000, 4_099_500), (501_500, 4_099_500), (501_500, 4_100_000)]])
+    text = write_report(tmp_path / "r.html", title="t", users=users, cells=cells, tables={}, figures={},
+                        areas={"study area": study, "region <r>": region}).read_text("utf-8")
+    s = scan(text)
+    assert not s.errors
+    groups = re.findall(r'<g id="(area-[\w-]+)" class="area"><path d="([^"]+)" stroke="(#\w+)"'
+                        r'( stroke-dasharray="[^"]+")?>', text)
+    assert [g[0] for g in groups] == ["area-study-area", "area-region-r"]
+    assert groups[0][3] != groups[1][3] and groups[0][2] != groups[1][2]  # distinct styles
+    assert groups[0][1].count("M") == 1 and groups[0][1].endswith("Z")
+    assert groups[1][1].count("M") == 2  # the hole too
+    ox, oy = origin(text, users)
+    xy = np.array(re.findall(r"[-\d.]+", groups[0][1]), float).reshape(-1, 2)
+    assert xy.min(axis=0) == pytest.approx([499_800 - ox, oy - 4_100_700], abs=0.06)
+    assert xy.max(axis=0) == pytest.approx([501_000 - ox, oy - 4_099_400], abs=0.06)
+    # listed in the legend, each with a checkbox that shows or hides it
+    assert '<input type="checkbox" data-show="area-study-area" checked>' in text
+    assert '<input type="checkbox" data-show="area-region-r" checked>' in text
+    assert "region &lt;r&gt;" in text
+    # the first view spans the region
+    x, y, w, h = map(float, re.search(r'<svg id="map" viewBox="([^"]+)"', text).group(1).split())
+    assert x <= 499_000 - ox and x + w >= 502_000 - ox and y <= oy - 4_102_000 and y + h >= oy - 4_099_000
+    with pytest.raises(ValidationError, match="shapely geometry"):
+        write_report(tmp_path / "x.html", title="t", users=users, cells=cells, tables={}, figures={},
+                     areas={"a": [(0, 0), (1, 1)]})
+
+
+def _png(uri: str) -> np.ndarray:
+    assert uri.startswith("data:image/png;base64,")
+    from PIL import Image
+
+    return np.asarray(Image.open(io.BytesIO(base64.b64decode(uri.split(",", 1)[1]))).convert("RGBA"))
+
+
+def test_coverage_embedded(tmp_path):
+    users, cells = make_frames()
+    rows, cols = 30, 40
+    rsrp = np.linspace(-120, -60, rows * cols).reshape(rows, cols)
+    rsrp[0, :] = -20.0  # the north row: the top of the image, beyond the range (the top colour)
+    rsrp[5:8, 10:20] = np.nan
+    best = np.arange(rows * cols).reshape(rows, cols) % 7
+    best[-1, :] = -1
+    bounds = (499_000.0, 4_098_000.0, 503_000.0, 4_101_000.0)
+    layers = [report.CoverageLayer("RSRP", rsrp, bounds, "dBm"),
+              report.CoverageLayer("best server", best, (499_500.0, 4_099_000.0, 500_500.0, 4_100_000.0), "",
+                                   categorical=True)]
+    text = write_report(tmp_path / "r.html", title="t", users=users, cells=cells, tables={}, figures={},
+                        coverage=layers).read_text("utf-8")
+    s = scan(text)
+    assert not s.errors
+    images = re.findall(r'<g id="(cov-[\w-]+)" class="coverage" style="display:none"><image href="([^"]+)" '
+                        r'x="([-\d.]+)" y="([-\d.]+)" width="([-\d.]+)" height="([-\d.]+)" '
+                        r'preserveAspectRatio="none" style="image-rendering:pixelated">', text)
+    assert [i[0] for i in images] == ["cov-rsrp", "cov-best-server"]
+    ox, oy = origin(text, users)
+    x, y, w, h = map(float, images[0][2:])
+    assert (x, y, w, h) == pytest.approx((499_000 - ox, oy - 4_101_000, 4000, 3000), abs=0.06)
+    # under the markers
+    assert text.index('id="layer-coverage"') < text.index('id="layer-assoc"') < text.index('id="layer-cells"')
+    png = _png(images[0][1])
+    assert png.shape == (rows, cols, 4)
+    assert (png[5:8, 10:20, 3] == 0).all() and (np.delete(png, np.s_[5:8], axis=0)[..., 3] == 255).all()
+    viridis = np.array(matplotlib.colormaps["viridis"](1.0, bytes=True))
+    assert (png[0, :] == viridis).all()  # row 0 at the top (north)
+    cat = _png(images[1][1])
+    assert cat.shape == (rows, cols, 4) and (cat[-1, :, 3] == 0).all() and (cat[:-1, :, 3] == 255).all()
+    assert not (cat[0, 0] == cat[0, 1]).all()  # consecutive values differ
+    # the choice: none first (checked), then each layer with its legend
+    assert '<input type="radio" name="coverage" data-show="" checked> none' in text
+    assert '<input type="radio" name="coverage" data-show="cov-rsrp cov-rsrp-legend"> RSRP' in text
+    legend = re.search(r'<div class="ramp-legend cov-legend" id="cov-rsrp-legend" style="display:none">.*?'
+                       r"</div></div>", text, re.S).group(0)
+    assert "RSRP [dBm]" in legend and "dBm</span>" in legend
+    assert "Colours distinguish cells" in text
+    # the first view spans the rasters
+    vx, vy, vw, vh = map(float, re.search(r'<svg id="map" viewBox="([^"]+)"', text).group(1).split())
+    assert vx <= x and vx + vw >= x + w and vy <= y and vy + vh >= y + h
+    # the CSP is unchanged
+    assert re.search(r'http-equiv="Content-Security-Policy" content="([^"]+)"', text).group(1) == CSP
+
+
+def test_coverage_legend_ranges_and_labels(tmp_path):
+    users, cells = make_frames()
+    values = np.array([[0.0, 5.0], [10.0, np.nan]])
+    bounds = (499_000, 4_099_000, 500_000, 4_100_000)
+    layers = [report.CoverageLayer("SINR", values, bounds, "dB", vmin=-5, vmax=25),
+              report.CoverageLayer("tier", np.array([[0, 1], [2, -1]]), bounds, "", categorical=True,
+                                   labels={0: "macro", 1: "pico", 2: "femto"})]
+    text = report.render_report(title="t", users=users, cells=cells, tables={}, figures={}, coverage=layers)
+    assert "<span>-5 dB</span><span>10 dB</span><span>25 dB</span>" in text
+    assert re.search(r'id="cov-tier-legend".*?<ul>.*?macro</li>.*?pico</li>.*?femto</li></ul>', text, re.S)
+    with pytest.raises(ValidationError, match="bounds_m"):
+        report.CoverageLayer("x", values, (1, 1, 0, 2), "dB")
+    with pytest.raises(ValidationError, match="2-D"):
+        report.CoverageLayer("x", np.zeros(3), (0, 0, 1, 1), "dB")
+    with pytest.raises(ValidationError, match="whole numbers"):
+        report.CoverageLayer("x", values / 3, (0, 0, 1, 1), "", categorical=True)
+    with pytest.raises(ValidationError, match="vmin"):
+        report.CoverageLayer("x", values, (0, 0, 1, 1), "dB", vmin=3, vmax=3)
+
+
+def test_sortable_tables(tmp_path, monkeypatch):
+    users, cells = stacked(("max_rsrp", "range_expansion", "alm"))
+    read = pd.DataFrame({"read as": ["latitude [°]", "tx_power_dbm"], "rows": [10, 12],
+                         "note": ["WGS84 <deg>", 3.5]}, index=pd.Index(["lat", "power"], name="column"))
+    monkeypatch.setattr(report, "CELL_TABLE_MAX_ROWS", 2)
+    tables = {**make_tables(), "How the columns were read": read}
+    text = write_report(tmp_path / "r.html", title="t", users=users, cells=cells, tables=tables,
+                        figures={}).read_text("utf-8")
+    s = scan(text)
+    assert not s.errors and not [i for i, n in s.ids.items() if n > 1]
+    assert s.classes["sortable"] == 3 + 3  # the summary tables, one cell table per method
+    # the text table: no numeric alignment for text, numbers right-aligned as a column
+    table = re.search(r'<table class="summary-table" id="table-how-the-columns-were-read">.*?</table>', text,
+                      re.S).group(0)
+    assert '<th scope="col">read as</th>' in table and '<th scope="col">note</th>' in table
+    assert '<th scope="col" class="num" data-sort="num">rows</th>' in table
+    assert "<td>3.5</td>" in table and "<td>WGS84 &lt;deg&gt;</td>" in table  # a mixed column is text
+    assert '<td class="num">12</td>' in table
+    # the per-cell tables: one per method, the selected one shown, capped and saying so
+    wraps = re.findall(r'<div class="table-wrap sortable cell-table-wrap" data-method="(\w+)"( hidden)?>'
+                       r'<table class="cell-table" id="([\w-]+)"><caption>([^<]+)</caption>', text)
+    assert [(m, h != "", i) for m, h, i, _ in wraps] == [
+        ("max_rsrp", True, "table-cells-max-rsrp"), ("range_expansion", True, "table-cells-range-expansion"),
+        ("alm", False, "table-cells-alm")]
+    assert wraps[2][3] == f"Cells: alm (the first 2 of {N_CELLS} rows)"
+    alm = re.search(r'id="table-cells-alm">.*?</table>', text, re.S).group(0)
+    assert alm.count("<tr>") == 1 + 2 and '<th scope="col">cell_id</th>' in alm
+    assert '<th scope="col" class="num" data-sort="num">load</th>' in alm and "method" not in alm
+    assert '<a href="#cells">Cells</a>' in text
+    # the script makes the headers sort buttons with aria-sort
+    script = report._asset("report.js")
+    assert "aria-sort" in script and '".sortable > table"' in script
+    no_cells = write_report(tmp_path / "n.html", title="t", users=users, cells=cells, tables={}, figures={},
+                            cell_table=False).read_text("utf-8")
+    assert 'id="cells"' not in no_cells and "cell-table" not in no_cells.split("<style>")[0]
+
+
+def test_bad_method_input(tmp_path):
+    users, cells = stacked()
+    kw = {"title": "t", "tables": {}, "figures": {}}
+    with pytest.raises(ValidationError, match="selected_method 'lp'"):
+        write_report(tmp_path / "r.html", users=users, cells=cells, selected_method="lp", **kw)
+    plain_users, plain_cells = make_frames()
+    with pytest.raises(ValidationError, match="no method column"):
+        write_report(tmp_path / "r.html", users=plain_users, cells=plain_cells, selected_method="alm", **kw)
+    with pytest.raises(ValidationError, match="cells table has a method column"):
+        write_report(tmp_path / "r.html", users=plain_users, cells=cells, **kw)
+    dup = pd.concat([users, users.iloc[:1]], ignore_index=True)
+    with pytest.raises(ValidationError, match="repeated within a method"):
+        write_report(tmp_path / "r.html", users=gpd.GeoDataFrame(dup, crs=CRS), cells=cells, **kw)
+    dup_cells = gpd.GeoDataFrame(pd.concat([cells, cells.iloc[:1]], ignore_index=True), crs=CRS)
+    with pytest.raises(ValidationError, match=r"duplicate cell_id .* within a method"):
+        write_report(tmp_path / "r.html", users=users, cells=dup_cells, **kw)
+    # the users' methods without cells of their own: every method shows the same cells
+    text = write_report(tmp_path / "r.html", users=users, cells=plain_cells, **kw).read_text("utf-8")
+    assert scan(text).classes["cell"] == N_CELLS and len(page_data(text)["methods"]) == 2
+    assert not (tmp_path / "x.html").exists()
+
+
+def test_page_size_methods(tmp_path):
+    """2,000 users × 7 methods stay well under 5 MB (measured: 1.6 MB)."""
+    rng = np.random.default_rng(1)
+    users, cells = make_frames(2000)
+    methods = [f"method {k}" for k in range(7)]
+    us, cs = [], []
+    for m in methods:
+        u = users.copy()
+        u["serving_cell_id"] = pd.Series(np.array([NASTY_ID, "p1", "f2", None], dtype=object)[
+            rng.integers(0, 4, len(u))], dtype=object)
+        tier = {NASTY_ID: "macro", "p1": "pico", "f2": "femto"}
+        u["serving_tier"] = u["serving_cell_id"].map(tier).fillna("none")
+        u["rate_mbps"] = rng.gamma(2, 3, len(u))
+        u["sinr_db"] = rng.normal(5, 6, len(u))
+        u["airtime_share"] = rng.uniform(0, 1, len(u))
+        us.append(u.assign(method=m))
+        cs.append(cells.assign(method=m))
+    users = gpd.GeoDataFrame(pd.concat(us, ignore_index=True), crs=CRS)
+    cells = gpd.GeoDataFrame(pd.concat(cs, ignore_index=True), crs=CRS)
+    start = time.perf_counter()
+    text = report.render_report(title="t", users=users, cells=cells, tables={}, figures={})
+    assert time.perf_counter() - start < 20
+    size = len(text.encode())
+    assert size < 5e6, size
+    assert scan(text).classes["user"] == 2000
+
+
+@pytest.mark.skipif(CHROMIUM is None, reason="chromium is not installed (apt-get install chromium)")
+def test_methods_and_sorting_in_headless_chromium(tmp_path):
+    """The script switches the method (dots, lines, tooltips, counts, cell table) and sorts a table."""
+    users, cells = stacked()
+    layers = [report.CoverageLayer("RSRP", np.linspace(-120, -60, 200).reshape(10, 20),
+                                   (499_500.0, 4_099_300.0, 501_000.0, 4_100_700.0), "dBm")]
+    text = report.render_report(title="t", users=users, cells=cells, tables=make_tables(), figures={},
+                                areas={"study area": shapely.box(499_800, 4_099_400, 501_000, 4_100_700)},
+                                coverage=layers)
+    assert 'id="layer-coverage"' in text
+    probe = """<script>
+      const pick = (name, k) => {
+        const r = [...document.querySelectorAll(`input[name=${name}]`)][k];
+        r.checked = true; r.dispatchEvent(new Event("change"));
+      };
+      pick("method", 0);
+      pick("coverage", 1);
+      const th = document.querySelector("#table-methods thead th:nth-child(2)");
+      th.querySelector("button").click(); th.querySelector("button").click();
+    </script>"""
+    path = tmp_path / "probe.html"
+    path.write_text(text.replace("</body>", probe + "</body>"), "utf-8")
+    run = _chromium(tmp_path, "probe", "--dump-dom", path.resolve().as_uri())
+    assert run.returncode == 0, run.stderr[-2000:]
+    console = [line for line in run.stderr.splitlines() if ":CONSOLE" in line]
+    assert not [c for c in console if "Uncaught" in c or "Content Security Policy" in c], console
+    dom = run.stdout
+    assert 'data-ready="1"' in dom and 'data-method="max_rsrp"' in dom
+    s = scan(dom)
+    assert s.classes["user"] == N_USERS
+    first = users[users["method"] == "max_rsrp"]
+    assert s.classes["assoc"] == first["serving_cell_id"].notna().sum()
+    assert re.search(r'<circle class="user t-macro"[^>]*><title>user 1\nserved by cell &lt;b&gt;&amp;x', dom)
+    assert '<span id="map-method">: max_rsrp</span>' in dom
+    n_macro = (first["serving_tier"] == "macro").sum()
+    assert f'data-count="users-macro">{n_macro}<' in dom
+    assert re.search(r'data-method="max_rsrp"><table class="cell-table"', dom)  # shown
+    assert re.search(r'data-method="alm" hidden=""><table class="cell-table"', dom)
+    assert re.search(r'<g id="cov-rsrp" class="coverage" style="">', dom)
+    assert re.search(r'id="cov-rsrp-legend" style="">', dom)
+    # the Methods table sorted by utility, descending: alm (−171.9) before max_sinr (−228.6)
+    table = re.search(r'<table class="summary-table" id="table-methods">.*?</table>', dom, re.S).group(0)
+    assert 'aria-sort="descending"' in table and table.count("aria-sort") == 1
+    assert table.index(">alm<") < table.index(">max_sinr<")
+    assert '<button type="button" class="sort"' in table

@@ -9,12 +9,14 @@ from pathlib import Path
 import geopandas as gpd
 import numpy as np
 import pandas as pd
+import pyogrio
 import pytest
 
 import cellopt
 from cellopt import ValidationError, radio, topology
 from cellopt.drop import Drop
 from cellopt.study import load_scenario, run_scenario
+from cellopt.study.gis import layer_suffixes
 
 #: Picos, femtocells with a backhaul cap and a price, a guard band, and users in outage:
 #: every column of the outputs has something to show.
@@ -102,22 +104,22 @@ def test_frames_hold_every_user_and_cell_once_with_the_solution_numbers(run):
 
 def test_geopackage_reads_back_with_the_same_numbers(run, tmp_path):
     path = run.files[0].parent / "results.gpkg"
-    users = gpd.read_file(path, layer="users")
-    cells = gpd.read_file(path, layer="cells")
     net = run.drop.network
-    assert users.crs == net.crs and cells.crs == net.crs
-    for label, sol in run.solutions.items():  # every user and cell once per method
-        u = users[users["method"] == label]
-        c = cells[cells["method"] == label]
-        assert sorted(u["user_id"]) == sorted(net.users["user_id"])
+    assert layer_suffixes(run.solutions) == {"max_rsrp": "max_rsrp", "optimized": "optimized"}
+    for label, sol in run.solutions.items():  # a users and a cells layer per method
+        u = gpd.read_file(path, layer=f"users_{label}")
+        c = gpd.read_file(path, layer=f"cells_{label}")
+        assert u.crs == net.crs and c.crs == net.crs
+        assert "method" not in u.columns and "method" not in c.columns
+        assert list(u["user_id"]) == list(net.users["user_id"])
         assert sorted(c["cell_id"]) == sorted(net.cells["cell_id"])
         np.testing.assert_allclose(u["rate_mbps"].to_numpy(), run.drop.per_user(sol.user_rate_mbps))
         np.testing.assert_allclose(c["traffic_mbps"].to_numpy(), sol.cell_traffic_mbps)
         np.testing.assert_allclose(u.geometry.x, net.users.geometry.x)
     for column in ("serving_cell_id", "serving_tier", "airtime_share", "sinr_db", "in_study_area"):
-        assert column in users.columns
+        assert column in u.columns
     for column in ("load", "n_users", "traffic_mbps", "backhaul_use", "tx_power_dbm", "payment"):
-        assert column in cells.columns
+        assert column in c.columns
 
 
 def test_csv_tables_match_the_geopackage(run):
@@ -154,9 +156,12 @@ def test_a_large_run_streams_the_same_tables_in_chunks(run, tmp_path, monkeypatc
     whole = run.files[0].parent
     assert (tmp_path / "streamed" / "user_rates.csv").read_bytes() == \
         (whole / "user_rates.csv").read_bytes()
-    users = gpd.read_file(tmp_path / "streamed" / "results.gpkg", layer="users")
-    expected = gpd.read_file(whole / "results.gpkg", layer="users")
-    pd.testing.assert_frame_equal(users, expected)
+    layers = list(pyogrio.list_layers(whole / "results.gpkg")[:, 0])
+    assert list(pyogrio.list_layers(tmp_path / "streamed" / "results.gpkg")[:, 0]) == layers
+    for name in layers:  # the users and association layers in 4 chunks, the same rows
+        pd.testing.assert_frame_equal(gpd.read_file(tmp_path / "streamed" / "results.gpkg",
+                                                    layer=name),
+                                      gpd.read_file(whole / "results.gpkg", layer=name))
     assert "map and rate CDF: a random sample of 50 users" in \
         (tmp_path / "streamed" / "report.html").read_text(encoding="utf-8")
     err = capsys.readouterr().err

@@ -42,8 +42,9 @@ from cellopt.radio.shadowing import standard_normal_hash, uniform_hash
 __all__ = ["LOS_STATES", "USUAL_BS_HEIGHT_M", "ThreeGPP", "UserDraws"]
 
 #: How a :class:`ThreeGPP` model sets each link's LOS state: drawn from the scenario's
-#: LOS probability, or forced (for tests and bounds).
-LOS_STATES = ("random", "los", "nlos")
+#: LOS probability, forced (for tests and bounds), or averaged over (``"expected"``: the
+#: mean received power over the state, for median coverage maps, :mod:`cellopt.coverage`).
+LOS_STATES = ("random", "los", "nlos", "expected")
 
 #: The antenna height of each scenario's calibration [m] (TR 38.901 Table 7.4.1-1, TR 36.873
 #: Table 6-1), used only by :meth:`ThreeGPP.__call__`.
@@ -89,8 +90,17 @@ class ThreeGPP:
     max_indoor_distance_m : float
         d_2D-in is the smaller of two uniforms on [0, this] (25 m, TR 38.901 §7.4.3.1;
         TR 36.873 draws one uniform on [0, 25 m]).
-    los : {"random", "los", "nlos"}
+    los : {"random", "los", "nlos", "expected"}
         Draw each link's state from the LOS probability (default), or force one.
+        ``"expected"``: no state is drawn; the link's loss is that of its mean received
+        power over the state, ``−10 log10(p 10^(−PL_LOS/10) + (1 − p) 10^(−PL_NLOS/10))``
+        with p the LOS probability (at the distance outside the building for indoor
+        users), and for UMa and 3D-UMa also the mean over the effective environment
+        height h_E (:func:`~cellopt.radio.tr38901.uma_effective_height_pmf`; h_E = 1 m
+        for users below 13 m, as outdoor users at 1.5 m are). A deterministic loss, for
+        median coverage maps (:func:`cellopt.coverage.coverage_map`); it needs
+        ``shadowing=False`` (the shadowing σ depends on the state it averages over).
+        Indoor users keep their drawn O2I loss.
     shadowing : bool
         Add the log-normal shadowing of each link's state (default); False gives the
         median path loss (for hand checks and coverage of the mean).
@@ -119,6 +129,10 @@ class ThreeGPP:
                                   f"fix: use one of {list(tr38901.SCENARIOS)}")
         if self.los not in LOS_STATES:
             raise ValidationError(f"ThreeGPP.los={self.los!r}; fix: use one of {list(LOS_STATES)}")
+        if self.los == "expected" and self.shadowing is not False:
+            raise ValidationError("ThreeGPP.los='expected' averages the received power over the "
+                                  "LOS state, but the shadowing σ depends on that state; fix: "
+                                  "give shadowing=False with it (a median map), or los='random'")
         object.__setattr__(self, "frequency_ghz",
                            check_real(self.frequency_ghz, "ThreeGPP.frequency_ghz", "frequency_ghz"))
         object.__setattr__(self, "user_height_m",
@@ -163,6 +177,48 @@ class ThreeGPP:
             mean = mean + share * 10.0 ** (-loss / 10.0)
         return -10.0 * np.log10(mean)
 
+    def expected_loss_db(self, d2d_m: np.ndarray, d3d_m: np.ndarray, h_bs_m: np.ndarray,
+                         h_ut_m: np.ndarray, d_out_m: np.ndarray | None = None) -> np.ndarray:
+        """The path loss of the mean received power over the LOS state [dB] (``los="expected"``).
+
+        ``−10 log10 Σ_h P(h_E = h) (p 10^(−PL_LOS(h)/10) + (1 − p) 10^(−PL_NLOS(h)/10))``,
+        p the LOS probability at `d_out_m` (default `d2d_m`), PL_NLOS the NLOS loss
+        (at least PL_LOS, :func:`~cellopt.radio.tr38901.pathloss_db`), h_E only for UMa
+        and 3D-UMa (1 m elsewhere and for users below 13 m). No shadowing, no O2I loss.
+
+        Parameters
+        ----------
+        d2d_m, d3d_m : ndarray
+            2-D and 3-D distances [m] (the 2-D ones raised to the tier's minimum).
+        h_bs_m, h_ut_m : ndarray
+            Cell and user heights [m]; all four broadcast.
+        d_out_m : ndarray, optional
+            The 2-D distance outside the building, for the LOS probability [m].
+
+        Returns
+        -------
+        ndarray
+            Loss [dB], the broadcast shape.
+        """
+        d_out = d2d_m if d_out_m is None else d_out_m
+        p = tr38901.los_probability(self.scenario, d_out, h_ut_m)
+        shape = np.broadcast_shapes(np.shape(d2d_m), np.shape(d3d_m), np.shape(h_bs_m),
+                                    np.shape(h_ut_m), np.shape(p))
+        if self.scenario in ("uma", "3d_uma"):
+            heights, weights = tr38901.uma_effective_height_pmf(d2d_m, h_ut_m)
+        else:
+            heights, weights = np.ones(1), np.ones((1,))
+        mean = np.zeros(shape)
+        for h_e, w in zip(heights, weights, strict=True):  # a handful of heights, 1 m mostly
+            extra = {"h_e_m": np.full(shape, h_e)} if self.scenario in ("uma", "3d_uma") else {}
+            received = 0.0
+            for los, share in ((True, p), (False, 1.0 - p)):
+                loss = tr38901.pathloss_db(self.scenario, d2d_m, d3d_m, h_bs_m, h_ut_m,
+                                           self.frequency_ghz, los, **extra)
+                received = received + share * 10.0 ** (-loss / 10.0)
+            mean = mean + np.where(w > 0, w * received, 0.0)
+        return -10.0 * np.log10(mean)
+
     def decorrelation_m(self, los: bool) -> float:
         """The shadowing's decorrelation distance of a LOS or NLOS link [m]."""
         return float(tr38901.decorrelation_distance_m(self.scenario, los))
@@ -199,6 +255,12 @@ class ThreeGPP:
         d_in = draws.indoor_distance_m[users] if self.outdoor_to_indoor else 0.0
         indoor = draws.indoor[users] if self.outdoor_to_indoor else False
         d3d = np.sqrt(d2d_m * d2d_m + (h_bs_m - h_ut) ** 2)
+        if self.los == "expected":
+            d_out = np.maximum(d2d_m - np.where(indoor, d_in, 0.0), 0.0)
+            loss = self.expected_loss_db(d2d_m, d3d, h_bs_m, h_ut, d_out)
+            if self.outdoor_to_indoor and draws.any_indoor:
+                loss = loss + draws.o2i_db(self)[users]
+            return -loss
         if self.los == "random":
             d_out = np.maximum(d2d_m - np.where(indoor, d_in, 0.0), 0.0)
             p = tr38901.los_probability(self.scenario, d_out, h_ut)

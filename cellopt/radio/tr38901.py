@@ -47,6 +47,7 @@ __all__ = [
     "pathloss_db",
     "shadow_std_db",
     "uma_effective_height_m",
+    "uma_effective_height_pmf",
 ]
 
 #: Scenario names: TR 38.901 UMa, UMi-Street Canyon, RMa, InH-Office mixed and open
@@ -596,12 +597,58 @@ def uma_effective_height_m(d2d_m: ArrayLike, h_ut_m: ArrayLike, u_choice: ArrayL
     u_c = _real_array(u_choice, "u_choice", "uniforms in [0, 1)")
     u_h = _real_array(u_height, "u_height", "uniforms in [0, 1)")
     shape = _shape(d2d_m=d, h_ut_m=h_ut, u_choice=u_c, u_height=u_h)
-    g = np.where(d <= 18.0, 0.0, 1.25 * (d / 100.0) ** 3 * np.exp(-d / 150.0))
-    c = np.where(h_ut < 13.0, 0.0, ((np.maximum(h_ut, 13.0) - 13.0) / 10.0) ** 1.5) * g
-    # |{12, 15, ..., h_UT − 1.5}|; the 1e-9 keeps h_UT = 22.5 (exactly 21 = 12 + 3·3) in.
-    n_set = np.maximum(np.floor((h_ut - 1.5 - 12.0) / 3.0 + 1e-9) + 1.0, 1.0)
+    c = _uma_c(d, h_ut)
+    n_set = _uma_set_size(h_ut)
     k = np.minimum(np.floor(u_h * n_set), n_set - 1.0)
     return _full(np.where(u_c < 1.0 / (1.0 + c), 1.0, 12.0 + 3.0 * k), shape)
+
+
+def _uma_c(d: np.ndarray, h_ut: np.ndarray) -> np.ndarray:
+    """C(d_2D, h_UT) of the UMa effective environment height (TR 38.901 Table 7.4.1-1 note 1)."""
+    g = np.where(d <= 18.0, 0.0, 1.25 * (d / 100.0) ** 3 * np.exp(-d / 150.0))
+    return np.where(h_ut < 13.0, 0.0, ((np.maximum(h_ut, 13.0) - 13.0) / 10.0) ** 1.5) * g
+
+
+def _uma_set_size(h_ut: np.ndarray) -> np.ndarray:
+    """|{12, 15, …, h_UT − 1.5}|, at least 1 (see :func:`uma_effective_height_m`)."""
+    # the 1e-9 keeps h_UT = 22.5 (exactly 21 = 12 + 3·3) in
+    return np.maximum(np.floor((h_ut - 1.5 - 12.0) / 3.0 + 1e-9) + 1.0, 1.0)
+
+
+def uma_effective_height_pmf(d2d_m: ArrayLike, h_ut_m: ArrayLike
+                             ) -> tuple[np.ndarray, np.ndarray]:
+    """The distribution of h_E that :func:`uma_effective_height_m` draws from.
+
+    h_E = 1 m with probability ``1/(1 + C)``; each value of {12, 15, …, h_UT − 1.5} m
+    (12 m alone where that set is empty) with probability ``C / (1 + C)`` divided by
+    the size of the set. For the expectation of a quantity over h_E (e.g. the mean
+    received power of :class:`cellopt.radio.ThreeGPP` with ``los="expected"``).
+
+    Parameters
+    ----------
+    d2d_m, h_ut_m : array_like
+        2D distance [m] and UT height [m], broadcast.
+
+    Returns
+    -------
+    heights : ndarray, shape (n,)
+        The values h_E can take [m]: 1, then 12, 15, … up to the largest any link can
+        take (only 1 when no link has C > 0, e.g. every UT below 13 m).
+    probabilities : ndarray, shape (n, *broadcast shape)
+        The probability of each value for each link (sums to 1 over the first axis).
+    """
+    d = _real_array(d2d_m, "d2d_m", "distances in metres")
+    h_ut = _height(h_ut_m, "h_ut_m")
+    shape = _shape(d2d_m=d, h_ut_m=h_ut)
+    c = _full(np.asarray(_uma_c(d, h_ut), dtype=np.float64), shape)
+    if not np.any(c > 0):
+        return np.ones(1), np.ones((1, *shape))
+    n_set = _full(np.asarray(_uma_set_size(h_ut), dtype=np.float64), shape)
+    n_max = int(n_set[c > 0].max())
+    heights = np.concatenate([[1.0], 12.0 + 3.0 * np.arange(n_max)])
+    k = np.arange(n_max).reshape((n_max,) + (1,) * len(shape))
+    share = np.where(k < n_set, (c / (1.0 + c)) / n_set, 0.0)
+    return heights, np.concatenate([(1.0 / (1.0 + c))[None], share])
 
 
 def indoor_floor_height_m(u_floors: ArrayLike, u_floor: ArrayLike) -> np.ndarray:

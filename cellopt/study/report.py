@@ -1,24 +1,36 @@
 """A self-contained HTML report of one solved drop: notes, summary tables, an interactive map, figures.
 
-:func:`write_report` writes one HTML5 file that works fully offline: every style, script
-and figure is inline, text uses the reader's system fonts, and a Content-Security-Policy
-forbids any network fetch. The page holds
+:func:`write_report` writes one HTML5 file that works fully offline: every style, script and
+figure is inline, text uses the reader's system fonts, and a Content-Security-Policy
+forbids any network fetch (images are ``data:`` URIs). The page holds
 
 * the title and the notes (scenario, seed, counts...) as a list;
-* the summary tables, one HTML table each (numbers to 4 significant digits, index shown);
+* the summary tables, one HTML table each (numbers to 4 significant digits, right-aligned
+  in a column of numbers only; text left-aligned and wrapped; index shown);
 * an interactive map drawn as inline SVG: cells by tier (macro: triangle, or a pie slice
   around the boresight when the cells frame has a finite ``azimuth_deg``, so a
   three-sector site reads as three slices; pico: square; femto: diamond), filled for
   operator cells and hollow for third-party cells,
   optionally coloured by load; users as dots coloured by the tier of their serving cell
   (grey when not served, hollow when unusable), guard-band users faded; association lines
-  user → serving cell as a layer that can be switched off (off by default above
-  :data:`ASSOCIATION_LINES_MAX_USERS` users). Hovering a marker shows its key values;
-  drag pans, the wheel and the +/− buttons zoom, "Reset" restores the first view. The
-  legend and the controls sit beside the map, never over it. The SVG is built here; the
-  small inline script only changes the view box and toggles layers, so the page stays
-  responsive with about 10,000 users and 300 cells (about 2.7 MB of HTML). Markers keep
-  their size on screen when zooming;
+  user → serving cell (or its nearest wraparound copy) as a layer that can be switched off
+  (off by default above :data:`ASSOCIATION_LINES_MAX_USERS` users); optionally the outlines
+  of the study area and other regions, and coverage rasters (:class:`CoverageLayer`) under
+  the markers, one at a time. When the frames carry a ``method`` column (the rows of several
+  methods stacked), a "Method" choice switches the association, colours, tooltips, counts
+  and per-cell table shown; the markers are drawn once and each method's state is a compact
+  JSON block the script applies (2,000 users × 7 methods: about 2 MB; each further method
+  adds about 0.1 MB per 1,000 users).
+  Hovering a marker shows its key values; drag pans, the wheel and the +/− buttons zoom,
+  "Reset" restores the first view. The legend and the controls sit beside the map, never
+  over it. The SVG is built here; the small inline script only changes the view box,
+  toggles layers and applies a method's state, so the page stays responsive with about
+  10,000 users and 300 cells (about 2.7 MB of HTML for one method). Markers keep their size
+  on screen when zooming;
+* a per-cell table (of each method, switched with the map's method; at most
+  :data:`CELL_TABLE_MAX_ROWS` rows each). Every table sorts by a column when its header is
+  clicked (numbers numerically, text alphabetically; again: the other direction; missing
+  values last);
 * the figures, embedded as inline SVG (text drawn as paths, so no font is needed).
 
 The page's skeleton, style sheet and script are package data, in ``assets/`` beside this
@@ -30,10 +42,13 @@ never does.
 
 from __future__ import annotations
 
+import base64
+import dataclasses
 import functools
 import html
 import importlib.resources
 import io
+import json
 import math
 import mmap
 import os
@@ -48,17 +63,23 @@ import geopandas as gpd
 import matplotlib as mpl
 import numpy as np
 import pandas as pd
+import shapely
+from matplotlib import image as mpl_image
 from matplotlib.figure import Figure
 
 from cellopt import __version__, network
 from cellopt.errors import ValidationError
 from cellopt.study.atomic import atomic_write
 
-__all__ = ["ASSOCIATION_LINES_MAX_USERS", "POWER_RAMP_DB", "TIER_COLORS", "format_value", "is_report",
-           "render_report", "write_report"]
+__all__ = ["ASSOCIATION_LINES_MAX_USERS", "CELL_TABLE_MAX_ROWS", "POWER_RAMP_DB", "TIER_COLORS",
+           "CoverageLayer", "format_value", "is_report", "render_report", "write_report"]
 
 #: Above this many users the association-line layer starts switched off (it can be switched on).
 ASSOCIATION_LINES_MAX_USERS = 5000
+
+#: Rows of the per-cell table (of each method); a longer cells frame shows its first rows, and
+#: the table's caption says so.
+CELL_TABLE_MAX_ROWS = 2000
 
 #: Fill colour of each tier, as in the plots; users take the colour of their serving tier,
 #: unserved users the "none" grey.
@@ -77,6 +98,99 @@ _MAP_WIDTH_PX = 1000  # assumed map width, only for the marker size a page witho
 
 _DASH = "–"
 
+#: Colour map of a continuous coverage layer, and the percentiles its range spans by default.
+_COVERAGE_CMAP = "viridis"
+_COVERAGE_PERCENTILES = (2.0, 98.0)
+#: Colours of a categorical coverage layer, by value modulo 20: tab20's ten dark hues, then
+#: its ten light ones, so that consecutive values (e.g. the sectors of a site) differ in hue.
+_CATEGORY_COLORS = np.array([mpl.colormaps["tab20"](i) for i in (*range(0, 20, 2), *range(1, 20, 2))])
+#: Outline colour and dash pattern [screen px] of each area, in turn.
+_AREA_STYLES = (("#1b1b1b", ""), ("#b2182b", "9 5"), ("#2166ac", "3 4"), ("#5e3c99", "12 4 3 4"),
+                ("#1b7837", "1.5 3"), ("#8c510a", "6 3 6 8"))
+#: An area's outline is simplified to this share of the map's span (a pixel at the deepest zoom is
+#: 2·10⁻⁶ of it), or coarser while it keeps more than ``_AREA_MAX_VERTICES`` vertices.
+_AREA_TOLERANCE = 1e-5
+_AREA_MAX_VERTICES = 50_000
+#: Codes of the serving tiers in the page's method data.
+_TIER_CODES = ("macro", "pico", "femto", "none", "other")
+_GUARD, _UNUSABLE, _ABSENT = 1, 2, 4  # flags of a user in the page's method data
+
+
+@dataclasses.dataclass(frozen=True, eq=False)
+class CoverageLayer:
+    """A raster the map can show under its markers: a coverage map (RSRP, SINR, best server...).
+
+    Parameters
+    ----------
+    name : str
+        Name shown in the map's "Coverage" choice and over its colour bar.
+    values : numpy.ndarray, shape (n_rows, n_cols)
+        The raster: row 0 is the north edge (``bounds_m[3]``), column 0 the west edge
+        (``bounds_m[0]``); the pixels are ``(xmax − xmin) / n_cols`` by
+        ``(ymax − ymin) / n_rows`` metres. Continuous: float, NaN (or ±inf) = no data.
+        Categorical: integers (e.g. the best server's cell number), −1 (any negative value)
+        or NaN = no data. No data is transparent.
+    bounds_m : tuple of float, shape (4,)
+        ``(xmin, ymin, xmax, ymax)`` of the raster's outer edges [m], in the CRS of the users
+        and cells.
+    unit : str
+        Unit of the values, shown with the colour bar's ticks (e.g. ``"dBm"``, ``"dB"``);
+        may be empty.
+    categorical : bool, default False
+        Whether the values are categories (drawn in a cycle of 20 colours by value modulo
+        20, consecutive values in different hues; the legend says the colours distinguish
+        cells) rather than a quantity (drawn with viridis and a colour bar).
+    labels : mapping of int to str, optional
+        Categorical only: names of the values. When given and at most 20 distinct values
+        are present, the legend lists each value's colour and name.
+    vmin, vmax : float, optional
+        Continuous only: the values at the ends of the colour bar, in `unit`; values beyond
+        take the end colours. Default: the 2nd and the 98th percentile of the finite values.
+
+    Raises
+    ------
+    ValidationError
+        If `values` is not a non-empty 2-D array of numbers, `bounds_m` not four finite
+        numbers with xmin < xmax and ymin < ymax, a categorical layer has non-integer
+        values, or ``vmin >= vmax``.
+    """
+
+    name: str
+    values: np.ndarray
+    bounds_m: tuple[float, float, float, float]
+    unit: str
+    categorical: bool = False
+    labels: Mapping[int, str] | None = None
+    vmin: float | None = None
+    vmax: float | None = None
+
+    def __post_init__(self) -> None:
+        values = np.asarray(self.values)
+        problems = []
+        if values.ndim != 2 or 0 in values.shape:
+            problems.append(f"values have shape {values.shape}; fix: give a 2-D array (n_rows, n_cols)")
+        elif not (np.issubdtype(values.dtype, np.number) or values.dtype == bool):
+            problems.append(f"values are of dtype {values.dtype}; fix: give numbers")
+        elif self.categorical and np.issubdtype(values.dtype, np.floating):
+            finite = values[np.isfinite(values)]
+            if (finite != np.round(finite)).any():
+                problems.append("categorical values are not whole numbers; fix: give integer codes, "
+                                "−1 for no data")
+        try:
+            bounds = tuple(float(b) for b in self.bounds_m)
+        except (TypeError, ValueError):
+            bounds = ()
+        if len(bounds) != 4 or not all(map(math.isfinite, bounds)) \
+                or not (bounds[0] < bounds[2] and bounds[1] < bounds[3]):
+            problems.append(f"bounds_m {self.bounds_m!r}; fix: give (xmin, ymin, xmax, ymax) in metres, "
+                            f"xmin < xmax, ymin < ymax")
+        if self.vmin is not None and self.vmax is not None and not float(self.vmin) < float(self.vmax):
+            problems.append(f"vmin {self.vmin} is not below vmax {self.vmax}; fix: vmin < vmax")
+        if problems:
+            raise ValidationError([f"coverage layer {self.name!r}: {p}" for p in problems])
+        object.__setattr__(self, "values", values)
+        object.__setattr__(self, "bounds_m", bounds)
+
 
 # ---------------------------------------------------------------------- public function
 def write_report(
@@ -88,6 +202,10 @@ def write_report(
     tables: Mapping[str, pd.DataFrame],
     figures: Mapping[str, Figure],
     notes: Sequence[str] = (),
+    selected_method: str | None = None,
+    areas: Mapping[str, shapely.Geometry] | None = None,
+    coverage: Sequence[CoverageLayer] | None = None,
+    cell_table: bool = True,
 ) -> Path:
     """Write the report of one solved drop as a single self-contained HTML file.
 
@@ -99,34 +217,63 @@ def write_report(
         the same folder, then renamed).
     title : str
         Title of the page.
-    users : geopandas.GeoDataFrame, shape (n_users, ...)
-        One row per user, Point geometry in a projected CRS in metres (the CRS of `cells`).
-        Required columns: ``user_id`` and ``serving_cell_id`` (a value of ``cells.cell_id``;
-        None/NaN when the user is not served). Optional columns, shown when present:
-        ``in_study_area`` (bool; False: guard-band user, drawn faded), ``usable`` (bool;
-        False: drawn hollow), ``serving_tier`` (str, "macro"|"pico"|"femto"|"none"; default:
-        the tier of the serving cell), ``n_serving_cells`` (int), ``airtime_share`` (float,
-        0..1), ``rate_mbps`` [Mbit/s], ``sinr_db`` [dB] (NaN if not served).
-    cells : geopandas.GeoDataFrame, shape (n_cells, ...)
-        One row per cell, Point geometry, same CRS. Required columns: ``cell_id``
-        (unique) and ``tier`` ("macro"|"pico"|"femto"). Optional columns, shown when
-        present: ``site_id``, ``owner`` ("operator"|"third_party"; third-party cells are
-        drawn hollow), ``azimuth_deg`` (degrees clockwise from north, NaN = omni),
+    users : geopandas.GeoDataFrame, shape (n_users, ...) or (n_users × n_methods, ...)
+        One row per user (and method), Point geometry in a projected CRS in metres (the CRS
+        of `cells`). Required columns: ``user_id`` and ``serving_cell_id`` (a value of
+        ``cells.cell_id``; None/NaN when the user is not served). Optional columns, shown
+        when present: ``method`` (see below), ``in_study_area`` (bool; False: guard-band
+        user, drawn faded), ``usable`` (bool; False: drawn hollow), ``serving_tier`` (str,
+        "macro"|"pico"|"femto"|"none"; default: the tier of the serving cell),
+        ``n_serving_cells`` (int), ``airtime_share`` (float, 0..1), ``rate_mbps`` [Mbit/s],
+        ``sinr_db`` [dB] (NaN if not served), ``serving_x_m`` and ``serving_y_m`` [m, the
+        frames' CRS] (both or neither: where the user's association line ends, the position
+        of the serving cell's wraparound copy nearest to the user; NaN, or absent: the
+        serving cell's own position).
+
+        With a ``method`` column the frame holds several methods' rows stacked (the same
+        users repeated, each ``user_id`` at most once per method); the map draws each
+        ``user_id`` once, at its first row's position, and shows the chosen method's
+        association. A user without a row in a method is hidden while it is shown.
+    cells : geopandas.GeoDataFrame, shape (n_cells, ...) or (n_cells × n_methods, ...)
+        One row per cell (and method), Point geometry, same CRS. Required columns:
+        ``cell_id`` (unique, within each method) and ``tier`` ("macro"|"pico"|"femto").
+        Optional columns, shown when present: ``method`` (the methods' rows stacked, as for
+        `users`; without it, the cells are the same for every method of `users`),
+        ``site_id``, ``owner`` ("operator"|"third_party"; third-party cells are drawn
+        hollow), ``azimuth_deg`` (degrees clockwise from north, NaN = omni),
         ``tx_power_dbm`` [dBm], ``load`` (airtime used, 0..1; colours the cells when "Colour
         cells by: load" is chosen), ``n_users`` (int), ``traffic_mbps`` [Mbit/s],
         ``backhaul_mbps`` [Mbit/s] (inf = unlimited), ``backhaul_use`` (0..1 or NaN),
         ``payment``, ``mean_power_dbm`` [dBm] and ``share_off`` (0..1; with
         ``tx_power_dbm``, and when some cell is below full power or off, the map can colour
         the cells by their mean power below full power, from :data:`POWER_RAMP_DB` below
-        (or off) to full, or by their share off).
+        (or off) to full, or by their share off). Every column but the geometry and
+        ``method`` is listed in the per-cell table.
     tables : mapping of str to pandas.DataFrame
         Summary tables, in order; the key is the caption. Floats are shown to 4
-        significant digits (see :func:`format_value`), the index is shown.
+        significant digits (see :func:`format_value`), the index is shown. A column of
+        numbers (and missing values) only is right-aligned; any other column is text.
     figures : mapping of str to matplotlib.figure.Figure
         Figures, in order; the key is the caption. Embedded as SVG; the figures are not
         closed (the caller owns them).
     notes : sequence of str, optional
         Short lines shown under the title (scenario, seed, counts...).
+    selected_method : str, optional
+        With a ``method`` column: the method shown when the page opens. Default: the last
+        method of `users` in order of appearance.
+    areas : mapping of str to shapely.Geometry, optional
+        Outlines to draw, in order; the key is the name listed in the legend (e.g.
+        ``{"study area": polygon, "region": polygon}``). Polygons, lines or collections of
+        them (a GeoSeries or GeoDataFrame: the union of its shapes), in the frames' CRS [m];
+        drawn unfilled, each in its own colour and dash pattern, each switchable.
+        Simplified to 10⁻⁵ of the map's span (at least 0.1 m; coarser where an outline
+        would keep more than 50,000 vertices).
+    coverage : sequence of CoverageLayer, optional
+        Rasters the map can show under the markers, one at a time (none at first).
+    cell_table : bool, default True
+        Whether the page lists the cells in a sortable table (of each method).
+
+    The map's first view spans the users, the cells, the areas and the coverage layers.
 
     Returns
     -------
@@ -137,11 +284,16 @@ def write_report(
     ------
     ValidationError
         If a frame lacks a required column, has a geometry other than points, duplicate
-        cell ids, a geographic CRS (degrees), or a CRS different from the other frame's.
+        cell ids (within a method), a geographic CRS (degrees), or a CRS different from the
+        other frame's; if `cells` has a ``method`` column and `users` none, a user id is
+        missing or repeated within a method, or a method is missing; if `selected_method`
+        is not a method of the frames (or given without a ``method`` column); if only one
+        of ``serving_x_m``, ``serving_y_m`` is given; if an area is not a shapely geometry.
     """
     path = Path(path)
     page = render_report(title=title, users=users, cells=cells, tables=tables, figures=figures,
-                         notes=notes)
+                         notes=notes, selected_method=selected_method, areas=areas, coverage=coverage,
+                         cell_table=cell_table)
     path.parent.mkdir(parents=True, exist_ok=True)
     atomic_write(path, lambda f: f.write(page))
     return path
@@ -155,12 +307,16 @@ def render_report(
     tables: Mapping[str, pd.DataFrame],
     figures: Mapping[str, Figure],
     notes: Sequence[str] = (),
+    selected_method: str | None = None,
+    areas: Mapping[str, shapely.Geometry] | None = None,
+    coverage: Sequence[CoverageLayer] | None = None,
+    cell_table: bool = True,
 ) -> str:
     """The page :func:`write_report` writes, as text (for a caller that writes it itself).
 
     Parameters
     ----------
-    title, users, cells, tables, figures, notes
+    title, users, cells, tables, figures, notes, selected_method, areas, coverage, cell_table
         As for :func:`write_report`.
 
     Returns
@@ -174,13 +330,26 @@ def render_report(
         As for :func:`write_report`.
     """
     problems = _check_frames(users, cells)
+    if not problems:
+        problems = _check_extras(users, cells, selected_method, areas, coverage)
     if problems:
         raise ValidationError(problems)
     notes = [notes] if isinstance(notes, str) else list(notes)
+    methods = _methods(users, cells)
+    selected = None
+    if methods:
+        default = _method_names(users)[-1] if len(users) else methods[-1]
+        selected = str(selected_method) if selected_method is not None else default
+    areas_geom = {str(k): _as_geometry(v) for k, v in (areas or {}).items()}
+    coverage = list(coverage or ())
+    cell_section = _cell_tables(cells, methods, selected) if cell_table else ""
     body = [
-        _header(title, notes, has_tables=bool(tables), has_figures=bool(figures)),
-        _map_section(users, cells),
+        _header(title, notes, has_tables=bool(tables), has_figures=bool(figures),
+                has_cells=bool(cell_section)),
+        _map_section(users, cells, methods=methods, selected=selected, areas=areas_geom,
+                     coverage=coverage),
         _tables_section(tables),
+        cell_section,
         _figures_section(figures),
         _footer(),
     ]
@@ -278,14 +447,83 @@ def _check_frames(users: Any, cells: Any) -> list[str]:
                             f"it to metres, e.g. frame.to_crs(frame.estimate_utm_crs())")
     if problems:
         return problems
-    if "cell_id" in cells.columns and cells["cell_id"].duplicated().any():
-        dup = cells.loc[cells["cell_id"].duplicated(), "cell_id"].unique()[:10].tolist()
-        problems.append(f"cells table: duplicate cell_id {dup}; fix: give each cell a unique id")
+    key = ["method", "cell_id"] if "method" in cells.columns else ["cell_id"]
+    if "cell_id" in cells.columns and cells.duplicated(subset=key).any():
+        dup = cells.loc[cells.duplicated(subset=key), "cell_id"].unique()[:10].tolist()
+        within = " within a method" if len(key) > 1 else ""
+        problems.append(f"cells table: duplicate cell_id {dup}{within}; fix: give each cell a unique id")
     if len(users) and len(cells) and users.crs is not None and cells.crs is not None \
             and users.crs != cells.crs:
         problems.append(f"users CRS {users.crs.name!r} differs from cells CRS {cells.crs.name!r}; fix: "
                         f"users.to_crs(cells.crs)")
     return problems
+
+
+def _check_extras(users: gpd.GeoDataFrame, cells: gpd.GeoDataFrame, selected_method: Any,
+                  areas: Mapping[str, Any] | None, coverage: Sequence[Any] | None) -> list[str]:
+    """Problems of the method columns, `selected_method`, the line ends, `areas` and `coverage`."""
+    problems: list[str] = []
+    has_xy = ["serving_x_m" in users.columns, "serving_y_m" in users.columns]
+    if any(has_xy) and not all(has_xy):
+        problems.append("users table has only one of serving_x_m, serving_y_m; fix: give both or neither")
+    if "method" in cells.columns and "method" not in users.columns:
+        problems.append("cells table has a method column and users table none; fix: give users a method "
+                        "column too, or drop the cells' one")
+    if "method" in users.columns:
+        for name, frame in (("users", users), ("cells", cells)):
+            if "method" in frame.columns and frame["method"].isna().any():
+                rows = np.flatnonzero(frame["method"].isna().to_numpy())[:10].tolist()
+                problems.append(f"{name} table: rows {rows} have no method; fix: give every row its method")
+        if users["user_id"].isna().any():
+            rows = np.flatnonzero(users["user_id"].isna().to_numpy())[:10].tolist()
+            problems.append(f"users table: rows {rows} have no user_id; fix: give every user an id")
+        dup = users.duplicated(subset=["method", "user_id"])
+        if dup.any():
+            problems.append(f"users table: user_id {users.loc[dup, 'user_id'].unique()[:10].tolist()} "
+                            f"repeated within a method; fix: one row per user and method")
+    if problems:
+        return problems
+    methods = _methods(users, cells)
+    if selected_method is not None:
+        if not methods:
+            problems.append(f"selected_method {selected_method!r} given, but users table has no method "
+                            f"column; fix: give no selected_method, or a method column")
+        elif str(selected_method) not in methods:
+            problems.append(f"selected_method {selected_method!r} is not a method of the tables; fix: "
+                            f"one of {methods}")
+    for name, geom in (areas or {}).items():
+        try:
+            _as_geometry(geom)
+        except TypeError:
+            problems.append(f"area {name!r} is a {type(geom).__name__}; fix: give a shapely geometry")
+    for layer in coverage or ():
+        if not isinstance(layer, CoverageLayer):
+            problems.append(f"coverage holds a {type(layer).__name__}; fix: give CoverageLayer objects")
+    return problems
+
+
+def _method_names(frame: pd.DataFrame) -> list[str]:
+    """The distinct values of `frame`'s ``method`` column as text, in order of appearance."""
+    if "method" not in frame.columns:
+        return []
+    return list(dict.fromkeys(frame["method"].astype(str)))
+
+
+def _methods(users: pd.DataFrame, cells: pd.DataFrame) -> list[str]:
+    """The methods of the stacked frames (the users', then any other of the cells'), or [] when
+    `users` has no ``method`` column."""
+    if "method" not in users.columns:
+        return []
+    return list(dict.fromkeys(_method_names(users) + _method_names(cells)))
+
+
+def _as_geometry(value: Any) -> shapely.Geometry:
+    """`value` as one shapely geometry (a GeoSeries or GeoDataFrame: the union of its shapes)."""
+    if isinstance(value, gpd.GeoDataFrame | gpd.GeoSeries):
+        return value.geometry.union_all()
+    if isinstance(value, shapely.Geometry):
+        return value
+    raise TypeError(type(value).__name__)
 
 
 # ---------------------------------------------------------------------- formatting helpers
@@ -344,11 +582,14 @@ def _percent(value: Any) -> str:
 
 
 # ---------------------------------------------------------------------- page parts
-def _header(title: str, notes: list[str], *, has_tables: bool, has_figures: bool) -> str:
+def _header(title: str, notes: list[str], *, has_tables: bool, has_figures: bool,
+            has_cells: bool = False) -> str:
     items = "".join(f"<li>{_esc(n)}</li>" for n in notes)
     links = ['<a href="#map-section">Map</a>']
     if has_tables:
         links.append('<a href="#tables">Tables</a>')
+    if has_cells:
+        links.append('<a href="#cells">Cells</a>')
     if has_figures:
         links.append('<a href="#figures">Figures</a>')
     notes_html = f'<ul class="notes" id="notes">{items}</ul>' if notes else ""
@@ -374,6 +615,36 @@ def _tables_section(tables: Mapping[str, pd.DataFrame]) -> str:
     return f'<section id="tables"><h2>Tables</h2>{"".join(parts)}</section>'
 
 
+def _cell_tables(cells: gpd.GeoDataFrame, methods: list[str], selected: str | None) -> str:
+    """The per-cell tables: one per method (all but the selected one hidden), or one."""
+    if not isinstance(cells, gpd.GeoDataFrame) or len(cells) == 0:
+        return ""
+    geometry = [c for c in cells.columns if isinstance(cells[c].dtype, gpd.array.GeometryDtype)]
+    plain = pd.DataFrame(cells.drop(columns=geometry))
+    if "method" in plain.columns:
+        method = plain["method"].astype(str)
+        groups = [(m, plain[method.to_numpy() == m].drop(columns="method")) for m in methods]
+        groups = [(m, g) for m, g in groups if len(g)]
+    else:
+        groups = [(None, plain)]
+    used: set[str] = set()
+    parts = []
+    for m, frame in groups:
+        n = len(frame)
+        shown = frame.iloc[:CELL_TABLE_MAX_ROWS].set_index("cell_id")
+        caption = "Cells" if m is None else f"Cells: {m}"
+        if n > CELL_TABLE_MAX_ROWS:
+            caption += f" (the first {CELL_TABLE_MAX_ROWS:,} of {n:,} rows)"
+        wrap = "" if m is None else f' data-method="{_esc(m)}"' + ("" if m == selected else " hidden")
+        parts.append(_table_html(caption, shown, _slug("cells" if m is None else f"cells {m}", used, "table"),
+                                 table_class="cell-table", wrap_class="table-wrap sortable cell-table-wrap",
+                                 wrap_attrs=wrap))
+    note = ('<p class="small">The cells of the method the map shows (choose it beside the map). '
+            if groups[0][0] is not None else '<p class="small">')
+    note += "Click a column's header to sort by it.</p>"
+    return f'<section id="cells"><h2>Cells</h2>{note}{"".join(parts)}</section>'
+
+
 def _label(value: Any) -> str:
     if isinstance(value, tuple):
         return " / ".join(format_value(v) for v in value if not (isinstance(v, str) and v == ""))
@@ -381,6 +652,7 @@ def _label(value: Any) -> str:
 
 
 _NUM = ' class="num"'
+_SORT_NUM = ' data-sort="num"'
 
 
 def _is_number(value: Any) -> bool:
@@ -388,25 +660,33 @@ def _is_number(value: Any) -> bool:
     return numeric and not isinstance(value, bool | np.bool_)
 
 
-def _table_html(name: str, frame: pd.DataFrame, table_id: str) -> str:
+def _numeric(values: Iterable[Any]) -> bool:
+    """Whether a column holds numbers (and missing values) only: right-aligned, sorted as numbers."""
+    return all(_is_number(v) or format_value(v) == _DASH for v in values)
+
+
+def _table_html(name: str, frame: pd.DataFrame, table_id: str, *, table_class: str = "summary-table",
+                wrap_class: str = "table-wrap sortable", wrap_attrs: str = "") -> str:
+    """One table, its headers sortable by the page's script (``data-sort="num"``: as numbers)."""
     if not isinstance(frame, pd.DataFrame):
         frame = pd.DataFrame(frame)
     index = frame.index
     n_index = index.nlevels
     index_names = [format_value(n) if n is not None else "" for n in index.names]
-    numeric = [all(_is_number(v) or format_value(v) == _DASH for v in frame.iloc[:, j])
-               for j in range(frame.shape[1])]
-    head = "".join(f'<th scope="col">{_esc(n)}</th>' for n in index_names)
-    head += "".join(f'<th scope="col"{_NUM if num else ""}>{_esc(_label(c))}</th>'
+    index_numeric = [_numeric(index.get_level_values(k)) and len(index) > 0 for k in range(n_index)]
+    numeric = [_numeric(frame.iloc[:, j]) for j in range(frame.shape[1])]
+    head = "".join(f'<th scope="col"{_SORT_NUM if num else ""}>{_esc(n)}</th>'
+                   for n, num in zip(index_names, index_numeric, strict=True))
+    head += "".join(f'<th scope="col"{_NUM + _SORT_NUM if num else ""}>{_esc(_label(c))}</th>'
                     for c, num in zip(frame.columns, numeric, strict=True))
+    td = [f"<td{_NUM}>" if num else "<td>" for num in numeric]
     rows = []
     for key, values in zip(index, frame.itertuples(index=False, name=None), strict=True):
         keys = key if n_index > 1 else (key,)
         cells = "".join(f'<th scope="row">{_esc(format_value(k))}</th>' for k in keys)
-        cells += "".join(f'<td class="num">{_esc(format_value(v))}</td>' if _is_number(v)
-                         else f"<td>{_esc(format_value(v))}</td>" for v in values)
+        cells += "".join(f"{t}{_esc(format_value(v))}</td>" for t, v in zip(td, values, strict=True))
         rows.append(f"<tr>{cells}</tr>")
-    return (f'<div class="table-wrap"><table class="summary-table" id="{table_id}">'
+    return (f'<div class="{wrap_class}"{wrap_attrs}><table class="{table_class}" id="{table_id}">'
             f"<caption>{_esc(name)}</caption><thead><tr>{head}</tr></thead>"
             f'<tbody>{"".join(rows)}</tbody></table></div>')
 
@@ -448,17 +728,42 @@ def _figure_svg(fig: Figure, fig_id: str) -> str:
 
 
 # ---------------------------------------------------------------------- the map
-def _map_section(users: gpd.GeoDataFrame, cells: gpd.GeoDataFrame) -> str:
-    n_users, n_cells = len(users), len(cells)
-    ux = users.geometry.x.to_numpy(float) if n_users else np.empty(0)
-    uy = users.geometry.y.to_numpy(float) if n_users else np.empty(0)
-    cx = cells.geometry.x.to_numpy(float) if n_cells else np.empty(0)
-    cy = cells.geometry.y.to_numpy(float) if n_cells else np.empty(0)
+@dataclasses.dataclass
+class _View:
+    """What the map shows of one method: per shared user, and per shared cell in page order."""
+
+    name: str | None
+    tier: np.ndarray  # (n_users,) str: the serving tier's class suffix ("macro"... "none", "other")
+    flags: np.ndarray  # (n_users,) int: _GUARD | _UNUSABLE | _ABSENT
+    user_title: list[str]  # (n_users,)
+    line_end: np.ndarray  # (n_users, 2) float: local end of the association line [m]; NaN: none
+    cell_style: list[str | None]  # (n_cells,): colour variables; None: no row in this method
+    cell_title: list[str | None]  # (n_cells,)
+    counts: dict[str, int]
+
+
+def _map_section(users: gpd.GeoDataFrame, cells: gpd.GeoDataFrame, *, methods: list[str],
+                 selected: str | None, areas: Mapping[str, shapely.Geometry],
+                 coverage: Sequence[CoverageLayer]) -> str:
+    n_urows, n_crows = len(users), len(cells)
+    ux = users.geometry.x.to_numpy(float) if n_urows else np.empty(0)
+    uy = users.geometry.y.to_numpy(float) if n_urows else np.empty(0)
+    cx = cells.geometry.x.to_numpy(float) if n_crows else np.empty(0)
+    cy = cells.geometry.y.to_numpy(float) if n_crows else np.empty(0)
 
     # local coordinates: x east, y down (SVG), origin near the top-left point, in metres
-    all_x, all_y = np.concatenate([ux, cx]), np.concatenate([uy, cy])
-    if len(all_x):
-        x0, x1, y0, y1 = all_x.min(), all_x.max(), all_y.min(), all_y.max()
+    all_x, all_y = [ux, cx], [uy, cy]
+    for geom in areas.values():
+        if not geom.is_empty:
+            b = geom.bounds
+            all_x.append(np.array([b[0], b[2]]))
+            all_y.append(np.array([b[1], b[3]]))
+    for layer in coverage:
+        all_x.append(np.array(layer.bounds_m[0::2]))
+        all_y.append(np.array(layer.bounds_m[1::2]))
+    xs, ys = np.concatenate(all_x), np.concatenate(all_y)
+    if len(xs):
+        x0, x1, y0, y1 = xs.min(), xs.max(), ys.min(), ys.max()
     else:
         x0, x1, y0, y1 = 0.0, 1000.0, 0.0, 1000.0
     ox, oy = math.floor(x0), math.ceil(y1)
@@ -470,44 +775,174 @@ def _map_section(users: gpd.GeoDataFrame, cells: gpd.GeoDataFrame) -> str:
     view_box = f"{_c(vb_x)} {_c(vb_y)} {_c(width)} {_c(height)}"
     k0 = max(width, height) / _MAP_WIDTH_PX  # metres per screen pixel before the script runs
 
-    cell_index = pd.Index(cells["cell_id"]) if n_cells else pd.Index([])
+    # the methods of the rows; the shared users and cells (each drawn once, at its first row)
+    names: list[str | None] = list(methods) if methods else [None]
+    number = {m: k for k, m in enumerate(names)}
+    if methods:
+        u_method = users["method"].astype(str).map(number).to_numpy(int)
+        u_code = pd.factorize(users["user_id"])[0]
+    else:
+        u_method, u_code = np.zeros(n_urows, int), np.arange(n_urows)
+    by_method = bool(methods) and "method" in cells.columns
+    if by_method:
+        c_method = cells["method"].astype(str).map(number).to_numpy(int)
+        c_code = pd.factorize(cells["cell_id"], use_na_sentinel=False)[0]
+    else:
+        c_method, c_code = np.zeros(n_crows, int), np.arange(n_crows)
+    first_u = np.unique(u_code, return_index=True)[1]
+    first_c = np.unique(c_code, return_index=True)[1]
+    n_users, n_cells = len(first_u), len(first_c)
+    user_row = np.full((len(names), n_users), -1)
+    user_row[u_method, u_code] = np.arange(n_urows)
+    cell_row = np.full((len(names), n_cells), -1)
+    if by_method:
+        cell_row[c_method, c_code] = np.arange(n_crows)
+    else:
+        cell_row[:, c_code] = np.arange(n_crows)
+
+    # each user row's serving cell (a row of cells), tier, flags and line end
     serving = users["serving_cell_id"]
-    served_row = np.full(n_users, -1)
+    served_row = np.full(n_urows, -1)
     has_id = serving.notna().to_numpy()
-    if has_id.any() and n_cells:
-        served_row[has_id] = cell_index.get_indexer(pd.Index(serving[has_id]))
+    if has_id.any() and n_crows:
+        if by_method:
+            index = pd.MultiIndex.from_arrays([c_method, cells["cell_id"].to_numpy()])
+            query = pd.MultiIndex.from_arrays([u_method[has_id], serving[has_id].to_numpy()])
+            served_row[has_id] = index.get_indexer(query)
+        else:
+            served_row[has_id] = pd.Index(cells["cell_id"]).get_indexer(pd.Index(serving[has_id]))
     unknown = has_id & (served_row < 0)
     if unknown.any():
         warnings.warn(f"{int(unknown.sum())} users have a serving_cell_id not in cells.cell_id "
                       f"(e.g. {serving[unknown].iloc[0]!r}); their association lines are left out",
                       stacklevel=3)
-
-    cell_tier = cells["tier"].astype(str).to_numpy() if n_cells else np.empty(0, object)
+    served = served_row >= 0
+    cell_tier = cells["tier"].astype(str).to_numpy() if n_crows else np.empty(0, object)
     if "serving_tier" in users.columns:
         user_tier = users["serving_tier"].where(users["serving_tier"].notna(), "none").astype(str).to_numpy()
     else:
-        user_tier = np.where(served_row >= 0, cell_tier[np.maximum(served_row, 0)] if n_cells else "none",
+        user_tier = np.where(served, cell_tier[np.maximum(served_row, 0)] if n_crows else "none",
                              "none").astype(str)
-    in_area = _bools(users, "in_study_area")
-    usable = _bools(users, "usable")
+    tier_class = np.array([t if t in TIER_COLORS else "other" for t in user_tier], dtype=object)
+    in_area, usable = _bools(users, "in_study_area"), _bools(users, "usable")
+    flags = np.where(in_area, 0, _GUARD) | np.where(usable, 0, _UNUSABLE)
+    end_x, end_y = np.full(n_urows, np.nan), np.full(n_urows, np.nan)
+    end_x[served], end_y[served] = cx[served_row[served]], cy[served_row[served]]
+    if "serving_x_m" in users.columns:  # the serving cell's nearest wraparound copy
+        sx, sy = _floats(users, "serving_x_m"), _floats(users, "serving_y_m")
+        given = served & np.isfinite(sx) & np.isfinite(sy)
+        end_x[given], end_y[given] = sx[given], sy[given]
+    cell_ids = cells["cell_id"].to_numpy() if n_crows else np.empty(0, object)
+    sid = np.where(served, cell_ids[np.maximum(served_row, 0)] if n_crows else None, serving.to_numpy())
+    user_titles = _user_titles(users, user_tier, in_area, usable, sid)
+
+    # each cell row's tooltip and colours; the shared cells in page order (small markers on top)
+    cell_titles, cell_styles = _cell_rows(cells)
+    owner = _column(cells, "owner", "operator").astype(str)
+    azimuth = _floats(cells, "azimuth_deg")
+    rank = {"macro": 0, "pico": 1, "femto": 2}
+    order = np.array(sorted(range(n_cells), key=lambda k: (rank.get(cell_tier[first_c[k]], 3), k)), int)
+    page_cells = first_c[order]
+    cell_row = cell_row[:, order]
+
+    sux, suy = ux[first_u] - ox, oy - uy[first_u]
+    ends = np.column_stack([end_x - ox, oy - end_y])
+    views = [_view(name, user_row[k], cell_row[k], tier_class, flags, user_titles, ends, cell_titles,
+                   cell_styles, cell_tier, owner) for k, name in enumerate(names)]
+    sel = names.index(selected) if methods else 0
+    view = views[sel]
 
     lines_on = n_users <= ASSOCIATION_LINES_MAX_USERS
-    layers = _cell_layer(cells, cx - ox, oy - cy)
-    user_layer = _user_layer(users, ux - ox, oy - uy, user_tier, in_area, usable, served_row,
-                             cells["cell_id"].to_numpy() if n_cells else np.empty(0), k0)
-    assoc_layer = _assoc_layer(ux - ox, oy - uy, cx - ox, oy - cy, served_row, user_tier, in_area)
+    cell_layer = _cell_layer(cx[page_cells] - ox, oy - cy[page_cells], cell_tier[page_cells],
+                             owner[page_cells], azimuth[page_cells], view)
+    user_layer = _user_layer(sux, suy, view, k0)
+    assoc_layer = _assoc_layer(sux, suy, view)
+    used: set[str] = set()
+    area_ids = [_slug(name, used, "area") for name in areas]
+    area_layer = "".join(
+        _area_svg(name, geom, area_id, _AREA_STYLES[k % len(_AREA_STYLES)], ox, oy, span)
+        for k, (area_id, (name, geom)) in enumerate(zip(area_ids, areas.items(), strict=True)))
+    coverage_ids = [_slug(layer.name, used, "cov") for layer in coverage]
+    rendered = [_coverage_svg(layer, cid, ox, oy) for layer, cid in zip(coverage, coverage_ids, strict=True)]
 
     row_classes = ["show-users", "show-guard"] + (["show-assoc"] if lines_on else [])
     svg = (f'<svg id="map" viewBox="{view_box}" preserveAspectRatio="xMidYMid meet" '
            f'style="--k:{k0:.4g}" role="img" aria-label="Map of cells, users and association">'
            f'<rect class="bg" x="{_c(vb_x - 50 * span)}" y="{_c(vb_y - 50 * span)}" '
            f'width="{_c(101 * span)}" height="{_c(101 * span)}"/>'
-           f'<g id="layer-assoc">{assoc_layer}</g><g id="layer-users">{user_layer}</g>'
-           f'<g id="layer-cells">{layers}</g></svg>')
-    legend = _legend(cells, user_tier, in_area, usable, int((served_row >= 0).sum()), lines_on)
-    return (f'<section id="map-section"><h2>Map</h2>'
+           + (f'<g id="layer-coverage">{"".join(r[0] for r in rendered)}</g>' if coverage else "")
+           + (f'<g id="layer-areas">{area_layer}</g>' if areas else "")
+           + f'<g id="layer-assoc">{assoc_layer}</g><g id="layer-users">{user_layer}</g>'
+           f'<g id="layer-cells">{cell_layer}</g></svg>')
+    legend = _legend(cells, views, sel, lines_on, nearest_image="serving_x_m" in users.columns,
+                     areas=list(zip(area_ids, areas, strict=True)),
+                     coverage=[(cid, r[1]) for cid, r in zip(coverage_ids, rendered, strict=True)],
+                     coverage_names=[layer.name for layer in coverage])
+    heading = "Map" if not methods else f'Map<span id="map-method">: {_esc(selected)}</span>'
+    data = _method_data(views, sel) if methods else ""
+    return (f'<section id="map-section"><h2>{heading}</h2>'
             f'<div class="map-row {" ".join(row_classes)}" id="map-row">'
-            f'<div class="map-box">{svg}</div>{legend}</div></section>')
+            f'<div class="map-box">{svg}</div>{legend}</div>{data}</section>')
+
+
+def _view(name: str | None, rows: np.ndarray, crows: np.ndarray, tier_class: np.ndarray, flags: np.ndarray,
+          user_titles: list[str], ends: np.ndarray, cell_titles: list[str], cell_styles: list[str],
+          cell_tier: np.ndarray, owner: np.ndarray) -> _View:
+    """The view of one method from its users' rows `rows` (n_users,) and its cells' rows `crows`
+    (n_cells,) in page order (−1: none)."""
+    present = rows >= 0
+    r = np.maximum(rows, 0)
+    n = len(rows)
+    tier = np.where(present, tier_class[r], "none") if n else np.empty(0, object)
+    user_flags = np.where(present, flags[r], _ABSENT) if n else np.empty(0, int)
+    titles = [user_titles[i] if p else "" for i, p in zip(r, present, strict=True)]
+    line_end = np.where(present[:, None], ends[r], np.nan) if n else np.empty((0, 2))
+    has_cell = crows >= 0
+    cell_style = [cell_styles[j] if j >= 0 else None for j in crows]
+    cell_title = [cell_titles[j] if j >= 0 else None for j in crows]
+    ctier = cell_tier[crows[has_cell]]
+    counts = {"cells": int(has_cell.sum()),
+              **{f"cells-{t}": int((ctier == t).sum()) for t in ("macro", "pico", "femto")},
+              "cells-other": int((~np.isin(ctier, ["macro", "pico", "femto"])).sum()),
+              "cells-third": int((owner[crows[has_cell]] == "third_party").sum()),
+              "users": int(present.sum()),
+              **{f"users-{t}": int((present & (tier == t)).sum())
+                 for t in ("macro", "pico", "femto", "none")},
+              "lines": int(np.isfinite(line_end[:, 0]).sum()),
+              "guard": int((present & (user_flags & _GUARD > 0)).sum()),
+              "unusable": int((present & (user_flags & _UNUSABLE > 0)).sum())}
+    return _View(name, tier, user_flags, titles, line_end, cell_style, cell_title, counts)
+
+
+def _method_data(views: list[_View], selected: int) -> str:
+    """The methods' states as a JSON block the page's script applies when a method is chosen.
+
+    A tooltip is a list of numbers, those of its lines in the list ``lines`` shared by every
+    method (a user's id, serving cell and notes repeat from method to method)."""
+    lines: dict[str, int] = {}
+
+    def refs(text: str | None) -> list[int] | None:
+        if text is None:
+            return None
+        return [lines.setdefault(line, len(lines)) for line in text.split("\n")] if text else []
+
+    def num(v: float) -> float | int | None:
+        if not math.isfinite(v):
+            return None
+        r = round(float(v), 1)
+        return int(r) if r.is_integer() else r
+
+    methods = [{"name": v.name,
+                "t": "".join(str(_TIER_CODES.index(t)) for t in v.tier),
+                "f": "".join(str(int(f)) for f in v.flags),
+                "lx": [num(x) for x in v.line_end[:, 0]], "ly": [num(y) for y in v.line_end[:, 1]],
+                "ut": [refs(t) for t in v.user_title], "cs": v.cell_style,
+                "ct": [refs(t) for t in v.cell_title], "n": v.counts}
+               for v in views]
+    text = json.dumps({"tiers": _TIER_CODES, "selected": selected, "lines": list(lines), "methods": methods},
+                      ensure_ascii=False, separators=(",", ":"), allow_nan=False)
+    text = text.replace("<", "\\u003c")  # no "</script>" inside the block
+    return f'<script type="application/json" id="map-data">{text}</script>'
 
 
 def _marker_path(tier: str, azimuth_deg: float) -> str:
@@ -553,13 +988,14 @@ def _varies_power(cells: gpd.GeoDataFrame) -> bool:
     return bool(np.nanmax(np.r_[1.0 - share, off, 0.0]) > 1e-9) if len(cells) else False
 
 
-def _cell_layer(cells: gpd.GeoDataFrame, x: np.ndarray, y: np.ndarray) -> str:
+def _cell_rows(cells: gpd.GeoDataFrame) -> tuple[list[str], list[str]]:
+    """Each cell row's tooltip, and its colour variables (``--lc``: load, ``--pc``: mean power,
+    ``--oc``: share off) as a style attribute."""
     n = len(cells)
     if n == 0:
-        return ""
+        return [], []
     tier = cells["tier"].astype(str).to_numpy()
     owner = _column(cells, "owner", "operator")
-    azimuth = _floats(cells, "azimuth_deg")
     load = _floats(cells, "load")
     power_share, share_off = _power_shares(cells)
     with np.errstate(divide="ignore", invalid="ignore"):  # off: −inf dB, the ramp's low end
@@ -569,12 +1005,9 @@ def _cell_layer(cells: gpd.GeoDataFrame, x: np.ndarray, y: np.ndarray) -> str:
     cols = {name: _column(cells, name, None) for name in
             ("cell_id", "site_id", "tx_power_dbm", "n_users", "traffic_mbps", "backhaul_mbps",
              "backhaul_use", "payment", "mean_power_dbm")}
-    order = sorted(range(n), key=lambda i: ({"macro": 0, "pico": 1, "femto": 2}.get(tier[i], 3), i))
-    parts = []
-    for i in order:
+    titles, styles = [], []
+    for i in range(n):
         t = tier[i]
-        tier_class = f"tier-{t}" if t in TIER_COLORS else "tier-other"
-        third = " third" if str(owner[i]) == "third_party" else ""
         lines = [f"cell {format_value(cols['cell_id'][i])}"
                  + ("" if "site_id" not in cells.columns else f" (site {format_value(cols['site_id'][i])})"),
                  f"{t}, {format_value(owner[i]) if 'owner' in cells.columns else 'operator'}"]
@@ -601,41 +1034,44 @@ def _cell_layer(cells: gpd.GeoDataFrame, x: np.ndarray, y: np.ndarray) -> str:
             lines.append(f"backhaul: {text}")
         if "payment" in cells.columns:
             lines.append(f"payment: {format_value(cols['payment'][i])}")
-        parts.append(f'<g class="cell {tier_class}{third}" transform="translate({_c(x[i])} {_c(y[i])})" '
-                     f'style="{";".join(f"--{k}:{v[i]}" for k, v in colors.items())}">'
-                     f'<title>{_esc(chr(10).join(lines))}</title>'
-                     f'<path d="{_marker_path(t, azimuth[i])}"/></g>')
+        titles.append("\n".join(lines))
+        styles.append(";".join(f"--{k}:{v[i]}" for k, v in colors.items()))
+    return titles, styles
+
+
+def _cell_layer(x: np.ndarray, y: np.ndarray, tier: np.ndarray, owner: np.ndarray, azimuth: np.ndarray,
+                view: _View) -> str:
+    """The cell markers at local (`x`, `y`) [m], in page order, as `view` shows them."""
+    parts = []
+    for j in range(len(x)):
+        t = tier[j]
+        tier_class = f"tier-{t}" if t in TIER_COLORS else "tier-other"
+        third = " third" if owner[j] == "third_party" else ""
+        style, title = view.cell_style[j], view.cell_title[j]
+        absent = " absent" if style is None else ""
+        parts.append(f'<g class="cell {tier_class}{third}{absent}" '
+                     f'transform="translate({_c(x[j])} {_c(y[j])})" style="{style or ""}">'
+                     f'<title>{_esc(title or "")}</title>'
+                     f'<path d="{_marker_path(t, azimuth[j])}"/></g>')
     return "".join(parts)
 
 
-def _user_layer(users: gpd.GeoDataFrame, x: np.ndarray, y: np.ndarray, tier: np.ndarray,
-                in_area: np.ndarray, usable: np.ndarray, served_row: np.ndarray, cell_ids: np.ndarray,
-                k0: float) -> str:
-    n = len(users)
-    if n == 0:
-        return ""
+def _user_titles(users: gpd.GeoDataFrame, tier: np.ndarray, in_area: np.ndarray, usable: np.ndarray,
+                 serving_id: np.ndarray) -> list[str]:
+    """Each user row's tooltip."""
     user_id = users["user_id"].to_numpy()
-    serving_id = users["serving_cell_id"].to_numpy()
     n_serving = _column(users, "n_serving_cells", None)
     airtime = _column(users, "airtime_share", None)
     rate = _column(users, "rate_mbps", None)
     sinr = _column(users, "sinr_db", None)
     has = set(users.columns)
-    r0 = f"{_USER_RADIUS_PX * k0:.3g}"
-    parts = []
-    for i in range(n):
-        t = tier[i]
-        classes = f"user t-{t if t in TIER_COLORS else 'other'}"
-        if not in_area[i]:
-            classes += " guard"
-        if not usable[i]:
-            classes += " unusable"
-        sid = cell_ids[served_row[i]] if served_row[i] >= 0 else serving_id[i]
+    out = []
+    for i in range(len(users)):
         lines = [f"user {format_value(user_id[i])}"]
-        if format_value(sid) == _DASH:
+        if format_value(serving_id[i]) == _DASH:
             lines.append("not served")
         else:
-            lines.append(f"served by cell {format_value(sid)} ({t})"
+            lines.append(f"served by cell {format_value(serving_id[i])} ({tier[i]})"
                          + (f", {format_value(n_serving[i])} cells" if "n_serving_cells" in has else ""))
         if "rate_mbps" in has:
             lines.append(f"rate: {_with_unit(rate[i], 'Mbit/s')}")
@@ -647,21 +1083,154 @@ def _user_layer(users: gpd.GeoDataFrame, x: np.ndarray, y: np.ndarray, tier: np.
             lines.append("guard band (outside the study area)")
         if not usable[i]:
             lines.append("not usable (no link with a positive rate)")
-        parts.append(f'<circle class="{classes}" cx="{_c(x[i])}" cy="{_c(y[i])}" r="{r0}">'
-                     f"<title>{_esc(chr(10).join(lines))}</title></circle>")
-    return "".join(parts)
+        out.append("\n".join(lines))
+    return out
 
 
-def _assoc_layer(ux: np.ndarray, uy: np.ndarray, cx: np.ndarray, cy: np.ndarray, served_row: np.ndarray,
-                 tier: np.ndarray, in_area: np.ndarray) -> str:
+def _user_class(tier: str, flags: int) -> str:
+    """The class of a user dot (the page's script builds the same)."""
+    return (f"user t-{tier}" + (" guard" if flags & _GUARD else "")
+            + (" unusable" if flags & _UNUSABLE else "") + (" absent" if flags & _ABSENT else ""))
+
+
+def _user_layer(x: np.ndarray, y: np.ndarray, view: _View, k0: float) -> str:
+    """The user dots at local (`x`, `y`) [m], shape (n_users,), as `view` shows them."""
+    r0 = f"{_USER_RADIUS_PX * k0:.3g}"
+    return "".join(f'<circle class="{_user_class(view.tier[i], view.flags[i])}" cx="{_c(x[i])}" '
+                   f'cy="{_c(y[i])}" r="{r0}"><title>{_esc(view.user_title[i])}</title></circle>'
+                   for i in range(len(x)))
+
+
+def _assoc_layer(x: np.ndarray, y: np.ndarray, view: _View) -> str:
+    """The association lines from the users at local (`x`, `y`) [m] to their line ends."""
     parts = []
-    for i in np.flatnonzero(served_row >= 0):
-        j = served_row[i]
-        t = tier[i] if tier[i] in TIER_COLORS else "other"
-        guard = "" if in_area[i] else " guard"
-        parts.append(f'<path class="assoc t-{t}{guard}" '
-                     f'd="M{_c(ux[i])} {_c(uy[i])}L{_c(cx[j])} {_c(cy[j])}"/>')
+    for i in np.flatnonzero(np.isfinite(view.line_end[:, 0])):
+        guard = " guard" if view.flags[i] & _GUARD else ""
+        parts.append(f'<path class="assoc t-{view.tier[i]}{guard}" '
+                     f'd="M{_c(x[i])} {_c(y[i])}L{_c(view.line_end[i, 0])} {_c(view.line_end[i, 1])}"/>')
     return "".join(parts)
+
+
+def _geometry_path(geom: shapely.Geometry, ox: float, oy: float) -> str:
+    """SVG path data of the lines and polygon rings of `geom`, in local coordinates [m]."""
+    parts: list[str] = []
+
+    def ring(coords: np.ndarray, closed: bool) -> None:
+        if closed and len(coords) > 1 and (coords[0] == coords[-1]).all():
+            coords = coords[:-1]
+        if len(coords) < 2:
+            return
+        pts = [f"{_c(x - ox)} {_c(oy - y)}" for x, y in coords[:, :2]]
+        parts.append(f"M{pts[0]}L{' '.join(pts[1:])}{'Z' if closed else ''}")
+
+    def walk(g: shapely.Geometry) -> None:
+        if g.is_empty:
+            return
+        kind = g.geom_type
+        if kind == "Polygon":
+            ring(np.asarray(g.exterior.coords), True)
+            for hole in g.interiors:
+                ring(np.asarray(hole.coords), True)
+        elif kind in ("LineString", "LinearRing"):
+            ring(np.asarray(g.coords), kind == "LinearRing")
+        elif hasattr(g, "geoms"):
+            for part in g.geoms:
+                walk(part)
+
+    walk(geom)
+    return "".join(parts)
+
+
+def _simplified(geom: shapely.Geometry, span: float) -> shapely.Geometry:
+    """`geom` simplified to :data:`_AREA_TOLERANCE` of the map's `span` [m] (at least 0.1 m), or
+    coarser while it keeps more than :data:`_AREA_MAX_VERTICES` vertices."""
+    tolerance = max(0.1, _AREA_TOLERANCE * span)
+    while True:
+        simple = geom.simplify(tolerance, preserve_topology=True)
+        if shapely.get_num_coordinates(simple) <= _AREA_MAX_VERTICES:
+            return simple
+        tolerance *= 4.0
+
+
+def _area_svg(name: str, geom: shapely.Geometry, area_id: str, style: tuple[str, str], ox: float,
+              oy: float, span: float) -> str:
+    """One area's outline: a group the legend's checkbox shows or hides."""
+    colour, dash = style
+    d = _geometry_path(_simplified(geom, span), ox, oy)
+    dash_attr = f' stroke-dasharray="{dash}"' if dash else ""
+    return (f'<g id="{area_id}" class="area"><path d="{d}" stroke="{colour}"{dash_attr}>'
+            f"<title>{_esc(name)}</title></path></g>")
+
+
+def _coverage_range(layer: CoverageLayer, finite: np.ndarray) -> tuple[float, float]:
+    """The values at the ends of a continuous layer's colour bar (NaN when no value is finite)."""
+    lo = float(layer.vmin) if layer.vmin is not None else \
+        float(np.percentile(finite, _COVERAGE_PERCENTILES[0])) if finite.size else np.nan
+    hi = float(layer.vmax) if layer.vmax is not None else \
+        float(np.percentile(finite, _COVERAGE_PERCENTILES[1])) if finite.size else np.nan
+    if math.isfinite(lo) and math.isfinite(hi) and not lo < hi:  # constant: a range of 1 unit around it
+        lo, hi = (lo - 0.5, lo + 0.5) if layer.vmax is None else (hi - 1.0, hi)
+    return lo, hi
+
+
+def _coverage_rgba(layer: CoverageLayer) -> tuple[np.ndarray, float, float]:
+    """The layer's pixels as RGBA, shape (n_rows, n_cols, 4) uint8 (no data: transparent), and
+    the colour bar's range (NaN for a categorical layer)."""
+    values = layer.values.astype(float)
+    rgba = np.zeros((*values.shape, 4), np.uint8)
+    if layer.categorical:
+        ok = np.isfinite(values) & (values >= 0)
+        palette = np.round(_CATEGORY_COLORS * 255).astype(np.uint8)
+        rgba[ok] = palette[values[ok].astype(np.int64) % len(palette)]
+        return rgba, np.nan, np.nan
+    ok = np.isfinite(values)
+    lo, hi = _coverage_range(layer, values[ok])
+    if ok.any():
+        t = np.clip((values[ok] - lo) / (hi - lo), 0.0, 1.0)
+        rgba[ok] = mpl.colormaps[_COVERAGE_CMAP](t, bytes=True)
+    return rgba, lo, hi
+
+
+def _png_uri(rgba: np.ndarray) -> str:
+    """An RGBA image, shape (n_rows, n_cols, 4) uint8, as a ``data:image/png;base64,...`` URI."""
+    buf = io.BytesIO()
+    mpl_image.imsave(buf, rgba, format="png")
+    return "data:image/png;base64," + base64.b64encode(buf.getvalue()).decode("ascii")
+
+
+def _coverage_svg(layer: CoverageLayer, layer_id: str, ox: float, oy: float) -> tuple[str, str]:
+    """The layer as an ``<image>`` at its bounds (hidden until chosen), and its legend."""
+    rgba, lo, hi = _coverage_rgba(layer)
+    xmin, ymin, xmax, ymax = layer.bounds_m
+    image = (f'<g id="{layer_id}" class="coverage" style="display:none">'
+             f'<image href="{_png_uri(rgba)}" x="{_c(xmin - ox)}" y="{_c(oy - ymax)}" '
+             f'width="{_c(xmax - xmin)}" height="{_c(ymax - ymin)}" preserveAspectRatio="none" '
+             f'style="image-rendering:pixelated"><title>{_esc(layer.name)}</title></image></g>')
+    title = _esc(layer.name) + (f" [{_esc(layer.unit)}]" if layer.unit else "")
+    nodata = '<div class="small">Transparent: no data.</div>'
+    hidden = ' style="display:none"'
+    if layer.categorical:
+        values = layer.values[np.isfinite(layer.values) & (layer.values >= 0)].astype(np.int64)
+        present = np.unique(values)
+        if layer.labels is not None and len(present) <= len(_CATEGORY_COLORS):
+            items = "".join(
+                f"<li>{_chip(mpl.colors.to_hex(_CATEGORY_COLORS[v % len(_CATEGORY_COLORS)]))}"
+                f"{_esc(layer.labels.get(int(v), format_value(int(v))))}</li>" for v in present)
+            body = f"<ul>{items}</ul>"
+        else:
+            body = (f'<div class="small">Colours distinguish cells ({len(present):,} values; a cycle of '
+                    f'{len(_CATEGORY_COLORS)} colours, not an order).</div>')
+        legend = (f'<div class="cov-legend" id="{layer_id}-legend"{hidden}>'
+                  f'<div class="legend-title">{title}</div>{body}{nodata}</div>')
+        return image, legend
+    colours = [mpl.colors.to_hex(c) for c in mpl.colormaps[_COVERAGE_CMAP](np.linspace(0, 1, 11))]
+    ticks = [_with_unit(v, layer.unit) if layer.unit else format_value(v) for v in (lo, (lo + hi) / 2, hi)]
+    auto = layer.vmin is None or layer.vmax is None
+    note = ('<div class="small">Range: 2nd to 98th percentile; values beyond take the end colours.</div>'
+            if auto else '<div class="small">Values beyond the range take the end colours.</div>')
+    legend = _ramp_legend(layer_id, title, colours, ticks, note + nodata, attrs=hidden,
+                          classes="ramp-legend cov-legend")
+    return image, legend
 
 
 def _swatch(d: str, fill: str, stroke: str, stroke_width: float = 1.0) -> str:
@@ -674,34 +1243,57 @@ def _dot(fill: str, stroke: str = "none", opacity: float = 1.0) -> str:
             f'stroke="{stroke}" stroke-width="1.2" opacity="{opacity}"/></svg>')
 
 
-def _counts(values: Iterable[Any]) -> dict[str, int]:
-    return pd.Series(list(values), dtype=object).astype(str).value_counts().to_dict()
+def _chip(fill: str) -> str:
+    return (f'<svg class="sw" viewBox="-14 -14 28 28" aria-hidden="true"><rect x="-7" y="-7" width="14" '
+            f'height="14" fill="{fill}"/></svg>')
 
 
-def _legend(cells: gpd.GeoDataFrame, user_tier: np.ndarray, in_area: np.ndarray, usable: np.ndarray,
-            n_served: int, lines_on: bool) -> str:
-    n_users = len(user_tier)
-    tiers = _counts(cells["tier"]) if len(cells) else {}
-    third = int((_column(cells, "owner", "operator").astype(str) == "third_party").sum()) if len(cells) else 0
+def _dash_swatch(colour: str, dash: str) -> str:
+    dash_attr = f' stroke-dasharray="{dash}"' if dash else ""
+    return (f'<svg class="sw line" viewBox="0 0 30 10" aria-hidden="true"><path d="M1 5H29" fill="none" '
+            f'stroke="{colour}" stroke-width="1.8"{dash_attr}/></svg>')
+
+
+def _ramp_legend(key: str, title: str, colours: Sequence[str], ticks: Sequence[str], notes_html: str,
+                 *, attrs: str = "", classes: str = "ramp-legend") -> str:
+    """A colour bar: `colours` evenly spread from left to right, `ticks` under it."""
+    stops = "".join(f'<stop offset="{v:.2f}" stop-color="{c}"/>'
+                    for v, c in zip(np.linspace(0, 1, len(colours)), colours, strict=True))
+    return (f'<div class="{classes}" id="{key}-legend"{attrs}><div class="legend-title">{title}</div>'
+            '<svg class="ramp" viewBox="0 0 100 10" preserveAspectRatio="none" aria-hidden="true">'
+            f'<defs><linearGradient id="{key}-ramp">{stops}</linearGradient></defs>'
+            f'<rect width="100" height="10" fill="url(#{key}-ramp)"/></svg>'
+            f'<div class="ramp-labels">{"".join(f"<span>{_esc(t)}</span>" for t in ticks)}</div>'
+            f"{notes_html}</div>")
+
+
+def _legend(cells: gpd.GeoDataFrame, views: list[_View], sel: int, lines_on: bool, *, nearest_image: bool,
+            areas: list[tuple[str, str]], coverage: list[tuple[str, str]], coverage_names: list[str]) -> str:
+    """The legend and controls beside the map; the counts are the selected method's, each in a
+    ``data-count`` span the page's script updates when another method is chosen."""
+    view = views[sel]
+
+    def has(key: str) -> bool:
+        return any(v.counts[key] for v in views)
+
+    def n(key: str) -> str:
+        return f'<span class="n" data-count="{key}">{view.counts[key]}</span>'
+
     cell_items = []
     for t in ("macro", "pico", "femto"):
-        if tiers.get(t):
+        if has(f"cells-{t}"):
             sectors = t == "macro" and bool(np.isfinite(_floats(cells, "azimuth_deg")).any())
             d = "".join(_marker_path(t, a) for a in (0, 120, 240)) if sectors else _marker_path(t, np.nan)
             label = f"{t} (sectors)" if sectors else t
-            cell_items.append(f"<li>{_swatch(d, TIER_COLORS[t], '#1b1b1b')}{label} "
-                              f'<span class="n">{tiers[t]}</span></li>')
-    other = sum(v for k, v in tiers.items() if k not in TIER_COLORS)
-    if other:
+            cell_items.append(f"<li>{_swatch(d, TIER_COLORS[t], '#1b1b1b')}{label} {n(f'cells-{t}')}</li>")
+    if has("cells-other"):
         cell_items.append(f"<li>{_swatch(_marker_path('other', np.nan), _OTHER_COLOR, '#1b1b1b')}other tier "
-                          f'<span class="n">{other}</span></li>')
-    if third:
+                          f"{n('cells-other')}</li>")
+    if has("cells-third"):
         t = str(cells["tier"].to_numpy()[_column(cells, "owner", "").astype(str) == "third_party"][0])
         swatch = _swatch(_marker_path(t, np.nan), "#ffffff", TIER_COLORS.get(t, _OTHER_COLOR), 2.2)
-        cell_items.append(f'<li>{swatch}third party (hollow) <span class="n">{third}</span></li>')
-    stops = "".join(
-        f'<stop offset="{v:.2f}" stop-color="{c}"/>'
-        for v, c in zip(np.linspace(0, 1, 6), _load_colors(np.linspace(0, 1, 6)), strict=True))
+        cell_items.append(f"<li>{swatch}third party (hollow) {n('cells-third')}</li>")
+    load_colours = _load_colors(np.linspace(0, 1, 6))
     percent = ("0 %", "50 %", "100 %")
     colourings = {"by-load": ("load", "Cell load (airtime used)", percent, "no load data")}
     if _varies_power(cells):
@@ -710,43 +1302,57 @@ def _legend(cells: gpd.GeoDataFrame, user_tier: np.ndarray, in_area: np.ndarray,
                                   "no power data")
         colourings["by-off"] = ("share off", "Share of the band off", percent, "no power data")
     ramp_legends = "".join(
-        f'<div class="ramp-legend" id="{key}-legend"><div class="legend-title">{title}</div>'
-        '<svg class="ramp" viewBox="0 0 100 10" preserveAspectRatio="none" aria-hidden="true">'
-        f'<defs><linearGradient id="{key}-ramp">{stops}</linearGradient></defs>'
-        f'<rect width="100" height="10" fill="url(#{key}-ramp)"/></svg>'
-        f'<div class="ramp-labels">{"".join(f"<span>{t}</span>" for t in ticks)}</div>'
-        f'<div class="small">{_dot(_NO_LOAD_COLOR, "#1b1b1b")}{missing}</div></div>'
+        _ramp_legend(key, title, load_colours, ticks,
+                     f'<div class="small">{_dot(_NO_LOAD_COLOR, "#1b1b1b")}{missing}</div>')
         for key, (_, title, ticks, missing) in colourings.items())
     colour_choice = "".join(
         f'<label><input type="radio" name="colour" data-toggle="{key}"> {name}</label>'
         for key, (name, _, _, _) in colourings.items())
-    tier_users = _counts(user_tier)
     user_items = []
     for t in ("macro", "pico", "femto", "none"):
-        if tier_users.get(t):
+        if has(f"users-{t}"):
             label = "not served" if t == "none" else f"served by {t}"
-            user_items.append(f"<li>{_dot(TIER_COLORS[t])}{label} "
-                              f'<span class="n">{tier_users[t]}</span></li>')
-    if n_served:
+            user_items.append(f"<li>{_dot(TIER_COLORS[t])}{label} {n(f'users-{t}')}</li>")
+    if has("lines"):
         line = _swatch("M-11 8L11 -8", "none", TIER_COLORS["macro"], 1.2)
-        user_items.append(f'<li>{line}line to the serving cell <span class="n">{n_served}</span></li>')
-    n_guard, n_unusable = int((~in_area).sum()), int((~usable).sum())
-    if n_guard:
-        user_items.append(f"<li>{_dot('#555555', opacity=0.3)}guard band (faded) "
-                          f'<span class="n">{n_guard}</span></li>')
-    if n_unusable:
-        user_items.append(f"<li>{_dot('#ffffff', '#9a9a9a')}not usable (hollow) "
-                          f'<span class="n">{n_unusable}</span></li>')
+        user_items.append(f"<li>{line}line to the serving cell {n('lines')}</li>")
+    if has("guard"):
+        user_items.append(f"<li>{_dot('#555555', opacity=0.3)}guard band (faded) {n('guard')}</li>")
+    if has("unusable"):
+        user_items.append(f"<li>{_dot('#ffffff', '#9a9a9a')}not usable (hollow) {n('unusable')}</li>")
     line_note = "" if lines_on else (f'<div class="small">Off by default above '
                                      f'{ASSOCIATION_LINES_MAX_USERS:,} users.</div>')
+    if nearest_image:
+        line_note += '<div class="small">Lines end at the serving cell\'s nearest wraparound copy.</div>'
     guard_box = ('<label><input type="checkbox" data-toggle="show-guard" checked> Guard-band users</label>'
-                 if n_guard else "")
+                 if has("guard") else "")
+    method_choice = ""
+    if views[0].name is not None:
+        method_choice = ('<fieldset id="method-choice"><legend>Method</legend>' + "".join(
+            f'<label><input type="radio" name="method" value="{k}"{" checked" if k == sel else ""}> '
+            f"{_esc(v.name)}</label>" for k, v in enumerate(views)) + "</fieldset>")
+    area_boxes = ""
+    if areas:
+        area_boxes = ('<fieldset id="area-choice"><legend>Outlines</legend>' + "".join(
+            f'<label><input type="checkbox" data-show="{area_id}" checked> '
+            f"{_dash_swatch(*_AREA_STYLES[k % len(_AREA_STYLES)])}{_esc(name)}</label>"
+            for k, (area_id, name) in enumerate(areas)) + "</fieldset>")
+    coverage_choice = ""
+    if coverage:
+        coverage_choice = (
+            '<fieldset id="coverage-choice"><legend>Coverage</legend>'
+            '<label><input type="radio" name="coverage" data-show="" checked> none</label>'
+            + "".join(f'<label><input type="radio" name="coverage" data-show="{cid} {cid}-legend"> '
+                      f"{_esc(name)}</label>"
+                      for (cid, _), name in zip(coverage, coverage_names, strict=True))
+            + "</fieldset>" + "".join(legend for _, legend in coverage))
     return (
         '<aside class="legend" id="legend" aria-label="Map legend and controls">'
         '<div class="tools"><button type="button" id="zoom-in" title="Zoom in">+</button>'
         '<button type="button" id="zoom-out" title="Zoom out">−</button>'
         '<button type="button" id="zoom-reset" title="Back to the first view">Reset</button></div>'
         '<div class="scale" title="Scale"><span id="scale-bar"></span><span id="scale-label"></span></div>'
+        f"{method_choice}"
         '<fieldset><legend>Layers</legend>'
         f'<label><input type="checkbox" data-toggle="show-assoc"{" checked" if lines_on else ""}> '
         f'Association lines</label>{line_note}'
@@ -754,10 +1360,10 @@ def _legend(cells: gpd.GeoDataFrame, user_tier: np.ndarray, in_area: np.ndarray,
         f'{guard_box}'
         '</fieldset><fieldset><legend>Colour cells by</legend>'
         '<label><input type="radio" name="colour" data-toggle="by-tier" checked> tier</label>'
-        f'{colour_choice}</fieldset>'
-        f'<div class="legend-title">Cells <span class="n">{len(cells)}</span></div>'
+        f'{colour_choice}</fieldset>{area_boxes}{coverage_choice}'
+        f'<div class="legend-title">Cells {n("cells")}</div>'
         f'<ul>{"".join(cell_items)}</ul>{ramp_legends}'
-        f'<div class="legend-title">Users, by serving tier <span class="n">{n_users}</span></div>'
+        f'<div class="legend-title">Users, by serving tier {n("users")}</div>'
         f'<ul>{"".join(user_items)}</ul>'
         '<p class="small hint">Drag to pan; wheel or +/− to zoom; hover a marker for details.</p>'
         '</aside>')

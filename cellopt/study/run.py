@@ -10,8 +10,14 @@
                          payment, mean power, share of the band off
     power_patterns.csv   with a [power] section: one row per (method, pattern, cell): the
                          pattern's share of the band and the cell's power in it
-    results.gpkg         the same tables as GeoPackage layers ``users``, ``cells`` (and
-                         ``power_patterns``)
+    results.gpkg         GeoPackage, a layer per method and kind (suffix ``<m>``:
+                         :func:`layer_suffixes` of the method's label):
+                         ``users_<m>``, ``cells_<m>`` (the rows of the CSVs, Points),
+                         ``association_<m>`` (a line from each served user to its serving
+                         cell's nearest wraparound image), ``power_patterns_<m>`` (power
+                         runs); ``sectors`` (a wedge per sectorised cell), ``study_area``
+                         and ``region`` (when the network has them); the table ``methods``
+                         (each label and its layers); ±inf in a number written as null
     network_map.png      cells and users coloured by serving tier (the last method)
     rate_cdf.png         user rates of every method
     convergence.png      objective and bound against iteration
@@ -35,7 +41,6 @@ from __future__ import annotations
 
 import dataclasses
 import errno
-import itertools
 import os
 import sys
 import time
@@ -52,6 +57,7 @@ from cellopt.drop import Drop
 from cellopt.errors import ValidationError
 from cellopt.solution import Solution
 from cellopt.study.atomic import AtomicFiles, atomic_files, leftover_temporaries, png_writer
+from cellopt.study.gis import gis_layers, write_geopackage
 from cellopt.study.report import is_report, render_report
 from cellopt.study.scenario import MethodSpec, Scenario
 from cellopt.study.store import FolderLock
@@ -71,8 +77,6 @@ OUTPUT_FILES = ("method_summary.csv", "radio_summary.csv", "user_rates.csv", "ce
                 "convergence.png", "report.html")
 #: The header a ``power_patterns.csv`` of cellopt's starts with.
 _PATTERNS_HEADER = b"method,cell_id,x_m,y_m,pattern,pattern_share,"
-
-
 @dataclasses.dataclass(eq=False)
 class RunResult:
     """What :func:`run_scenario` computed and wrote.
@@ -217,14 +221,12 @@ def _write_outputs(staged: AtomicFiles, result: RunResult, out: Path, seed: int,
     write("radio_summary.csv", lambda f: result.radio_summary.to_csv(f, index_label="tier"))
     write("user_rates.csv", lambda f: _write_csv(f, user_chunks()))
     write("cell_stats.csv", lambda f: _plain(cells).to_csv(f, index=False))
-    layers = {"users": user_chunks, "cells": lambda: iter([cells])}
     patterns = _power_patterns(drop, solutions)
     if patterns is not None:
         write("power_patterns.csv", lambda f: _plain(patterns).to_csv(f, index=False))
-        layers["power_patterns"] = lambda: iter([patterns])
     t = time.perf_counter()
     with staged.path(out / "results.gpkg", keep_suffix=True) as tmp:  # GDAL wants .gpkg
-        _write_geopackage(tmp, layers)
+        write_geopackage(tmp, gis_layers(drop, columns, cells, patterns, CHUNK_USERS))
     result.files.append(out / "results.gpkg")
     _say(progress, "wrote results.gpkg", t)
     sample = None
@@ -359,25 +361,6 @@ def _plain(frame: gpd.GeoDataFrame) -> pd.DataFrame:
     table.insert(at, "x_m", frame.geometry.x.to_numpy())
     table.insert(at + 1, "y_m", frame.geometry.y.to_numpy())
     return table
-
-
-def _write_geopackage(path: Path, layers: dict[str, Callable[[], Iterator[gpd.GeoDataFrame]]]
-                      ) -> None:
-    """Write `layers` into a new GeoPackage at `path` (a temporary path of the atomic writer).
-
-    Each layer is written from its chunks in turn (appended), so that a table of every
-    user is never held whole. A layer written in one chunk gets a spatial index; one of
-    several chunks does not: GDAL would update the index row by row on every append
-    (four times slower: 7 minutes for 20 million rows), and GIS tools build it on
-    demand (QGIS: layer properties, "Create spatial index").
-    """
-    for name, chunks in layers.items():
-        parts = chunks()
-        first, second = next(parts), next(parts, None)
-        first.to_file(path, layer=name, driver="GPKG",
-                      layer_options={"SPATIAL_INDEX": "YES" if second is None else "NO"})
-        for frame in itertools.chain([] if second is None else [second], parts):
-            frame.to_file(path, layer=name, driver="GPKG", mode="a")
 
 
 def _figures(result: RunResult, seed: int, sample: np.ndarray | None) -> dict[str, Any]:

@@ -90,6 +90,10 @@ absent keys take the defaults of the function they are passed to)::
     seed of the k-th child of SeedSequence(base).spawn(drops) (independent streams;
     adding drops keeps the earlier ones; each seed is computed on its own, when read)
 
+    [coverage]                      # optional: coverage rasters (cellopt.coverage)
+    enabled (default true), resolution_m (pixel size, default 25 m), max_pixels
+    (default 1,000,000; a larger area is mapped at a coarser resolution)
+
 The keys of ``[network]`` are the parameters of its builder's function (read from its
 signature, :mod:`cellopt.study.builders`); the other sections' keys and their TOML kinds
 are in :mod:`cellopt.study.schema`.
@@ -128,6 +132,7 @@ import numpy as np
 from cellopt import drop as _drop
 from cellopt import radio, topology
 from cellopt._deprecated import moved_names
+from cellopt.coverage import CoverageSettings
 from cellopt.errors import ValidationError
 from cellopt.load_coupling import LoadCoupling
 from cellopt.network import Network
@@ -192,6 +197,9 @@ class Scenario:
     seed_base, drops : int
     raw : dict
         The parsed TOML, used by :meth:`with_overrides`.
+    coverage : CoverageSettings
+        The ``[coverage]`` section (its defaults when absent): whether to write coverage
+        rasters, their resolution and pixel budget (:func:`cellopt.coverage.coverage_map`).
     """
 
     path: Path
@@ -208,6 +216,7 @@ class Scenario:
     seed_base: int
     drops: int
     raw: dict[str, Any] = dataclasses.field(repr=False, compare=False)
+    coverage: CoverageSettings = dataclasses.field(default_factory=CoverageSettings)
 
     @classmethod
     def from_dict(cls, raw: dict[str, Any], path: str | Path) -> Scenario:
@@ -269,6 +278,7 @@ class Scenario:
             users=sections["users"], radio=sections["radio"] or {},
             problem=sections["problem"] or {}, methods=methods, power=power,
             seed_base=seeds.get("base", 1), drops=seeds.get("drops", 1), raw=raw,
+            coverage=CoverageSettings(**(sections["coverage"] or {})),
         )
 
     @property

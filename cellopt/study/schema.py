@@ -90,6 +90,7 @@ SECTION_KEYS: dict[str, dict[str, str]] = {
               "tol": "float", "max_iter": "int", "time_limit_s": "float", "n_interferers": "int",
               "label": "str"},
     "seeds": {"base": "int", "drops": "int"},
+    "coverage": {"enabled": "bool", "resolution_m": "float", "max_pixels": "int"},
 }
 TOP_KEYS = ["name", "description", "network", *SECTION_KEYS, "methods"]
 REQUIRED = ("network", "users")

@@ -1,5 +1,41 @@
 (() => {
   "use strict";
+  // ---- sortable tables: a click on a header sorts by its column (again: the other way round)
+  const collator = new Intl.Collator(undefined, {numeric: true, sensitivity: "base"});
+  const missing = t => t === "" || t === "\u2013";  // the page shows a missing value as "–"
+  const asNumber = t => Number(t.replace(/\u2212/g, "-").replace("\u221e", "Infinity"));
+  for (const table of document.querySelectorAll(".sortable > table")) {
+    const head = table.tHead && table.tHead.rows[0], body = table.tBodies[0];
+    if (!head || !body) continue;
+    const ths = [...head.cells];
+    ths.forEach((th, col) => {
+      const button = document.createElement("button");
+      button.type = "button";
+      button.className = "sort";
+      button.title = "Sort by this column";
+      button.append(...th.childNodes);
+      th.append(button);
+      button.addEventListener("click", () => {
+        const up = th.getAttribute("aria-sort") !== "ascending", sign = up ? 1 : -1;
+        const numeric = th.dataset.sort === "num";
+        for (const h of ths) h.removeAttribute("aria-sort");
+        th.setAttribute("aria-sort", up ? "ascending" : "descending");
+        const keyed = [...body.rows].map(row => {
+          const t = row.cells[col] ? row.cells[col].textContent.trim() : "";
+          let key = missing(t) ? null : numeric ? asNumber(t) : t;
+          if (numeric && Number.isNaN(key)) key = null;
+          return [row, key];
+        });
+        keyed.sort(([, a], [, b]) => {  // missing values last, either way
+          if (a === null || b === null) return (a === null) - (b === null);
+          return sign * (numeric ? (a < b ? -1 : a > b ? 1 : 0) : collator.compare(a, b));
+        });
+        body.append(...keyed.map(k => k[0]));
+      });
+    });
+  }
+
+  // ---- the map
   const svg = document.getElementById("map"), row = document.getElementById("map-row");
   if (!svg || !row) return;
   const home = svg.getAttribute("viewBox").split(/[\s,]+/).map(Number);
@@ -61,12 +97,72 @@
   document.getElementById("zoom-in").addEventListener("click", () => zoom(1.5, ...centre()));
   document.getElementById("zoom-out").addEventListener("click", () => zoom(1 / 1.5, ...centre()));
   document.getElementById("zoom-reset").addEventListener("click", () => { vb = home.slice(); apply(); });
+  const group = box => box.type === "radio" ? [...document.querySelectorAll(`input[name="${box.name}"]`)] : [box];
   for (const box of document.querySelectorAll("input[data-toggle]")) {
     // a radio button's change fires on the one chosen only: sync its whole group
-    const group = box.type === "radio" ? [...document.querySelectorAll(`input[name="${box.name}"]`)] : [box];
-    const sync = () => { for (const b of group) row.classList.toggle(b.dataset.toggle, b.checked); };
+    const boxes = group(box);
+    const sync = () => { for (const b of boxes) row.classList.toggle(b.dataset.toggle, b.checked); };
     box.addEventListener("change", sync);
     sync();
+  }
+  for (const box of document.querySelectorAll("input[data-show]")) {
+    // shows the elements whose ids it lists while it is checked (outlines, coverage layers)
+    const boxes = group(box);
+    const sync = () => {
+      for (const b of boxes.filter(b => !b.checked).concat(boxes.filter(b => b.checked))) {
+        for (const id of b.dataset.show.split(" ")) {
+          const node = id && document.getElementById(id);
+          if (node) node.style.display = b.checked ? "" : "none";
+        }
+      }
+    };
+    box.addEventListener("change", sync);
+    sync();
+  }
+  const coverage = [...document.querySelectorAll('input[name="coverage"]')];
+  const coverageShown = () => row.classList.toggle("cov-shown", coverage.some(b => b.checked && b.dataset.show));
+  for (const box of coverage) box.addEventListener("change", coverageShown);
+  coverageShown();
+
+  // ---- the method shown: the page data holds each method's state, the markers are shared
+  const dataNode = document.getElementById("map-data");
+  if (dataNode) {
+    const data = JSON.parse(dataNode.textContent), tiers = data.tiers;
+    const text = refs => refs.map(k => data.lines[k]).join("\n");  // a tooltip from its lines
+    const users = [...document.querySelectorAll("#layer-users .user")];
+    const cells = [...document.querySelectorAll("#layer-cells .cell")];
+    const assoc = document.getElementById("layer-assoc"), heading = document.getElementById("map-method");
+    const counts = [...document.querySelectorAll("[data-count]")];
+    const tables = [...document.querySelectorAll("[data-method]")];
+    const show = m => {
+      const d = data.methods[m];
+      const lines = document.createDocumentFragment();
+      users.forEach((el, i) => {
+        const f = +d.f[i], t = tiers[+d.t[i]], guard = f & 1 ? " guard" : "";
+        el.setAttribute("class", "user t-" + t + guard + (f & 2 ? " unusable" : "") + (f & 4 ? " absent" : ""));
+        el.firstChild.textContent = text(d.ut[i]);
+        if (d.lx[i] === null) return;
+        const p = document.createElementNS(svg.namespaceURI, "path");
+        p.setAttribute("class", "assoc t-" + t + guard);
+        p.setAttribute("d", `M${el.getAttribute("cx")} ${el.getAttribute("cy")}L${d.lx[i]} ${d.ly[i]}`);
+        lines.append(p);
+      });
+      assoc.replaceChildren(lines);
+      cells.forEach((el, j) => {
+        const present = d.cs[j] !== null;
+        el.classList.toggle("absent", !present);
+        if (present) { el.setAttribute("style", d.cs[j]); el.firstChild.textContent = text(d.ct[j]); }
+      });
+      for (const node of counts) node.textContent = d.n[node.dataset.count] ?? 0;
+      for (const node of tables) node.hidden = node.dataset.method !== d.name;
+      if (heading) heading.textContent = ": " + d.name;
+      row.dataset.method = d.name;
+    };
+    for (const radio of document.querySelectorAll('input[name="method"]')) {
+      radio.addEventListener("change", () => { if (radio.checked) show(+radio.value); });
+      if (radio.checked && +radio.value !== data.selected) show(+radio.value);  // a reload kept a choice
+    }
+    if (!row.dataset.method) row.dataset.method = data.methods[data.selected].name;
   }
   window.addEventListener("resize", apply);
   row.dataset.ready = "1";
