@@ -65,7 +65,7 @@ def _cell_file_hint(path: Path, command: str) -> str:
 
 
 def _run(args: argparse.Namespace) -> int:
-    from cellopt.study.run import run_scenario
+    from cellopt.study.run import coverage_text, run_scenario
 
     scenario = _load_scenario(args)
     methods = scenario.runs if not args.method else [_method(scenario, m) for m in args.method]
@@ -76,7 +76,12 @@ def _run(args: argparse.Namespace) -> int:
                           report=not args.no_report, progress=progress)
     drop, seed = result.drop, result.drop.seed
     print(f"cellopt {__version__} - scenario {scenario.name!r} ({scenario.path}), seed {seed}")
+    for reading in result.readings:
+        print(reading)
     print(f"{drop.network}")
+    if not result.readings:  # a reading says where its file's cells lie
+        print(f"where: {result.place}")
+    print(f"traffic: {result.traffic}")
     print(f"built in {result.build_s:.2f} s: {len(drop.links)} candidate links, {drop.problem}; "
           f"{int((~drop.solvable).sum())} user(s) without a usable link (rate 0)")
     if drop.network.study_area is not None:
@@ -88,6 +93,8 @@ def _run(args: argparse.Namespace) -> int:
     print(result.radio_summary.to_string(float_format=lambda v: f"{v:.2f}"))
     print("\nassociation, one row per method:")
     print(result.method_summary.to_string(float_format=lambda v: f"{v:.4g}"))
+    if result.coverage is not None:
+        print(f"\ncoverage maps: {coverage_text(result.coverage)}")
     print(f"\nwrote {Path(args.out)}/: {', '.join(p.name for p in result.files)}")
     if result.removed:
         print(f"removed the earlier run's {', '.join(p.name for p in result.removed)} (not "

@@ -24,6 +24,7 @@ from __future__ import annotations
 import dataclasses
 import math
 import sys
+import warnings
 from collections.abc import Mapping
 
 import numpy as np
@@ -494,7 +495,9 @@ def coverage_map(drop: Drop, solution: Solution | None = None, *,
             row, col = np.divmod(pixels, n_cols)
             users = users_frame(west + (col + 0.5) * res, north - (row + 0.5) * res,
                                 crs=network.crs)
-            links = link_table(network.replace(users=users), **options)
+            with warnings.catch_warnings():  # about the network's columns: said by its drop
+                warnings.simplefilter("ignore", UserWarning)
+                links = link_table(network.replace(users=users), **options)
             cell, best_rsrp, best_sinr, new_rate = _pixel_values(links, prices)
             best.reshape(-1)[pixels] = cell
             rsrp.reshape(-1)[pixels] = best_rsrp

@@ -138,8 +138,9 @@ def test_csv_tables_match_the_geopackage(run):
 def test_every_output_file_is_written(run):
     names = {p.name for p in run.files}
     assert names == {"method_summary.csv", "radio_summary.csv", "user_rates.csv", "cell_stats.csv",
-                     "results.gpkg", "network_map.png", "rate_cdf.png", "convergence.png",
-                     "report.html"}
+                     "results.gpkg", "coverage_best_server.tif", "coverage_rsrp_dbm.tif",
+                     "coverage_sinr_db.tif", "coverage_rate_mbps.tif", "network_map.png",
+                     "rate_cdf.png", "convergence.png", "report.html"}
     assert all(p.stat().st_size > 0 for p in run.files)
     assert not list(run.files[0].parent.glob(".*tmp*"))
 
@@ -151,6 +152,7 @@ def test_a_large_run_streams_the_same_tables_in_chunks(run, tmp_path, monkeypatc
 
     monkeypatch.setattr(run_module, "CHUNK_USERS", 37)   # 120 users: 4 chunks per method
     monkeypatch.setattr(run_module, "PLOT_USERS", 50)
+    monkeypatch.setattr(run_module, "REPORT_USERS", 40)
     streamed = run_scenario(run.scenario, tmp_path / "streamed", progress=True)
     assert streamed.users is None
     whole = run.files[0].parent
@@ -162,8 +164,9 @@ def test_a_large_run_streams_the_same_tables_in_chunks(run, tmp_path, monkeypatc
         pd.testing.assert_frame_equal(gpd.read_file(tmp_path / "streamed" / "results.gpkg",
                                                     layer=name),
                                       gpd.read_file(whole / "results.gpkg", layer=name))
-    assert "map and rate CDF: a random sample of 50 users" in \
-        (tmp_path / "streamed" / "report.html").read_text(encoding="utf-8")
+    page = (tmp_path / "streamed" / "report.html").read_text(encoding="utf-8")
+    assert "map: a random sample of 40 users and the cells serving them" in page
+    assert "rate CDF and network_map.png: a random sample of 50 users" in page
     err = capsys.readouterr().err
     for stage in ("built network", "built radio", "optimized: optimal", "wrote results.gpkg"):
         assert stage in err

@@ -241,14 +241,17 @@ def write_report(
         `users`; without it, the cells are the same for every method of `users`),
         ``site_id``, ``owner`` ("operator"|"third_party"; third-party cells are drawn
         hollow), ``azimuth_deg`` (degrees clockwise from north, NaN = omni),
-        ``tx_power_dbm`` [dBm], ``load`` (airtime used, 0..1; colours the cells when "Colour
-        cells by: load" is chosen), ``n_users`` (int), ``traffic_mbps`` [Mbit/s],
-        ``backhaul_mbps`` [Mbit/s] (inf = unlimited), ``backhaul_use`` (0..1 or NaN),
-        ``payment``, ``mean_power_dbm`` [dBm] and ``share_off`` (0..1; with
-        ``tx_power_dbm``, and when some cell is below full power or off, the map can colour
-        the cells by their mean power below full power, from :data:`POWER_RAMP_DB` below
-        (or off) to full, or by their share off). Every column but the geometry and
-        ``method`` is listed in the per-cell table.
+        ``tx_power_dbm`` [dBm], ``load`` (airtime used, 0..1), ``overload`` (0..; NaN:
+        none), ``n_users`` (int), ``best_rsrp_share`` (0..1), ``mean_sinr_db`` [dB],
+        ``airtime_price``, ``traffic_mbps`` [Mbit/s], ``backhaul_mbps`` [Mbit/s] (inf =
+        unlimited), ``backhaul_use`` (0..1 or NaN), ``payment``, ``mean_power_dbm`` [dBm]
+        and ``share_off`` (0..1). "Colour cells by" offers load and overload where the
+        columns are given (leave them out where they are 1 and null by construction, as
+        under full buffer), users served, best-RSRP share, mean SINR and airtime price
+        where they vary, and, with ``tx_power_dbm`` and some cell below full power or off,
+        the mean power below full (from :data:`POWER_RAMP_DB` below, or off, to full) and
+        the share off. Every column but the geometry and ``method`` is listed in the
+        per-cell table.
     tables : mapping of str to pandas.DataFrame
         Summary tables, in order; the key is the caption. Floats are shown to 4
         significant digits (see :func:`format_value`), the index is shown. A column of
@@ -988,9 +991,70 @@ def _varies_power(cells: gpd.GeoDataFrame) -> bool:
     return bool(np.nanmax(np.r_[1.0 - share, off, 0.0]) > 1e-9) if len(cells) else False
 
 
+@dataclasses.dataclass(frozen=True)
+class _Colouring:
+    """One way the map can colour the cells (a choice of "Colour cells by")."""
+
+    choice: str  # the radio button's label
+    title: str  # the colour bar's title
+    ticks: tuple[str, str, str]  # under the bar: low, middle, high
+    ramp: np.ndarray  # (n_cells,) each cell's place on the bar, 0..1; NaN: no value (grey)
+
+
+def _colourings(cells: pd.DataFrame) -> dict[str, _Colouring]:
+    """The colourings the cells' columns allow, by key (``by-load``, ...; also the CSS class
+    of the map row and the name of the cells' colour variable ``--by-load``).
+
+    Load and overload where the table has them (``cellopt run`` leaves them out under full
+    buffer, where they are 1 and null by construction); users served, best-RSRP share,
+    mean SINR and airtime price where they vary, on a bar from their smallest (0 for
+    counts, shares and prices) to their largest value; mean power and share off where some
+    cell is below full power.
+    """
+    out: dict[str, _Colouring] = {}
+    percent = ("0 %", "50 %", "100 %")
+    if "load" in cells.columns:
+        out["by-load"] = _Colouring("load", "Cell load (airtime used)", percent, _floats(cells, "load"))
+    overload = _floats(cells, "overload")
+    if np.isfinite(overload).any():
+        out["by-overload"] = _Colouring("overload", "Airtime its users need beyond the whole",
+                                        ("0 %", "50 %", "≥ 100 %"), overload)
+    for column, key, choice, title, unit, from_zero in (
+            ("n_users", "by-users", "users served", "Users served", "", True),
+            ("best_rsrp_share", "by-best", "best-RSRP share", "Share of users whose strongest "
+             "cell it is", "%", True),
+            ("mean_sinr_db", "by-sinr", "mean SINR", "Mean SINR of its users", " dB", False),
+            ("airtime_price", "by-price", "airtime price", "Price of its airtime (utility per "
+             "unit)", "", True)):
+        values = _floats(cells, column)
+        finite = values[np.isfinite(values)]
+        if not finite.size or finite.max() <= finite.min():
+            continue
+        lo, hi = (0.0 if from_zero else float(finite.min())), float(finite.max())
+        scale = 100.0 if unit == "%" else 1.0
+        ticks = tuple(_with_unit(v * scale, unit.strip()) for v in (lo, (lo + hi) / 2, hi))
+        out[key] = _Colouring(choice, title, ticks, (values - lo) / (hi - lo))  # type: ignore[arg-type]
+    if _varies_power(cells):
+        power_share, share_off = _power_shares(cells)
+        with np.errstate(divide="ignore", invalid="ignore"):  # off: −inf dB, the ramp's low end
+            below_db = np.maximum(10.0 * np.log10(power_share), -POWER_RAMP_DB)
+        out["by-power"] = _Colouring("mean power", "Mean power below full",
+                                     (f"≤ −{POWER_RAMP_DB:g} dB", f"−{POWER_RAMP_DB / 2:g} dB", "full"),
+                                     1.0 + below_db / POWER_RAMP_DB)
+        out["by-off"] = _Colouring("share off", "Share of the band off", percent, share_off)
+    return out
+
+
+def _colouring_css(keys: Iterable[str]) -> str:
+    """The style rules of the colourings `keys`: the cells' fill, and the bar shown."""
+    return "".join(f".map-row.{k} #map .cell path{{fill:var(--{k})}}"
+                   f".map-row.{k} #map .cell.third path{{stroke:var(--c)}}"
+                   f".map-row:not(.{k}) #{k}-legend{{display:none}}" for k in keys)
+
+
 def _cell_rows(cells: gpd.GeoDataFrame) -> tuple[list[str], list[str]]:
-    """Each cell row's tooltip, and its colour variables (``--lc``: load, ``--pc``: mean power,
-    ``--oc``: share off) as a style attribute."""
+    """Each cell row's tooltip, and its colour variables (``--by-load``, ... of
+    :func:`_colourings`) as a style attribute."""
     n = len(cells)
     if n == 0:
         return [], []
@@ -998,10 +1062,7 @@ def _cell_rows(cells: gpd.GeoDataFrame) -> tuple[list[str], list[str]]:
     owner = _column(cells, "owner", "operator")
     load = _floats(cells, "load")
     power_share, share_off = _power_shares(cells)
-    with np.errstate(divide="ignore", invalid="ignore"):  # off: −inf dB, the ramp's low end
-        below_db = np.maximum(10.0 * np.log10(power_share), -POWER_RAMP_DB)
-    colors = {"lc": _load_colors(load), "pc": _load_colors(1.0 + below_db / POWER_RAMP_DB),
-              "oc": _load_colors(share_off)}
+    colors = {key: _load_colors(c.ramp) for key, c in _colourings(cells).items()}
     cols = {name: _column(cells, name, None) for name in
             ("cell_id", "site_id", "tx_power_dbm", "n_users", "traffic_mbps", "backhaul_mbps",
              "backhaul_use", "payment", "mean_power_dbm")}
@@ -1294,20 +1355,15 @@ def _legend(cells: gpd.GeoDataFrame, views: list[_View], sel: int, lines_on: boo
         swatch = _swatch(_marker_path(t, np.nan), "#ffffff", TIER_COLORS.get(t, _OTHER_COLOR), 2.2)
         cell_items.append(f"<li>{swatch}third party (hollow) {n('cells-third')}</li>")
     load_colours = _load_colors(np.linspace(0, 1, 6))
-    percent = ("0 %", "50 %", "100 %")
-    colourings = {"by-load": ("load", "Cell load (airtime used)", percent, "no load data")}
-    if _varies_power(cells):
-        colourings["by-power"] = ("mean power", "Mean power below full",
-                                  (f"≤ −{POWER_RAMP_DB:g} dB", f"−{POWER_RAMP_DB / 2:g} dB", "full"),
-                                  "no power data")
-        colourings["by-off"] = ("share off", "Share of the band off", percent, "no power data")
+    colourings = _colourings(cells)
     ramp_legends = "".join(
-        _ramp_legend(key, title, load_colours, ticks,
-                     f'<div class="small">{_dot(_NO_LOAD_COLOR, "#1b1b1b")}{missing}</div>')
-        for key, (_, title, ticks, missing) in colourings.items())
+        _ramp_legend(key, c.title, load_colours, c.ticks,
+                     f'<div class="small">{_dot(_NO_LOAD_COLOR, "#1b1b1b")}no value</div>')
+        for key, c in colourings.items())
     colour_choice = "".join(
-        f'<label><input type="radio" name="colour" data-toggle="{key}"> {name}</label>'
-        for key, (name, _, _, _) in colourings.items())
+        f'<label><input type="radio" name="colour" data-toggle="{key}"> {c.choice}</label>'
+        for key, c in colourings.items())
+    colour_css = f"<style>{_colouring_css(colourings)}</style>" if colourings else ""
     user_items = []
     for t in ("macro", "pico", "femto", "none"):
         if has(f"users-{t}"):
@@ -1362,7 +1418,7 @@ def _legend(cells: gpd.GeoDataFrame, views: list[_View], sel: int, lines_on: boo
         '<label><input type="radio" name="colour" data-toggle="by-tier" checked> tier</label>'
         f'{colour_choice}</fieldset>{area_boxes}{coverage_choice}'
         f'<div class="legend-title">Cells {n("cells")}</div>'
-        f'<ul>{"".join(cell_items)}</ul>{ramp_legends}'
+        f'<ul>{"".join(cell_items)}</ul>{colour_css}{ramp_legends}'
         f'<div class="legend-title">Users, by serving tier {n("users")}</div>'
         f'<ul>{"".join(user_items)}</ul>'
         '<p class="small hint">Drag to pan; wheel or +/− to zoom; hover a marker for details.</p>'

@@ -11,17 +11,23 @@
     power_patterns.csv   with a [power] section: one row per (method, pattern, cell): the
                          pattern's share of the band and the cell's power in it
     results.gpkg         GeoPackage, a layer per method and kind (suffix ``<m>``:
-                         :func:`layer_suffixes` of the method's label):
+                         :func:`~cellopt.study.gis.layer_suffixes` of the label):
                          ``users_<m>``, ``cells_<m>`` (the rows of the CSVs, Points),
                          ``association_<m>`` (a line from each served user to its serving
                          cell's nearest wraparound image), ``power_patterns_<m>`` (power
                          runs); ``sectors`` (a wedge per sectorised cell), ``study_area``
                          and ``region`` (when the network has them); the table ``methods``
                          (each label and its layers); ±inf in a number written as null
+    coverage_*.tif       GeoTIFF coverage maps over the study area (``best_server``,
+                         ``rsrp_dbm``, ``sinr_db``, and ``rate_mbps``: a new user's rate
+                         under the last method's prices), at ``[coverage] resolution_m``,
+                         coarsened to ``max_pixels`` (:mod:`cellopt.coverage`)
     network_map.png      cells and users coloured by serving tier (the last method)
     rate_cdf.png         user rates of every method
     convergence.png      objective and bound against iteration
-    report.html          all of it in one self-contained page, with an interactive map
+    report.html          all of it in one self-contained page, with an interactive map of
+                         every method's association, the coverage maps, the study area and
+                         the column reading of cell files
 
 The files replace those of an earlier run together, once every one is written whole
 (:func:`~cellopt.study.atomic.atomic_files`): a run that fails or is interrupted leaves the
@@ -33,8 +39,8 @@ folder is refused meanwhile.
 
 Runs of more than :data:`CHUNK_USERS` users write the per-user tables a chunk of users at
 a time and keep none in memory (:attr:`RunResult.users` is None). Runs of more than
-:data:`PLOT_USERS` users draw a random sample of that many on their maps, rate CDFs and
-report.
+:data:`PLOT_USERS` users draw a random sample of that many on their maps and rate CDFs;
+the report's map draws :data:`REPORT_USERS` users at most.
 """
 
 from __future__ import annotations
@@ -52,29 +58,38 @@ from typing import Any
 import geopandas as gpd
 import numpy as np
 import pandas as pd
+import rasterio
 
+from cellopt.coverage import CoverageMap, coverage_map
 from cellopt.drop import Drop
 from cellopt.errors import ValidationError
 from cellopt.solution import Solution
 from cellopt.study.atomic import AtomicFiles, atomic_files, leftover_temporaries, png_writer
 from cellopt.study.gis import gis_layers, write_geopackage
-from cellopt.study.report import is_report, render_report
+from cellopt.study.rasters import COVERAGE_FILES, write_geotiff
+from cellopt.study.report import CoverageLayer, is_report, render_report
 from cellopt.study.scenario import MethodSpec, Scenario
 from cellopt.study.store import FolderLock
-from cellopt.study.summary import link_summary, method_summary
+from cellopt.study.summary import link_summary, method_summary, network_place, traffic_model
+from cellopt.topology.cellfiles import ColumnReading, recorded_readings
 
-__all__ = ["CHUNK_USERS", "OUTPUT_FILES", "PLOT_USERS", "RunResult", "run_scenario"]
+__all__ = ["CHUNK_USERS", "OUTPUT_FILES", "PLOT_USERS", "REPORT_USERS", "RunResult", "coverage_text",
+           "run_scenario"]
 
 #: Users per chunk of the per-user tables; a run with more users streams them to disk.
 CHUNK_USERS = 1_000_000
 #: Users drawn on the map, the rate CDF and the report of a run with more users (a random
 #: sample; the report's map shows the cells serving them).
 PLOT_USERS = 20_000
+#: Users drawn on the report's map, each with every method's association (a random sample
+#: above: about 0.7 MB of page per 1,000 users with 7 methods).
+REPORT_USERS = 5_000
 #: Every file :func:`run_scenario` writes, in the order written (``power_patterns.csv`` only
-#: with a power run, ``report.html`` only with ``report=True``).
+#: with a power run, the ``coverage_*.tif`` unless ``[coverage] enabled = false``,
+#: ``report.html`` only with ``report=True``).
 OUTPUT_FILES = ("method_summary.csv", "radio_summary.csv", "user_rates.csv", "cell_stats.csv",
-                "power_patterns.csv", "results.gpkg", "network_map.png", "rate_cdf.png",
-                "convergence.png", "report.html")
+                "power_patterns.csv", "results.gpkg", *COVERAGE_FILES.values(), "network_map.png",
+                "rate_cdf.png", "convergence.png", "report.html")
 #: The header a ``power_patterns.csv`` of cellopt's starts with.
 _PATTERNS_HEADER = b"method,cell_id,x_m,y_m,pattern,pattern_share,"
 @dataclasses.dataclass(eq=False)
@@ -103,6 +118,16 @@ class RunResult:
     removed : list of Path
         Files of an earlier run in the folder that this run does not write, removed (see
         :func:`run_scenario`).
+    coverage : CoverageMap or None
+        The coverage maps written as GeoTIFF (:func:`~cellopt.coverage.coverage_map`,
+        under the last method); None with ``[coverage] enabled = false``.
+    readings : list of ColumnReading
+        How the columns of each cell file the network was built from were read (none for
+        a synthetic layout).
+    place : str
+        Where the cells lie, in words (:func:`~cellopt.study.summary.network_place`).
+    traffic : str
+        The traffic model, in words (:func:`~cellopt.study.summary.traffic_model`).
     """
 
     scenario: Scenario
@@ -115,6 +140,10 @@ class RunResult:
     build_s: float
     files: list[Path]
     removed: list[Path] = dataclasses.field(default_factory=list)
+    coverage: CoverageMap | None = None
+    readings: list[ColumnReading] = dataclasses.field(default_factory=list)
+    place: str = ""
+    traffic: str = ""
 
 
 def run_scenario(scenario: Scenario, out: str | Path, *, seed: int | None = None,
@@ -175,9 +204,11 @@ def _run(scenario: Scenario, out: Path, *, seed: int | None, methods: Sequence[M
     seed = scenario.seeds[0] if seed is None else seed
     methods = scenario.runs if methods is None else tuple(methods)
     t0 = time.perf_counter()
-    drop = scenario.build(seed, progress=progress)
+    with recorded_readings() as readings:
+        drop = scenario.build(seed, progress=progress)
     build_s = time.perf_counter() - t0
     solutions = {m.label: _solve(scenario, drop, m, progress) for m in methods}
+    coverage = _coverage(scenario, drop, solutions, progress)
     columns = {label: drop.user_columns(sol) for label, sol in solutions.items()}
     cells = _stack({label: drop.cell_frame(sol, columns[label]) for label, sol in solutions.items()})
     n_users = drop.network.n_users
@@ -186,7 +217,9 @@ def _run(scenario: Scenario, out: Path, *, seed: int | None, methods: Sequence[M
     result = RunResult(scenario=scenario, drop=drop, solutions=solutions,
                        method_summary=method_summary(drop, solutions),
                        radio_summary=link_summary(drop.network, drop.links),
-                       users=users, cells=cells, build_s=build_s, files=[])
+                       users=users, cells=cells, build_s=build_s, files=[], coverage=coverage,
+                       readings=readings, place=network_place(drop.network),
+                       traffic=traffic_model(drop.problem.demand_mbps))
 
     def user_chunks() -> Iterator[gpd.GeoDataFrame]:
         """The per-user table, method by method, a chunk of users at a time."""
@@ -229,6 +262,15 @@ def _write_outputs(staged: AtomicFiles, result: RunResult, out: Path, seed: int,
         write_geopackage(tmp, gis_layers(drop, columns, cells, patterns, CHUNK_USERS))
     result.files.append(out / "results.gpkg")
     _say(progress, "wrote results.gpkg", t)
+    if result.coverage is not None:
+        for quantity, name in COVERAGE_FILES.items():
+            if result.coverage.quantity(quantity) is None:
+                continue
+            t = time.perf_counter()
+            with staged.path(out / name, keep_suffix=True) as tmp:
+                write_geotiff(tmp, result.coverage, quantity)
+            result.files.append(out / name)
+            _say(progress, f"wrote {name}", t)
     sample = None
     if n_users > PLOT_USERS:
         sample = np.sort(np.random.default_rng(seed).choice(n_users, PLOT_USERS, replace=False))
@@ -237,24 +279,89 @@ def _write_outputs(staged: AtomicFiles, result: RunResult, out: Path, seed: int,
         for name, fig in figures.items():
             write(name, png_writer(fig), "wb")
         if report:
-            last = list(solutions)[-1]
-            u = drop.user_frame(columns[last], sample)
-            c = cells[cells["method"] == last].drop(columns="method").reset_index(drop=True)
-            if sample is not None:  # the cells serving the sampled users
-                c = c[c["cell_id"].isin(u["serving_cell_id"].dropna())].reset_index(drop=True)
-            page = render_report(
-                title=f"cellopt: {result.scenario.name}, seed {seed}", users=u, cells=c,
-                tables={"Methods": result.method_summary,
-                        "Radio: max-RSRP link per tier": result.radio_summary},
-                figures={"User rates": figures["rate_cdf.png"],
-                         "Convergence": figures["convergence.png"]},
-                notes=_notes(result, seed, last, sample))
+            page = _report_page(result, seed, columns, figures)
             write("report.html", lambda f: f.write(page))
     finally:
         import matplotlib.pyplot as plt
 
         for fig in figures.values():
             plt.close(fig)
+
+
+def _coverage(scenario: Scenario, drop: Drop, solutions: dict[str, Solution], progress: bool
+              ) -> CoverageMap | None:
+    """The coverage maps of the drop, the new user's rate under the last method's prices
+    (None with ``[coverage] enabled = false``)."""
+    settings = scenario.coverage
+    if not settings.enabled:
+        return None
+    t = time.perf_counter()
+    last = list(solutions)[-1]
+    coverage = coverage_map(drop, solutions[last], resolution_m=settings.resolution_m,
+                            max_pixels=settings.max_pixels, method=last, progress=progress)
+    _say(progress, f"coverage maps: {coverage_text(coverage)}", t)
+    return coverage
+
+
+def coverage_text(coverage: CoverageMap) -> str:
+    """The size and resolution of the coverage maps in words, saying when they were coarsened."""
+    rows, cols = coverage.shape
+    text = f"{cols} × {rows} pixels of {coverage.resolution_m:g} m"
+    if coverage.coarsened:
+        text += (f" (coarsened from the {coverage.requested_resolution_m:g} m asked, to keep "
+                 "within [coverage] max_pixels)")
+    return text + f"; new-user rate under {coverage.method!r}"
+
+
+def _report_page(result: RunResult, seed: int, columns: dict[str, Any], figures: dict[str, Any]) -> str:
+    """The report: every method's association on one map (a random sample of
+    :data:`REPORT_USERS` users above that many), the coverage maps, the areas, the tables."""
+    drop, network = result.drop, result.drop.network
+    labels = list(result.solutions)
+    n_users = network.n_users
+    sample = None
+    if n_users > REPORT_USERS:
+        sample = np.sort(np.random.default_rng(seed).choice(n_users, REPORT_USERS, replace=False))
+    rows = np.arange(n_users) if sample is None else sample
+    frames = {}
+    for label in labels:
+        frame = drop.user_frame(columns[label], rows)
+        serving = columns[label]["serving_cell"][rows]
+        served = serving >= 0
+        end = np.full((len(rows), 2), np.nan)
+        end[served] = network.nearest_image_m(rows[served], serving[served])
+        frames[label] = frame.assign(serving_x_m=end[:, 0], serving_y_m=end[:, 1])
+    users = _stack(frames)
+    cells = result.cells
+    if sample is not None:  # the cells serving the sampled users
+        cells = cells[cells["cell_id"].isin(users["serving_cell_id"].dropna())]
+    if not np.isfinite(drop.problem.demand_mbps).any():  # 1 and null by construction
+        cells = cells.drop(columns=["load", "overload"])
+    tables = {f"How the columns of {r.file} were read": r.to_frame() for r in result.readings}
+    tables |= {"Methods": result.method_summary, "Radio: max-RSRP link per tier": result.radio_summary}
+    areas = {name: area for name, area in (("study area", network.study_area),
+                                          ("region", network.region)) if area is not None}
+    return render_report(
+        title=f"cellopt: {result.scenario.name}, seed {seed}", users=users,
+        cells=cells.reset_index(drop=True), tables=tables,
+        figures={"User rates": figures["rate_cdf.png"], "Convergence": figures["convergence.png"]},
+        notes=_notes(result, seed, labels[-1], sample), selected_method=labels[-1], areas=areas,
+        coverage=_coverage_layers(result.coverage))
+
+
+def _coverage_layers(coverage: CoverageMap | None) -> list[CoverageLayer]:
+    """The report's layers of the coverage maps."""
+    if coverage is None:
+        return []
+    layers = [CoverageLayer("best server", coverage.best_server, coverage.bounds_m, "",
+                            categorical=True,
+                            labels={k: str(v) for k, v in enumerate(coverage.cell_ids)}),
+              CoverageLayer("RSRP", coverage.rsrp_dbm, coverage.bounds_m, "dBm"),
+              CoverageLayer("SINR", coverage.sinr_db, coverage.bounds_m, "dB")]
+    if coverage.rate_mbps is not None:
+        layers.append(CoverageLayer(f"new-user rate ({coverage.method})", coverage.rate_mbps,
+                                    coverage.bounds_m, "Mbit/s"))
+    return layers
 
 
 def _remove_stale(out: Path, written: set[str]) -> list[Path]:
@@ -278,6 +385,12 @@ def _is_output(path: Path) -> bool:
     """Whether `path`, a name of :data:`OUTPUT_FILES`, holds what cellopt writes there."""
     if path.name == "report.html":
         return is_report(path)
+    if path.suffix == ".tif":
+        try:
+            with rasterio.open(path) as raster:
+                return raster.tags().get("SOFTWARE", "").startswith("cellopt ")
+        except rasterio.errors.RasterioError:
+            return False
     if path.name == "power_patterns.csv":
         try:
             with open(path, "rb") as f:
@@ -394,13 +507,19 @@ def _notes(result: RunResult, seed: int, shown: str, sample: np.ndarray | None) 
     """The report's header lines."""
     drop, sc = result.drop, result.scenario
     notes = [f"scenario {sc.name!r} ({sc.path}), seed {seed}",
+             f"where: {result.place}",
+             f"traffic: {result.traffic}",
              f"{drop.network.n_cells} cells, {drop.network.n_users} users, {len(drop.links)} candidate "
              f"links; {int((~drop.solvable).sum())} user(s) without a usable link (rate 0)",
-             f"map: the association of {shown!r}"]
+             f"map: each method's association (choose it beside the map); {shown!r} first"]
     if sample is not None:
-        notes.append(f"map and rate CDF: a random sample of {len(sample):,} users and the cells "
-                     "serving them; every user and cell is in user_rates.csv, cell_stats.csv and "
-                     "results.gpkg")
+        notes.append(f"map: a random sample of {len(sample):,} users and the cells serving them; "
+                     "every user and cell is in user_rates.csv, cell_stats.csv and results.gpkg")
+    if drop.network.n_users > PLOT_USERS:
+        notes.append(f"rate CDF and network_map.png: a random sample of {PLOT_USERS:,} users")
+    if result.coverage is not None:
+        notes.append(f"coverage maps: {coverage_text(result.coverage)} (median maps; "
+                     "docs/coverage.md)")
     if drop.network.study_area is not None:
         notes.append(f"statistics over the {int(drop.in_study_area.sum())} users of the study area; "
                      "guard-band users are solved for but not counted")
