@@ -3,7 +3,10 @@
 - :mod:`~cellopt.study.scenario` — TOML scenario files; one draw builds a
   :class:`cellopt.Drop`;
 - :mod:`~cellopt.study.run` — one drop solved by every method, with tables, a
-  GeoPackage, figures and an HTML report (``cellopt run``);
+  GeoPackage, coverage GeoTIFFs, figures and an HTML report (``cellopt run``);
+- :mod:`~cellopt.study.gis` — the GeoPackage's layers (per method, association lines,
+  sector wedges, areas);
+- :mod:`~cellopt.study.rasters` — coverage maps as GeoTIFF;
 - :mod:`~cellopt.study.sweep` — drops × a parameter grid (``cellopt experiment``);
 - :mod:`~cellopt.study.capacity` — the largest user density meeting a rate target;
 - :mod:`~cellopt.study.summary` — summary tables;
@@ -17,6 +20,9 @@
 # re-exported here it would hide the module of the same name.
 from cellopt._deprecated import moved_names
 from cellopt.study.capacity import CapacityResult, capacity_sweep, pooled_rates_mbps
+from cellopt.study.gis import layer_suffixes, sector_wedges
+from cellopt.study.rasters import write_geotiff
+from cellopt.study.report import CoverageLayer, write_report
 from cellopt.study.run import RunResult, run_scenario
 from cellopt.study.scenario import (
     MethodSpec,
@@ -32,10 +38,11 @@ from cellopt.study.sweep import collect, load_rates, run_sweep
 from cellopt.study.tasks import run_tasks
 
 __all__ = [
-    "CapacityResult", "MethodSpec", "RunResult", "Scenario", "cached_frame",
-    "capacity_sweep", "collect", "drop_seed", "drop_seeds", "find_scenario", "link_summary",
-    "load_rates", "load_scenario", "method_summary", "pooled_rates_mbps", "rate_summary",
-    "run_scenario", "run_sweep", "run_tasks", "shipped_scenarios", "sweep_table",
+    "CapacityResult", "CoverageLayer", "MethodSpec", "RunResult", "Scenario", "cached_frame",
+    "capacity_sweep", "collect", "drop_seed", "drop_seeds", "find_scenario", "layer_suffixes",
+    "link_summary", "load_rates", "load_scenario", "method_summary", "pooled_rates_mbps",
+    "rate_summary", "run_scenario", "run_sweep", "run_tasks", "sector_wedges",
+    "shipped_scenarios", "sweep_table", "write_geotiff", "write_report",
 ]
 
 #: ``cellopt.study.Drop`` moved to :class:`cellopt.Drop` (module :mod:`cellopt.drop`).

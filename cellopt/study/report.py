@@ -272,11 +272,10 @@ def write_report(
         Simplified to 10⁻⁵ of the map's span (at least 0.1 m; coarser where an outline
         would keep more than 50,000 vertices).
     coverage : sequence of CoverageLayer, optional
-        Rasters the map can show under the markers, one at a time (none at first).
+        Rasters the map can show under the markers, one at a time (none at first). The
+        map's first view spans the users, the cells, the areas and the coverage layers.
     cell_table : bool, default True
         Whether the page lists the cells in a sortable table (of each method).
-
-    The map's first view spans the users, the cells, the areas and the coverage layers.
 
     Returns
     -------

@@ -47,6 +47,7 @@ from __future__ import annotations
 
 import dataclasses
 import errno
+import logging
 import os
 import sys
 import time
@@ -75,6 +76,8 @@ from cellopt.topology.cellfiles import ColumnReading, recorded_readings
 
 __all__ = ["CHUNK_USERS", "OUTPUT_FILES", "PLOT_USERS", "REPORT_USERS", "RunResult", "coverage_text",
            "run_scenario"]
+
+_log = logging.getLogger("cellopt.study.run")
 
 #: Users per chunk of the per-user tables; a run with more users streams them to disk.
 CHUNK_USERS = 1_000_000
@@ -214,12 +217,14 @@ def _run(scenario: Scenario, out: Path, *, seed: int | None, methods: Sequence[M
     n_users = drop.network.n_users
     users = _stack({label: drop.user_frame(c) for label, c in columns.items()}) \
         if n_users <= CHUNK_USERS else None
+    place, traffic = network_place(drop.network), traffic_model(drop.problem.demand_mbps)
+    _log.info("where: %s", place)
+    _log.info("traffic: %s", traffic)
     result = RunResult(scenario=scenario, drop=drop, solutions=solutions,
                        method_summary=method_summary(drop, solutions),
                        radio_summary=link_summary(drop.network, drop.links),
                        users=users, cells=cells, build_s=build_s, files=[], coverage=coverage,
-                       readings=readings, place=network_place(drop.network),
-                       traffic=traffic_model(drop.problem.demand_mbps))
+                       readings=readings, place=place, traffic=traffic)
 
     def user_chunks() -> Iterator[gpd.GeoDataFrame]:
         """The per-user table, method by method, a chunk of users at a time."""
@@ -290,15 +295,18 @@ def _write_outputs(staged: AtomicFiles, result: RunResult, out: Path, seed: int,
 
 def _coverage(scenario: Scenario, drop: Drop, solutions: dict[str, Solution], progress: bool
               ) -> CoverageMap | None:
-    """The coverage maps of the drop, the new user's rate under the last method's prices
-    (None with ``[coverage] enabled = false``)."""
+    """The coverage maps of the drop (None with ``[coverage] enabled = false``), the new
+    user's rate under the prices of the last method that has finite ones (none: no rate)."""
     settings = scenario.coverage
     if not settings.enabled:
         return None
     t = time.perf_counter()
-    last = list(solutions)[-1]
-    coverage = coverage_map(drop, solutions[last], resolution_m=settings.resolution_m,
-                            max_pixels=settings.max_pixels, method=last, progress=progress)
+    priced = [label for label, sol in solutions.items()
+              if np.size(mu := sol.prices.get("airtime", np.empty(0))) and np.isfinite(mu).all()]
+    last = priced[-1] if priced else None
+    coverage = coverage_map(drop, solutions[last] if last else None,
+                            resolution_m=settings.resolution_m, max_pixels=settings.max_pixels,
+                            method=last, progress=progress)
     _say(progress, f"coverage maps: {coverage_text(coverage)}", t)
     return coverage
 
@@ -310,6 +318,8 @@ def coverage_text(coverage: CoverageMap) -> str:
     if coverage.coarsened:
         text += (f" (coarsened from the {coverage.requested_resolution_m:g} m asked, to keep "
                  "within [coverage] max_pixels)")
+    if coverage.rate_mbps is None:
+        return text + "; no new-user rate (no method with finite airtime prices)"
     return text + f"; new-user rate under {coverage.method!r}"
 
 

@@ -44,7 +44,7 @@ def synthetic_crs(origin_lonlat: Sequence[float] = DEFAULT_ORIGIN_LONLAT) -> pyp
     Parameters
     ----------
     origin_lonlat : (float, float)
-        Longitude in [−180, 180] and latitude in [−85, 85] [degrees] of the centre.
+        Longitude in [−180, 180] and latitude in [−85, 85] of the centre, in degrees.
 
     Returns
     -------
