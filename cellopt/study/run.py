@@ -335,12 +335,13 @@ def _report_page(result: RunResult, seed: int, columns: dict[str, Any], figures:
     rows = np.arange(n_users) if sample is None else sample
     frames = {}
     for label in labels:
-        frame = drop.user_frame(columns[label], rows)
-        serving = columns[label]["serving_cell"][rows]
-        served = serving >= 0
-        end = np.full((len(rows), 2), np.nan)
-        end[served] = network.nearest_image_m(rows[served], serving[served])
-        frames[label] = frame.assign(serving_x_m=end[:, 0], serving_y_m=end[:, 1])
+        frames[label] = frame = drop.user_frame(columns[label], rows)
+        if network.wrap_shifts_m is not None:  # lines to the serving cell's nearest copy
+            serving = columns[label]["serving_cell"][rows]
+            served = serving >= 0
+            end = np.full((len(rows), 2), np.nan)
+            end[served] = network.nearest_image_m(rows[served], serving[served])
+            frames[label] = frame.assign(serving_x_m=end[:, 0], serving_y_m=end[:, 1])
     users = _stack(frames)
     cells = result.cells
     if sample is not None:  # the cells serving the sampled users
