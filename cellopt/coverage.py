@@ -49,9 +49,11 @@ __all__ = [
     "COVERAGE_QUANTITIES",
     "DEFAULT_MAX_PIXELS",
     "DEFAULT_RESOLUTION_M",
+    "MIN_PIXELS_ACROSS",
     "CoverageMap",
     "CoverageQuantity",
     "CoverageSettings",
+    "auto_resolution_m",
     "coverage_area",
     "coverage_map",
     "median_model",
@@ -62,6 +64,9 @@ __all__ = [
 #: footprint is 50–100 m across), the clutter resolution of urban planning tools, and
 #: about 400 pixels per km² (a 500 m ISD macro layout of 19 sites: some 10⁴ pixels).
 DEFAULT_RESOLUTION_M = 25.0
+#: Pixels across the area's shorter side that the automatic resolution gives at least
+#: (an indoor hall or a campus is mapped finer than 25 m; :func:`auto_resolution_m`).
+MIN_PIXELS_ACROSS = 50
 #: Default pixel budget: a 1000 × 1000 raster (4 MB per float32 raster; seconds to a
 #: minute of link computation). A larger area is mapped at a coarser resolution.
 DEFAULT_MAX_PIXELS = 1_000_000
@@ -127,20 +132,21 @@ class CoverageSettings:
     ----------
     enabled : bool
         Write the coverage rasters of each run (True).
-    resolution_m : float
-        Pixel size asked for [m] (:data:`DEFAULT_RESOLUTION_M`).
+    resolution_m : float or None
+        Pixel size asked for [m]; None (default): :func:`auto_resolution_m` of the area.
     max_pixels : int
         Pixel budget (:data:`DEFAULT_MAX_PIXELS`): a grid that would need more is made
         coarser (:func:`coverage_map`).
     """
 
     enabled: bool = True
-    resolution_m: float = DEFAULT_RESOLUTION_M
+    resolution_m: float | None = None
     max_pixels: int = DEFAULT_MAX_PIXELS
 
     def __post_init__(self) -> None:
         object.__setattr__(self, "enabled", check_bool(self.enabled, "enabled"))
-        object.__setattr__(self, "resolution_m", check_real(self.resolution_m, "resolution_m"))
+        if self.resolution_m is not None:
+            object.__setattr__(self, "resolution_m", check_real(self.resolution_m, "resolution_m"))
         object.__setattr__(self, "max_pixels", check_count(self.max_pixels, "max_pixels"))
 
 
@@ -254,6 +260,32 @@ def median_model(model: RadioModel) -> RadioModel:
     std = model.shadowing_std_db
     quiet = dict.fromkeys(std, 0.0) if isinstance(std, Mapping) else 0.0
     return dataclasses.replace(model, pathloss=pathloss, shadowing_std_db=quiet)
+
+
+def auto_resolution_m(area: shapely.Geometry) -> float:
+    """The pixel size used when none is asked: :data:`DEFAULT_RESOLUTION_M`, or for an area
+    whose shorter side is under :data:`MIN_PIXELS_ACROSS` such pixels, the largest value of
+    the 1-2-5 series (…, 1, 2, 5, 10 m) that gives that many across it, at least 1 m.
+
+    Parameters
+    ----------
+    area : shapely.Geometry
+        The mapped area (:func:`coverage_area`), in metres.
+
+    Returns
+    -------
+    float
+        The pixel size [m]: 25 m for the 19-site layouts, 1 m for the TR 38.901 indoor hall
+        (120 m × 50 m), 10 m for a site 500 m across.
+    """
+    minx, miny, maxx, maxy = (float(v) for v in shapely.bounds(area))
+    target = min(maxx - minx, maxy - miny) / MIN_PIXELS_ACROSS
+    if not target < DEFAULT_RESOLUTION_M:  # also for a degenerate area (target 0 is below)
+        return DEFAULT_RESOLUTION_M
+    if target <= 1.0:
+        return 1.0
+    power = 10.0 ** math.floor(math.log10(target))
+    return max(m * power for m in (1.0, 2.0, 5.0) if m * power <= target)
 
 
 def coverage_area(network: Network) -> shapely.Geometry:
@@ -405,7 +437,7 @@ def _prices(drop: Drop, solution: Solution | None) -> tuple[np.ndarray, np.ndarr
 
 
 def coverage_map(drop: Drop, solution: Solution | None = None, *,
-                 resolution_m: float = DEFAULT_RESOLUTION_M,
+                 resolution_m: float | None = None,
                  max_pixels: int = DEFAULT_MAX_PIXELS, method: str | None = None,
                  progress: bool = False) -> CoverageMap:
     """The median coverage maps of a drop, and a new user's rate under a solution.
@@ -432,8 +464,9 @@ def coverage_map(drop: Drop, solution: Solution | None = None, *,
         resources; for power patterns, each cell's mean price per unit of the whole
         band (the cells table's ``airtime_price``). A baseline's prices are the in-cell
         prices of its association. None: no rate raster.
-    resolution_m : float
-        Pixel size [m] (default :data:`DEFAULT_RESOLUTION_M`).
+    resolution_m : float, optional
+        Pixel size [m]; default :func:`auto_resolution_m` of the area
+        (:data:`DEFAULT_RESOLUTION_M`, finer for an area under 1.25 km across).
     max_pixels : int
         Pixel budget (default :data:`DEFAULT_MAX_PIXELS`): if the grid at `resolution_m`
         would have more pixels, the smallest whole multiple of it that fits is used
@@ -458,7 +491,8 @@ def coverage_map(drop: Drop, solution: Solution | None = None, *,
     if not isinstance(drop, Drop):
         raise ValidationError(f"drop is a {type(drop).__name__}; fix: give a cellopt.Drop "
                               "(Scenario.build(...) or Drop.from_network(...))")
-    resolution_m = check_real(resolution_m, "resolution_m")
+    if resolution_m is not None:
+        resolution_m = check_real(resolution_m, "resolution_m")
     max_pixels = check_count(max_pixels, "max_pixels")
     if method is not None and not isinstance(method, str):
         raise ValidationError(f"method={shown(method)} is a {type(method).__name__}; fix: give "
@@ -469,6 +503,8 @@ def coverage_map(drop: Drop, solution: Solution | None = None, *,
     model, seed, n_candidates = drop.links.radio_settings("cellopt.coverage.coverage_map")
     network = drop.network
     area = coverage_area(network)
+    if resolution_m is None:
+        resolution_m = auto_resolution_m(area)
     bounds, res, n_rows, n_cols = _grid(tuple(float(v) for v in shapely.bounds(area)),
                                         resolution_m, max_pixels)
     n_pixels = n_rows * n_cols

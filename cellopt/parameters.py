@@ -206,8 +206,9 @@ LIMITS: dict[str, Limit] = {
     "mnc": _count(0, "give mobile network codes ≥ 0"),
     # coverage maps
     "resolution_m": Limit("m", 0.0, 1e6, (1.0, 10_000.0),
-                          "give the pixel size of the coverage maps in metres (25 m; a larger "
-                          "area is mapped coarser, see max_pixels)", low_open=True),
+                          "give the pixel size of the coverage maps in metres (left out: 25 m, "
+                          "finer for a small area; a larger area is mapped coarser, see "
+                          "max_pixels)", low_open=True),
     "max_pixels": _count(1, "give a whole number of pixels ≥ 1 per coverage raster (1_000_000: "
                             "1000 × 1000)"),
 }

@@ -348,7 +348,7 @@ def scenario_file(tmp_path, coverage_lines: str | None):
 
 def test_coverage_section_parses_with_defaults(tmp_path):
     assert load_scenario(scenario_file(tmp_path, None)).coverage == CoverageSettings()
-    assert CoverageSettings() == CoverageSettings(True, 25.0, 1_000_000)
+    assert CoverageSettings() == CoverageSettings(True, None, 1_000_000)  # None: auto_resolution_m
     given = load_scenario(scenario_file(tmp_path, "enabled = false\nresolution_m = 50\n"
                                                   "max_pixels = 40_000\n"))
     assert given.coverage == CoverageSettings(enabled=False, resolution_m=50.0, max_pixels=40_000)
@@ -375,3 +375,28 @@ def test_coverage_settings_check_their_values():
         CoverageSettings(resolution_m=0.0)
     with pytest.raises(ValidationError, match="enabled"):
         CoverageSettings(enabled="false")
+
+
+@pytest.mark.parametrize(("width_m", "height_m", "expected_m"), [
+    (2600.0, 2600.0, 25.0),   # a 19-site layout: the default
+    (1250.0, 5000.0, 25.0),   # 50 pixels across the shorter side: still the default
+    (1000.0, 3000.0, 20.0),   # 1000 / 50 = 20
+    (500.0, 500.0, 10.0),     # a campus
+    (120.0, 50.0, 1.0),       # the TR 38.901 indoor hall
+    (30.0, 30.0, 1.0),        # never below 1 m
+    (400.0, 350.0, 5.0),      # 350 / 50 = 7 → 5
+])
+def test_auto_resolution_follows_the_area(width_m, height_m, expected_m):
+    from cellopt.coverage import auto_resolution_m
+
+    assert auto_resolution_m(shapely.box(0.0, 0.0, width_m, height_m)) == expected_m
+
+
+def test_the_indoor_hall_is_mapped_at_one_metre():
+    from cellopt.study import load_scenario
+
+    scenario = load_scenario("nr_inh_calibration").with_overrides(users={"n": 40})
+    drop = scenario.build(1)
+    cov = coverage_map(drop)
+    assert cov.resolution_m == cov.requested_resolution_m == 1.0
+    assert cov.shape == (50, 120)

@@ -91,8 +91,8 @@ absent keys take the defaults of the function they are passed to)::
     adding drops keeps the earlier ones; each seed is computed on its own, when read)
 
     [coverage]                      # optional: coverage rasters (cellopt.coverage)
-    enabled (default true), resolution_m (pixel size, default 25 m), max_pixels
-    (default 1,000,000; a larger area is mapped at a coarser resolution)
+    enabled (default true), resolution_m (pixel size, default 25 m or finer for a small
+    area), max_pixels (default 1,000,000; a larger area is mapped at a coarser resolution)
 
 The keys of ``[network]`` are the parameters of its builder's function (read from its
 signature, :mod:`cellopt.study.builders`); the other sections' keys and their TOML kinds
