@@ -118,7 +118,7 @@ def gis_layers(drop: Drop, columns: dict[str, dict[str, Any]], cells: gpd.GeoDat
     layers: dict[str, _Layer] = {}
     for label, cols in columns.items():
         layers[f"users_{suffix[label]}"] = _Layer(
-            functools.partial(_user_chunks, drop, cols, _user_layer, chunk_users), "Point",
+            functools.partial(_user_chunks, drop, cols, Drop.user_frame, chunk_users), "Point",
             f"users under {label!r}: the rows of user_rates.csv, without method")
     for label in columns:
         frame = cells[cells["method"] == label].drop(columns="method").reset_index(drop=True)
@@ -165,11 +165,6 @@ def _user_chunks(drop: Drop, cols: dict[str, Any],
     empty chunk for a network without users)."""
     for start in range(0, max(drop.network.n_users, 1), chunk_users):
         yield make(drop, cols, slice(start, start + chunk_users))
-
-
-def _user_layer(drop: Drop, cols: dict[str, Any], rows: slice) -> gpd.GeoDataFrame:
-    """The rows `rows` of one method's per-user table (:meth:`Drop.user_frame`)."""
-    return drop.user_frame(cols, rows)
 
 
 def _association_lines(drop: Drop, cols: dict[str, Any], rows: slice) -> gpd.GeoDataFrame:

@@ -984,12 +984,6 @@ def _power_shares(cells: gpd.GeoDataFrame) -> tuple[np.ndarray, np.ndarray]:
     return share, _floats(cells, "share_off")
 
 
-def _varies_power(cells: gpd.GeoDataFrame) -> bool:
-    """Whether some cell is below full power or off: the power colourings are worth offering."""
-    share, off = _power_shares(cells)
-    return bool(np.nanmax(np.r_[1.0 - share, off, 0.0]) > 1e-9) if len(cells) else False
-
-
 @dataclasses.dataclass(frozen=True)
 class _Colouring:
     """One way the map can colour the cells (a choice of "Colour cells by")."""
@@ -1033,8 +1027,8 @@ def _colourings(cells: pd.DataFrame) -> dict[str, _Colouring]:
         scale = 100.0 if unit == "%" else 1.0
         ticks = tuple(_with_unit(v * scale, unit.strip()) for v in (lo, (lo + hi) / 2, hi))
         out[key] = _Colouring(choice, title, ticks, (values - lo) / (hi - lo))  # type: ignore[arg-type]
-    if _varies_power(cells):
-        power_share, share_off = _power_shares(cells)
+    power_share, share_off = _power_shares(cells)  # offered when some cell is below full or off
+    if len(cells) and np.nanmax(np.r_[1.0 - power_share, share_off, 0.0]) > 1e-9:
         with np.errstate(divide="ignore", invalid="ignore"):  # off: −inf dB, the ramp's low end
             below_db = np.maximum(10.0 * np.log10(power_share), -POWER_RAMP_DB)
         out["by-power"] = _Colouring("mean power", "Mean power below full",
