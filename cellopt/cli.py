@@ -92,7 +92,20 @@ def _run(args: argparse.Namespace) -> int:
     print("\nradio: max-RSRP cell, SINR and full-band peak rate of the serving link")
     print(result.radio_summary.to_string(float_format=lambda v: f"{v:.2f}"))
     print("\nassociation, one row per method:")
-    print(result.method_summary.to_string(float_format=lambda v: f"{v:.4g}"))
+    summary = result.method_summary
+    if result.deployment is not None:  # the rules' judgement follows in a table of its own
+        summary = summary.drop(columns=result.deployment.summary.columns)
+    print(summary.to_string(float_format=lambda v: f"{v:.4g}"))
+    if result.deployment is not None:
+        deployment = result.deployment
+        attrs = deployment.offsets.attrs
+        print("\ndeployable settings, judged on the training drops and on held-out drops (new "
+              "users and shadowing; kept share: of the optimizer's gain over max-RSRP):")
+        print(deployment.judgement_table().to_string(float_format=lambda v: f"{v:.4g}"))
+        print(f"\n{deployment.summary_line()}")
+        print(f"offsets fitted on {attrs['training_drops']} drops in {deployment.fit_s:.2f} s "
+              f"({attrs['rounds']} rounds, {attrs['status']}); the optimizer "
+              f"{deployment.optimizer!r} solved the drop in {deployment.optimizer_s:.2f} s")
     if result.coverage is not None:
         print(f"\ncoverage maps: {coverage_text(result.coverage)}")
     print(f"\nwrote {Path(args.out)}/: {', '.join(p.name for p in result.files)}")

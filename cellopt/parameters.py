@@ -204,6 +204,20 @@ LIMITS: dict[str, Limit] = {
     "panel_columns": _count(1, "give the number of antenna element columns ≥ 1"),
     "mcc": _count(0, "give mobile country codes ≥ 0"),
     "mnc": _count(0, "give mobile network codes ≥ 0"),
+    # deployable settings (the [deploy] section)
+    "training_drops": _count(1, "give the drops the offsets are fitted on, a whole number ≥ 1 (the "
+                                "run's drop and more of the same cells; 16 by default)"),
+    "held_out_drops": _count(0, "give the drops the configuration is judged on, a whole number ≥ 0 "
+                                "(5 by default; 0: none)"),
+    "penalty_per_db": Limit("per dB", 0.0, math.inf, (0.0, 1e-2),
+                            "give the rate-equivalent gain each dB of a cell's offset away from "
+                            "its tier's bias must buy, ≥ 0 (1e-4 by default; divided by √T on T "
+                            "training drops)"),
+    "subframes": _count(1, "give the schedule's period in subframes, a whole number ≥ 1 (40: the "
+                           "FDD almost-blank-subframe bitmap of TS 36.423)"),
+    "sleep_share_off": Limit("", 0.0, 1.0, None,
+                             "give the share of the subframes a cell is off at or above which it "
+                             "is listed to sleep, in [0, 1]"),
     # coverage maps
     "resolution_m": Limit("m", 0.0, 1e6, (1.0, 10_000.0),
                           "give the pixel size of the coverage maps in metres (left out: 25 m, "

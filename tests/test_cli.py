@@ -19,7 +19,8 @@ def test_run_writes_summary_tables_and_figures(tmp_path, capsys):
         assert (tmp_path / name).stat().st_size > 0, name
     summary = pd.read_csv(tmp_path / "method_summary.csv", index_col="method")
     assert list(summary.index) == ["max_rsrp", "RE 0 dB", "RE 3 dB", "RE 6 dB", "RE 9 dB",
-                                   "load_aware", "optimized (dual)"]
+                                   "load_aware", "optimized (dual)", "per-cell offsets",
+                                   "best per-tier bias"]
     best = summary.loc["optimized (dual)"]
     assert best["gap"] <= 1e-4
     # No method beats the optimizer's certified upper bound.
@@ -31,7 +32,7 @@ def test_run_with_chosen_methods(tmp_path):
     assert cli.main(["run", str(HETNET), "--out", str(tmp_path), "--method", "max_rsrp",
                      "--method", "dual", "--seed", "3"]) == 0
     summary = pd.read_csv(tmp_path / "method_summary.csv", index_col="method")
-    assert list(summary.index) == ["max_rsrp", "dual"]
+    assert list(summary.index) == ["max_rsrp", "dual", "per-cell offsets", "best per-tier bias"]
 
 
 def test_bad_input_is_a_clear_error_not_a_traceback(tmp_path, capsys):

@@ -3,7 +3,7 @@
 Layers, from the bottom: the catalogue, the errors and the cluster connection; the data
 model; radio; topology; problem and solution; solvers; the drop (network → problem →
 tables) and its coverage maps; the problems built on a drop (power, load coupling);
-plotting; studies; the command line. A module may
+the deployable settings fitted to them; plotting; studies; the command line. A module may
 import its own layer and the layers below. Every import counts, at the top of a module or
 inside a function.
 """
@@ -26,6 +26,7 @@ LAYERS: list[tuple[str, ...]] = [
     ("cellopt.solvers",),
     ("cellopt.drop", "cellopt.coverage"),
     ("cellopt.load_coupling", "cellopt.power"),
+    ("cellopt.deploy",),
     ("cellopt.plotting",),
     ("cellopt.study",),
     ("cellopt.cli",),

@@ -80,6 +80,7 @@ def test_declared_capabilities():
         "max_sinr": ("baseline", False, False, False, False, ()),
         "range_expansion": ("baseline", False, False, False, False, ()),
         "load_aware": ("baseline", False, False, False, False, ()),
+        "cell_offsets": ("baseline", False, False, False, False, ()),
     }
     assert set(expected) == set(METHODS)
     for name, want in expected.items():

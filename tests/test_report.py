@@ -1,8 +1,10 @@
 """The HTML report: self-contained, escaped, complete; and it renders in a headless browser."""
 
 import base64
+import html
 import io
 import json
+import math
 import re
 import shutil
 import subprocess
@@ -740,3 +742,180 @@ def test_methods_and_sorting_in_headless_chromium(tmp_path):
     assert 'aria-sort="descending"' in table and table.count("aria-sort") == 1
     assert table.index(">alm<") < table.index(">max_sinr<")
     assert '<button type="button" class="sort"' in table
+
+
+# ---------------------------------------------------------------------- offsets of the association rules
+OFFSET_METHODS = ("max_rsrp", "per-cell offsets", "alm")
+
+
+def offset_frames(offsets=((0.0, 0.0, 0.0), (-3.0, 6.0, 0.0), (np.nan, np.nan, np.nan))):
+    """The stacked frames with ``offset_db``: max_rsrp 0, per-cell offsets −3 (macro), +6 (pico)
+    and 0 (femto), alm none (NaN: no offset rule). Page order of the cells: macro, pico, femto."""
+    users, cells = stacked(OFFSET_METHODS)
+    cells["offset_db"] = np.concatenate([np.asarray(o, float) for o in offsets])
+    return users, cells
+
+
+def rgb(hex_colour: str) -> tuple[int, int, int]:
+    return tuple(int(hex_colour[i:i + 2], 16) for i in (1, 3, 5))
+
+
+def offset_colour(style: str) -> str:
+    return re.search(r"--by-offset:(#[0-9a-f]{6})", style).group(1)
+
+
+def test_offset_colouring_offered(tmp_path):
+    users, cells = offset_frames()
+    text = report.render_report(title="t", users=users, cells=cells, tables={}, figures={})
+    assert '<input type="radio" name="colour" data-toggle="by-offset"' in text
+    assert re.search(r'data-toggle="by-offset"( checked)?> offset</label>', text)
+    legend = re.search(r'<div class="ramp-legend" id="by-offset-legend">.*?</div></div>', text, re.S).group(0)
+    assert "Cell offset (RSRP + offset picks the cell)" in legend
+    assert "<span>−6 dB</span><span>0 dB</span><span>+6 dB</span>" in legend
+    stops = re.findall(r'stop-color="(#[0-9a-f]{6})"', legend)
+    assert len(stops) % 2 == 1  # an odd number: the middle one is 0 dB
+    lo, mid, hi = rgb(stops[0]), rgb(stops[len(stops) // 2]), rgb(stops[-1])
+    assert lo[2] > lo[0] + 60 and hi[0] > hi[2] + 60  # negative blue, positive red
+    assert min(mid) > 230  # 0 dB: white
+    assert "not an offset rule" in legend and "Labels:" in legend
+    assert ".map-row:not(.by-offset) #by-offset-legend{display:none}" in text
+    assert ".map-row.by-offset #map .cell path{fill:var(--by-offset)}" in text
+    # the bar spans ±max|offset|, at least ±1 dB
+    small = report.render_report(title="t", users=users, cells=offset_frames(
+        ((0.0,) * 3, (0.5, -0.25, 0.0), (np.nan,) * 3))[1], tables={}, figures={})
+    assert "<span>−1 dB</span><span>0 dB</span><span>+1 dB</span>" in small
+    # not offered without the column, with NaN only, or with zeros only
+    _, nan_cells = offset_frames(((np.nan,) * 3,) * 3)
+    _, zero_cells = offset_frames(((0.0,) * 3, (0.0,) * 3, (np.nan,) * 3))
+    for c in (cells.drop(columns="offset_db"), nan_cells, zero_cells):
+        page = report.render_report(title="t", users=users, cells=c, tables={}, figures={})
+        assert "by-offset" not in page and 'id="layer-offsets"' not in page and '"ol":' not in page
+        assert '<input type="radio" name="colour" data-toggle="by-tier" checked> tier' in page
+        assert ("offset: 0 dB" in page) == (c is zero_cells)  # the tooltips say 0, never NaN
+        assert "offset: –" not in page
+    # the existing colourings keep their sequential colours
+    load = re.search(r'id="by-load-legend">.*?</div></div>', text, re.S).group(0)
+    assert re.findall(r'stop-color="(#[0-9a-f]{6})"', load) == report._load_colors(np.linspace(0, 1, 6))
+
+
+def test_offset_labels_and_colours(tmp_path):
+    users, cells = offset_frames()
+    text = write_report(tmp_path / "r.html", title="t", users=users, cells=cells, tables={}, figures={},
+                        selected_method="per-cell offsets").read_text("utf-8")
+    s = scan(text)
+    assert not s.errors and not [i for i, n in s.ids.items() if n > 1]
+    data = page_data(text)
+    zero, rule, none = data["methods"]
+    # the labels: the non-zero offsets of each method's cells (page order macro, pico, femto)
+    assert rule["ol"] == ["−3", "+6", None]
+    assert zero["ol"] == [None, None, None] and none["ol"] == [None, None, None]
+    # the colours: +6 red, −3 blue, 0 white, NaN (no offset rule) the grey of "no value"
+    r, g, b = rgb(offset_colour(rule["cs"][1]))
+    assert r > b + 40 and r > g + 40  # a red hue (the bar's dark red end)
+    r, g, b = rgb(offset_colour(rule["cs"][0]))
+    assert b > r + 20
+    assert min(rgb(offset_colour(zero["cs"][0]))) > 230
+    assert {offset_colour(st) for st in none["cs"]} == {report._NO_LOAD_COLOR}
+    # the static page draws the selected method's labels on a layer over the cells, tooltips beneath
+    layer = re.search(r'<g id="layer-offsets">(.*?)</g></svg>', text, re.S).group(1)
+    labels = re.findall(r'<g class="olabel( absent)?" data-cell="(\d)" transform="translate\([-\d. ]+\)">'
+                        r'<text x="[-\d.]+" y="[-\d.]+" text-anchor="(\w+)">([^<]*)</text></g>', layer)
+    assert [(a, int(j), t) for a, j, _, t in labels] == [("", 0, "−3"), ("", 1, "+6")]  # the femto: 0
+    assert labels[1][2] == "start"  # right of the pico's square
+    assert text.index('id="layer-cells"') < text.index('id="layer-offsets"')
+    css = report._asset("report.css")
+    assert re.search(r"#layer-offsets\{[^}]*pointer-events:none", css)
+    assert re.search(r"\.olabel text\{[^}]*transform:scale\(var\(--k\)\)", css)  # keeps its size at zoom
+    assert ".map-row:not(.by-offset) #layer-offsets{display:none}" in text
+    # the sector's label sits beyond its slice along the boresight (azimuth 30°: up and right)
+    x, y = (float(v) for v in re.search(r'data-cell="0"[^>]*><text x="([-\d.]+)" y="([-\d.]+)"',
+                                         layer).groups())
+    assert x > 0 and y < 0 and math.hypot(x, y) > 12
+    # a method whose cells have no label hides them
+    alm = report.render_report(title="t", users=users, cells=cells, tables={}, figures={})
+    assert re.findall(r'<g class="olabel absent" data-cell="(\d)"[^>]*><text[^>]*></text>', alm) == ["0", "1"]
+
+
+def test_offset_tooltip(tmp_path):
+    users, cells = offset_frames()
+    data = page_data(report.render_report(title="t", users=users, cells=cells, tables={}, figures={}))
+    zero, rule, none = data["methods"]
+    assert "offset: −3 dB" in title(data, rule["ct"][0]).split("\n")
+    assert "offset: +6 dB" in title(data, rule["ct"][1]).split("\n")
+    assert "offset: 0 dB" in title(data, zero["ct"][1]).split("\n")
+    assert not [t for t in none["ct"] if "offset" in title(data, t)]  # NaN: no line
+    cells["offset_db"] = cells["offset_db"].where(cells["offset_db"] != 6.0, 2.5)
+    data = page_data(report.render_report(title="t", users=users, cells=cells, tables={}, figures={}))
+    assert "offset: +2.5 dB" in title(data, data["methods"][1]["ct"][1])
+    assert data["methods"][1]["ol"][1] == "+2.5"
+
+
+@pytest.mark.parametrize(("selected", "offset_first"), [
+    ("per-cell offsets", True), ("max_rsrp", True), ("alm", False), (None, False)])
+def test_offset_colouring_default(tmp_path, selected, offset_first):
+    """The offset colouring is chosen when the page opens if the method shown has finite offsets."""
+    users, cells = offset_frames()
+    text = report.render_report(title="t", users=users, cells=cells, tables={}, figures={},
+                                selected_method=selected)
+    checked = re.findall(r'<input type="radio" name="colour" data-toggle="([\w-]+)" checked>', text)
+    assert checked == (["by-offset"] if offset_first else ["by-tier"])
+    row = re.search(r'<div class="map-row ([^"]*)" id="map-row">', text).group(1).split()
+    assert ("by-offset" in row) == offset_first
+    # offsets of the other methods only, without a method column: the cells of every method
+    plain_users, plain_cells = make_frames()
+    plain_cells["offset_db"] = [0.0, 4.0, np.nan]
+    plain = report.render_report(title="t", users=plain_users, cells=plain_cells, tables={}, figures={})
+    assert re.search(r'data-toggle="by-offset" checked> offset<', plain)
+    assert re.search(r'class="olabel" data-cell="1"[^>]*><text[^>]*>\+4</text>', plain)
+
+
+@pytest.mark.skipif(CHROMIUM is None, reason="chromium is not installed (apt-get install chromium)")
+def test_offset_labels_in_headless_chromium(tmp_path):
+    """Choosing the offset colouring shows the labels of the method shown only; they let the
+    mouse through to the cells; another colouring hides them."""
+    users, cells = offset_frames()
+    text = report.render_report(title="t", users=users, cells=cells, tables={}, figures={},
+                                selected_method="alm")  # opens coloured by tier, no label
+    probe = """<script>
+      const pick = (name, test) => {
+        const r = [...document.querySelectorAll(`input[name=${name}]`)].find(test);
+        r.checked = true; r.dispatchEvent(new Event("change"));
+      };
+      const byText = t => r => r.parentNode.textContent.trim() === t;
+      const state = () => [...document.querySelectorAll("#layer-offsets .olabel")].map(g => {
+        const t = g.querySelector("text"), box = t.getBoundingClientRect();
+        const shown = box.width > 0 && box.height > 0;
+        let hit = null;
+        if (shown) {
+          const el = document.elementFromPoint(box.left + box.width / 2, box.top + box.height / 2);
+          hit = el ? el.closest("#layer-offsets") === null : null;
+        }
+        return {cell: +g.dataset.cell, text: t.textContent, shown, through: hit,
+                events: getComputedStyle(t).pointerEvents};
+      });
+      const out = {start: state()};
+      pick("colour", byText("offset")); out.offsetAlm = state();
+      pick("method", byText("per-cell offsets")); out.offsetRule = state();
+      pick("method", byText("max_rsrp")); out.offsetZero = state();
+      pick("method", byText("per-cell offsets")); pick("colour", byText("tier")); out.tierRule = state();
+      pick("colour", byText("offset")); out.again = state();
+      document.body.dataset.probe = JSON.stringify(out);
+    </script>"""
+    path = tmp_path / "probe.html"
+    path.write_text(text.replace("</body>", probe + "</body>"), "utf-8")
+    run = _chromium(tmp_path, "offsets", "--dump-dom", path.resolve().as_uri())
+    assert run.returncode == 0, run.stderr[-2000:]
+    console = [line for line in run.stderr.splitlines() if ":CONSOLE" in line]
+    assert not [c for c in console if "Uncaught" in c or "Content Security Policy" in c], console
+    found = re.search(r'<body data-probe="([^"]*)"', run.stdout)
+    assert found, run.stdout[-2000:]
+    out = json.loads(html.unescape(found.group(1)))
+
+    def shown(state):
+        return [(s["cell"], s["text"]) for s in state if s["shown"]]
+
+    assert shown(out["start"]) == [] and shown(out["offsetAlm"]) == []
+    assert shown(out["offsetRule"]) == [(0, "−3"), (1, "+6")]
+    assert shown(out["offsetZero"]) == [] and shown(out["tierRule"]) == []
+    assert shown(out["again"]) == [(0, "−3"), (1, "+6")]
+    assert all(s["events"] == "none" and s["through"] for s in out["offsetRule"])

@@ -105,10 +105,13 @@ def test_frames_hold_every_user_and_cell_once_with_the_solution_numbers(run):
 def test_geopackage_reads_back_with_the_same_numbers(run, tmp_path):
     path = run.files[0].parent / "results.gpkg"
     net = run.drop.network
-    assert layer_suffixes(run.solutions) == {"max_rsrp": "max_rsrp", "optimized": "optimized"}
+    assert layer_suffixes(run.solutions) == {"max_rsrp": "max_rsrp", "optimized": "optimized",
+                                             "per-cell offsets": "per_cell_offsets",
+                                             "best per-tier bias": "best_per_tier_bias"}
+    suffix = layer_suffixes(run.solutions)
     for label, sol in run.solutions.items():  # a users and a cells layer per method
-        u = gpd.read_file(path, layer=f"users_{label}")
-        c = gpd.read_file(path, layer=f"cells_{label}")
+        u = gpd.read_file(path, layer=f"users_{suffix[label]}")
+        c = gpd.read_file(path, layer=f"cells_{suffix[label]}")
         assert u.crs == net.crs and c.crs == net.crs
         assert "method" not in u.columns and "method" not in c.columns
         assert list(u["user_id"]) == list(net.users["user_id"])
@@ -131,13 +134,14 @@ def test_csv_tables_match_the_geopackage(run):
     cells = pd.read_csv(out / "cell_stats.csv")
     assert len(cells) == len(run.solutions) * run.drop.network.n_cells
     summary = pd.read_csv(out / "method_summary.csv", index_col="method")
-    assert list(summary.index) == ["max_rsrp", "optimized"]
+    assert list(summary.index) == ["max_rsrp", "optimized", "per-cell offsets", "best per-tier bias"]
     assert summary.loc["optimized", "status"] == "optimal"
 
 
 def test_every_output_file_is_written(run):
     names = {p.name for p in run.files}
     assert names == {"method_summary.csv", "radio_summary.csv", "user_rates.csv", "cell_stats.csv",
+                     "cell_config.csv", "deploy_drops.csv",
                      "results.gpkg", "coverage_best_server.tif", "coverage_rsrp_dbm.tif",
                      "coverage_sinr_db.tif", "coverage_rate_mbps.tif", "network_map.png",
                      "rate_cdf.png", "convergence.png", "report.html"}

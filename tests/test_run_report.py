@@ -97,7 +97,8 @@ def test_the_report_shows_every_method_and_the_coverage(file_run):
     page = _page(file_run)
     data = json.loads(re.search(r'<script type="application/json" id="map-data">(.*?)</script>',
                                 page, re.DOTALL).group(1).replace("\\u003c", "<"))
-    assert [m["name"] for m in data["methods"]] == ["max_rsrp", "dual"]
+    assert [m["name"] for m in data["methods"]] == ["max_rsrp", "dual", "per-cell offsets",
+                                                    "best per-tier bias"]
     assert page.count('href="data:image/png;base64,') == 4  # best server, RSRP, SINR, rate
     assert "region" in page  # the region's outline
 

@@ -16,6 +16,8 @@ TUTORIALS = Path(__file__).resolve().parents[1] / "docs" / "tutorials"
     ("power_patterns.py", ["power_patterns.png"]),
     ("own_opencellid.py", ["opencellid_extract.csv", "own_opencellid_map.png",
                            "own_opencellid.toml"]),
+    ("deploy_cell_file.py", ["munich_cells.csv", "munich.toml", "munich_run/cell_config.csv",
+                             "munich_run/deploy_drops.csv"]),
 ])
 def test_tutorial_runs(tmp_path, script, outputs):
     env = {**os.environ, "MPLBACKEND": "Agg", "CELLOPT_TUTORIAL_OUT": str(tmp_path)}

@@ -50,7 +50,8 @@ from cellopt.solvers.result import build_solution
 from cellopt.status import MAX_ITER, OPTIMAL, SOLVED, STOPPED, TIME_LIMIT
 
 __all__ = [
-    "DEFAULT_BIAS_DB", "in_cell_shares", "load_aware", "max_rsrp", "max_sinr", "range_expansion",
+    "DEFAULT_BIAS_DB", "cell_offsets", "in_cell_optimum", "in_cell_shares", "load_aware", "max_rsrp",
+    "max_sinr", "range_expansion", "tier_bias_db",
 ]
 
 #: Default range-expansion bias per tier [dB].
@@ -223,6 +224,64 @@ def range_expansion(
     return _finish(problem, assoc, method="range_expansion", rule=f"each user served by its "
                    f"cell of largest RSRP + tier bias (range expansion: {shown})", t0=t0,
                    tol=tol, time_limit_s=time_limit_s, callback=callback, inner=inner)
+
+
+@register("cell_offsets", kind="baseline")
+def cell_offsets(
+    problem: Problem,
+    *,
+    tol: float = 1e-4,
+    max_iter: int | None = None,
+    time_limit_s: float | None = None,
+    callback: Callback = None,
+    offsets_db: np.ndarray | None = None,
+    inner_method: str = "dual",
+    inner_options: Mapping[str, Any] | None = None,
+) -> Solution:
+    """Serve each user by the cell maximizing RSRP + the cell's own offset.
+
+    The rule a live network applies with a cell individual offset per cell (the offset of
+    the A3 event, or the idle-mode q-OffsetCell): each user picks, among its links, the
+    cell of largest ``rsrp_dbm + offsets_db[cell]``, ties going to the lower cell row;
+    each cell then shares its airtime optimally among its users (see the module notes).
+    :func:`range_expansion` is the case of one offset per tier; :mod:`cellopt.deploy`
+    fits one offset per cell and judges it on users it was not fitted to.
+
+    Parameters
+    ----------
+    problem : Problem
+        Needs ``rsrp_dbm`` (shape (L,), [dBm]).
+    tol, max_iter, time_limit_s, callback
+        As for :func:`max_rsrp`.
+    offsets_db : ndarray, shape (n_cells,), optional
+        Offset of each cell [dB], finite; default all 0 (:func:`max_rsrp`).
+    inner_method, inner_options
+        As for :func:`max_rsrp`.
+
+    Returns
+    -------
+    Solution
+
+    Raises
+    ------
+    ValueError
+        If the problem has no RSRP, or for offsets of the wrong shape or not finite.
+    """
+    t0 = time.perf_counter()
+    inner = _checked('cell_offsets', problem, tol=tol, max_iter=max_iter, time_limit_s=time_limit_s,
+                     callback=callback, offsets_db=offsets_db, inner_method=inner_method,
+                     inner_options=inner_options)
+    rsrp = _require(problem, "rsrp_dbm", "cell_offsets")
+    offsets = np.zeros(problem.n_cells) if offsets_db is None else check_array(
+        offsets_db, "offsets_db", shape=(problem.n_cells,),
+        fix=f"give one finite offset [dB] per cell, shape ({problem.n_cells},)")
+    pairs = _Pairs(problem)
+    score = pairs.max_per_pair(rsrp) + offsets[pairs.cell]
+    assoc = pairs.cell_of(_argmax_per_user(pairs.user, score, problem.n_users))
+    spread = f"{offsets.min():g} to {offsets.max():g} dB" if problem.n_cells else "none"
+    return _finish(problem, assoc, method="cell_offsets", rule=f"each user served by its cell "
+                   f"of largest RSRP + the cell's offset (offsets {spread})", t0=t0, tol=tol,
+                   time_limit_s=time_limit_s, callback=callback, inner=inner)
 
 
 @register("load_aware", kind="baseline")
@@ -427,19 +486,53 @@ def _single_resource_shares(sub: Problem) -> tuple[np.ndarray, np.ndarray]:
     x : ndarray, shape (L_sub,)
     mu : ndarray, shape (n_cells,)
     """
-    cell, rate = sub.cell, sub.rate_mbps
-    w = sub.weight[sub.user]
-    c = sub.price_per_mbps[cell]
-    cap = np.minimum(sub.demand_mbps[sub.user], rate)  # [Mbit/s]
-    n_cells = sub.n_cells
+    return in_cell_optimum(sub.cell, sub.rate_mbps, sub.weight[sub.user], sub.price_per_mbps[sub.cell],
+                           np.minimum(sub.demand_mbps[sub.user], sub.rate_mbps), sub.alpha,
+                           sub.n_cells)
+
+
+def in_cell_optimum(group: np.ndarray, rate_mbps: np.ndarray, weight: np.ndarray,
+                    price_per_mbps: np.ndarray, cap_mbps: np.ndarray, alpha: float,
+                    n_groups: int) -> tuple[np.ndarray, np.ndarray]:
+    """Each group's airtime shared optimally among its members, all groups at once.
+
+    A group is one cell's users on one resource, each with one link: member e gets the
+    share x_e of the group's airtime, rate ``x_e R_e``, so as to maximize
+    ``Σ_e w_e U(x_e R_e) − c_e x_e R_e`` subject to ``Σ_e x_e ≤ 1`` and ``x_e R_e ≤ cap_e``
+    (the in-cell problem of :func:`in_cell_shares` with one resource). For α > 0 the
+    airtime price μ_g of each group is found by log-space bisection, all groups at once
+    (the shares are closed-form at a given μ); for α = 0 airtime goes greedily by
+    decreasing ``(w_e − c_e) R_e``.
+
+    Parameters
+    ----------
+    group : ndarray of int, shape (n,)
+        Group of each member, in [0, n_groups).
+    rate_mbps : ndarray, shape (n,)
+        R_e > 0, the member's rate with the whole airtime [Mbit/s].
+    weight, price_per_mbps : ndarray, shape (n,)
+        w_e and c_e (the price of its cell's traffic [utility per Mbit/s]).
+    cap_mbps : ndarray, shape (n,)
+        Most useful rate, ``min(d_e, R_e)`` [Mbit/s].
+    alpha : float
+    n_groups : int
+
+    Returns
+    -------
+    x : ndarray, shape (n,)
+    mu : ndarray, shape (n_groups,)
+        Airtime price of each group (0 where the members' demands fit).
+    """
+    cell, rate, w, c, cap = group, rate_mbps, weight, price_per_mbps, cap_mbps
+    n_cells = n_groups
     mu = np.zeros(n_cells)
-    if not sub.n_links:
+    if not len(cell):
         return np.zeros(0), mu
-    if sub.alpha == 0:
+    if alpha == 0:
         return _greedy_linear(cell, (w - c) * rate, cap / rate, n_cells)
 
     def shares(mu_cell: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
-        x = best_rate(mu_cell[cell] / rate + c, w, sub.alpha, cap) / rate
+        x = best_rate(mu_cell[cell] / rate + c, w, alpha, cap) / rate
         return x, np.bincount(cell, x, minlength=n_cells)
 
     x, total = shares(mu)
@@ -449,7 +542,7 @@ def _single_resource_shares(sub: Problem) -> tuple[np.ndarray, np.ndarray]:
     # Upper bracket: with μ ≥ w_i R_i^(1−α) n_j^α every x_i ≤ 1/n_j, so Σ x ≤ 1.
     n_in = np.bincount(cell, minlength=n_cells)
     hi = np.zeros(n_cells)
-    np.maximum.at(hi, cell, w * rate ** (1.0 - sub.alpha) * n_in[cell] ** sub.alpha)
+    np.maximum.at(hi, cell, w * rate ** (1.0 - alpha) * n_in[cell] ** alpha)
     hi = np.where(need, 2.0 * hi, 1.0)
     # Lower bracket: shrink until Σ x > 1 (Σ x(μ) → Σ x(0) > 1 as μ → 0).
     lo = hi * 1e-6
@@ -675,6 +768,12 @@ def _require(problem: Problem, name: str, method: str) -> np.ndarray:
             f"{method} needs {name} per link but the problem has none; fix: build the problem "
             f"with Problem.from_network(network, links) or pass {name}= to Problem.from_links")
     return values
+
+
+def tier_bias_db(bias_db: float | Mapping[str, float] | None) -> dict[str, float]:
+    """The bias [dB] of every tier of :data:`cellopt.network.TIERS` that
+    :func:`range_expansion` applies for its `bias_db` argument."""
+    return dict(zip(TIERS, _tier_bias(bias_db).tolist(), strict=True))
 
 
 def _tier_bias(bias_db: float | Mapping[str, float] | None) -> np.ndarray:

@@ -10,23 +10,29 @@ forbids any network fetch (images are ``data:`` URIs). The page holds
 * an interactive map drawn as inline SVG: cells by tier (macro: triangle, or a pie slice
   around the boresight when the cells frame has a finite ``azimuth_deg``, so a
   three-sector site reads as three slices; pico: square; femto: diamond), filled for
-  operator cells and hollow for third-party cells,
-  optionally coloured by load; users as dots coloured by the tier of their serving cell
+  operator cells and hollow for third-party cells, coloured by tier or, by the "Colour cells
+  by" choice, by a quantity with a colour bar (load, overload, users served, best-RSRP share,
+  mean SINR, airtime price, mean power, share off, where the columns allow; grey: no value);
+  with an ``offset_db`` column (the offset of each method's association rule, NaN for a
+  method that is no offset rule) also by offset, on a diverging bar symmetric about 0 dB
+  (negative blue, 0 white, positive red), each non-zero offset of the method shown then
+  written beside its cell ("+6", "−3"), and this colouring chosen when the page opens if the
+  selected method has offsets; users as dots coloured by the tier of their serving cell
   (grey when not served, hollow when unusable), guard-band users faded; association lines
   user → serving cell (or its nearest wraparound copy) as a layer that can be switched off
   (off by default above :data:`ASSOCIATION_LINES_MAX_USERS` users); optionally the outlines
   of the study area and other regions, and coverage rasters (:class:`CoverageLayer`) under
   the markers, one at a time. When the frames carry a ``method`` column (the rows of several
-  methods stacked), a "Method" choice switches the association, colours, tooltips, counts
-  and per-cell table shown; the markers are drawn once and each method's state is a compact
-  JSON block the script applies (2,000 users × 7 methods: about 2 MB; each further method
-  adds about 0.1 MB per 1,000 users).
+  methods stacked), a "Method" choice switches the association, colours, offset labels,
+  tooltips, counts and per-cell table shown; the markers are drawn once and each method's
+  state is a compact JSON block the script applies (2,000 users × 7 methods: about 2 MB;
+  each further method adds about 0.1 MB per 1,000 users).
   Hovering a marker shows its key values; drag pans, the wheel and the +/− buttons zoom,
   "Reset" restores the first view. The legend and the controls sit beside the map, never
   over it. The SVG is built here; the small inline script only changes the view box,
   toggles layers and applies a method's state, so the page stays responsive with about
-  10,000 users and 300 cells (about 2.7 MB of HTML for one method). Markers keep their size
-  on screen when zooming;
+  10,000 users and 300 cells (about 2.7 MB of HTML for one method). Markers and labels keep
+  their size on screen when zooming, and the labels let the mouse through to the markers;
 * a per-cell table (of each method, switched with the map's method; at most
   :data:`CELL_TABLE_MAX_ROWS` rows each). Every table sorts by a column when its header is
   clicked (numbers numerically, text alphabetically; again: the other direction; missing
@@ -88,6 +94,10 @@ _OTHER_COLOR = "#6f4e7c"  # cells of an unknown tier
 _NO_LOAD_COLOR = "#c8c8c8"  # cells without a finite load
 _LOAD_CMAP = "YlOrRd"
 _LOAD_RANGE = (0.12, 1.0)  # part of the colour map used for load 0..1 (skips the near-white end)
+#: Diverging colour map of the cells' offsets: negative blue, 0 white, positive red.
+_OFFSET_CMAP = "RdBu_r"
+#: The offset colour bar spans ±max(|offset|), at least ±this [dB].
+_OFFSET_MIN_SPAN_DB = 1.0
 #: Range of the "mean power" colouring [dB below full power]: the ramp runs from this far
 #: below (and off) to full power.
 POWER_RAMP_DB = 30.0
@@ -244,14 +254,19 @@ def write_report(
         ``tx_power_dbm`` [dBm], ``load`` (airtime used, 0..1), ``overload`` (0..; NaN:
         none), ``n_users`` (int), ``best_rsrp_share`` (0..1), ``mean_sinr_db`` [dB],
         ``airtime_price``, ``traffic_mbps`` [Mbit/s], ``backhaul_mbps`` [Mbit/s] (inf =
-        unlimited), ``backhaul_use`` (0..1 or NaN), ``payment``, ``mean_power_dbm`` [dBm]
-        and ``share_off`` (0..1). "Colour cells by" offers load and overload where the
-        columns are given (leave them out where they are 1 and null by construction, as
-        under full buffer), users served, best-RSRP share, mean SINR and airtime price
-        where they vary, and, with ``tx_power_dbm`` and some cell below full power or off,
-        the mean power below full (from :data:`POWER_RAMP_DB` below, or off, to full) and
-        the share off. Every column but the geometry and ``method`` is listed in the
-        per-cell table.
+        unlimited), ``backhaul_use`` (0..1 or NaN), ``payment``, ``mean_power_dbm`` [dBm],
+        ``share_off`` (0..1) and ``offset_db`` [dB] (the offset the method's association
+        rule adds to the cell's RSRP; NaN for a method that is no offset rule). "Colour
+        cells by" offers load and overload where the columns are given (leave them out where
+        they are 1 and null by construction, as under full buffer), users served, best-RSRP
+        share, mean SINR and airtime price where they vary, with ``tx_power_dbm`` and some
+        cell below full power or off, the mean power below full (from :data:`POWER_RAMP_DB`
+        below, or off, to full) and the share off, and, where some finite ``offset_db`` is
+        not 0, the offset: a diverging bar over ±the largest |offset| (at least ±1 dB),
+        NaN grey, each non-zero offset of the method shown labelled beside its cell, its
+        tooltip saying ``offset: +6 dB``; the offset colouring is the one chosen when the
+        page opens if the shown method's cells have finite offsets (else the tier). Every
+        column but the geometry and ``method`` is listed in the per-cell table.
     tables : mapping of str to pandas.DataFrame
         Summary tables, in order; the key is the caption. Floats are shown to 4
         significant digits (see :func:`format_value`), the index is shown. A column of
@@ -741,6 +756,7 @@ class _View:
     line_end: np.ndarray  # (n_users, 2) float: local end of the association line [m]; NaN: none
     cell_style: list[str | None]  # (n_cells,): colour variables; None: no row in this method
     cell_title: list[str | None]  # (n_cells,)
+    cell_label: list[str | None]  # (n_cells,): offset labels ("+6"); None: none
     counts: dict[str, int]
 
 
@@ -839,7 +855,7 @@ def _map_section(users: gpd.GeoDataFrame, cells: gpd.GeoDataFrame, *, methods: l
     user_titles = _user_titles(users, user_tier, in_area, usable, sid)
 
     # each cell row's tooltip and colours; the shared cells in page order (small markers on top)
-    cell_titles, cell_styles = _cell_rows(cells)
+    cell_titles, cell_styles, cell_labels = _cell_rows(cells)
     owner = _column(cells, "owner", "operator").astype(str)
     azimuth = _floats(cells, "azimuth_deg")
     rank = {"macro": 0, "pico": 1, "femto": 2}
@@ -850,13 +866,21 @@ def _map_section(users: gpd.GeoDataFrame, cells: gpd.GeoDataFrame, *, methods: l
     sux, suy = ux[first_u] - ox, oy - uy[first_u]
     ends = np.column_stack([end_x - ox, oy - end_y])
     views = [_view(name, user_row[k], cell_row[k], tier_class, flags, user_titles, ends, cell_titles,
-                   cell_styles, cell_tier, owner) for k, name in enumerate(names)]
+                   cell_styles, cell_labels, cell_tier, owner) for k, name in enumerate(names)]
     sel = names.index(selected) if methods else 0
     view = views[sel]
+    labelled = any(label is not None for label in cell_labels)
+    # the offset colouring first when the method shown has offsets (rules, not optimizers)
+    shown_rows = (cells["method"].astype(str).to_numpy() == selected if by_method
+                  else np.ones(n_crows, bool))
+    offset_first = "by-offset" in _colourings(cells) \
+        and bool(np.isfinite(_floats(cells, "offset_db")[shown_rows]).any())
 
     lines_on = n_users <= ASSOCIATION_LINES_MAX_USERS
     cell_layer = _cell_layer(cx[page_cells] - ox, oy - cy[page_cells], cell_tier[page_cells],
                              owner[page_cells], azimuth[page_cells], view)
+    offset_layer = _offset_layer(cx[page_cells] - ox, oy - cy[page_cells], cell_tier[page_cells],
+                                 azimuth[page_cells], views, sel) if labelled else ""
     user_layer = _user_layer(sux, suy, view, k0)
     assoc_layer = _assoc_layer(sux, suy, view)
     used: set[str] = set()
@@ -867,7 +891,8 @@ def _map_section(users: gpd.GeoDataFrame, cells: gpd.GeoDataFrame, *, methods: l
     coverage_ids = [_slug(layer.name, used, "cov") for layer in coverage]
     rendered = [_coverage_svg(layer, cid, ox, oy) for layer, cid in zip(coverage, coverage_ids, strict=True)]
 
-    row_classes = ["show-users", "show-guard"] + (["show-assoc"] if lines_on else [])
+    row_classes = ["show-users", "show-guard"] + (["show-assoc"] if lines_on else []) \
+        + (["by-offset"] if offset_first else [])
     svg = (f'<svg id="map" viewBox="{view_box}" preserveAspectRatio="xMidYMid meet" '
            f'style="--k:{k0:.4g}" role="img" aria-label="Map of cells, users and association">'
            f'<rect class="bg" x="{_c(vb_x - 50 * span)}" y="{_c(vb_y - 50 * span)}" '
@@ -875,13 +900,15 @@ def _map_section(users: gpd.GeoDataFrame, cells: gpd.GeoDataFrame, *, methods: l
            + (f'<g id="layer-coverage">{"".join(r[0] for r in rendered)}</g>' if coverage else "")
            + (f'<g id="layer-areas">{area_layer}</g>' if areas else "")
            + f'<g id="layer-assoc">{assoc_layer}</g><g id="layer-users">{user_layer}</g>'
-           f'<g id="layer-cells">{cell_layer}</g></svg>')
+           f'<g id="layer-cells">{cell_layer}</g>'
+           + (f'<g id="layer-offsets">{offset_layer}</g>' if labelled else "") + "</svg>")
     legend = _legend(cells, views, sel, lines_on, nearest_image="serving_x_m" in users.columns,
+                     colour="by-offset" if offset_first else "by-tier",
                      areas=list(zip(area_ids, areas, strict=True)),
                      coverage=[(cid, r[1]) for cid, r in zip(coverage_ids, rendered, strict=True)],
                      coverage_names=[layer.name for layer in coverage])
     heading = "Map" if not methods else f'Map<span id="map-method">: {_esc(selected)}</span>'
-    data = _method_data(views, sel) if methods else ""
+    data = _method_data(views, sel, labels=labelled) if methods else ""
     return (f'<section id="map-section"><h2>{heading}</h2>'
             f'<div class="map-row {" ".join(row_classes)}" id="map-row">'
             f'<div class="map-box">{svg}</div>{legend}</div>{data}</section>')
@@ -889,7 +916,7 @@ def _map_section(users: gpd.GeoDataFrame, cells: gpd.GeoDataFrame, *, methods: l
 
 def _view(name: str | None, rows: np.ndarray, crows: np.ndarray, tier_class: np.ndarray, flags: np.ndarray,
           user_titles: list[str], ends: np.ndarray, cell_titles: list[str], cell_styles: list[str],
-          cell_tier: np.ndarray, owner: np.ndarray) -> _View:
+          cell_labels: list[str | None], cell_tier: np.ndarray, owner: np.ndarray) -> _View:
     """The view of one method from its users' rows `rows` (n_users,) and its cells' rows `crows`
     (n_cells,) in page order (−1: none)."""
     present = rows >= 0
@@ -902,6 +929,7 @@ def _view(name: str | None, rows: np.ndarray, crows: np.ndarray, tier_class: np.
     has_cell = crows >= 0
     cell_style = [cell_styles[j] if j >= 0 else None for j in crows]
     cell_title = [cell_titles[j] if j >= 0 else None for j in crows]
+    cell_label = [cell_labels[j] if j >= 0 else None for j in crows]
     ctier = cell_tier[crows[has_cell]]
     counts = {"cells": int(has_cell.sum()),
               **{f"cells-{t}": int((ctier == t).sum()) for t in ("macro", "pico", "femto")},
@@ -913,14 +941,15 @@ def _view(name: str | None, rows: np.ndarray, crows: np.ndarray, tier_class: np.
               "lines": int(np.isfinite(line_end[:, 0]).sum()),
               "guard": int((present & (user_flags & _GUARD > 0)).sum()),
               "unusable": int((present & (user_flags & _UNUSABLE > 0)).sum())}
-    return _View(name, tier, user_flags, titles, line_end, cell_style, cell_title, counts)
+    return _View(name, tier, user_flags, titles, line_end, cell_style, cell_title, cell_label, counts)
 
 
-def _method_data(views: list[_View], selected: int) -> str:
+def _method_data(views: list[_View], selected: int, *, labels: bool = False) -> str:
     """The methods' states as a JSON block the page's script applies when a method is chosen.
 
     A tooltip is a list of numbers, those of its lines in the list ``lines`` shared by every
-    method (a user's id, serving cell and notes repeat from method to method)."""
+    method (a user's id, serving cell and notes repeat from method to method). With `labels`,
+    ``ol`` holds each cell's offset label (null: none)."""
     lines: dict[str, int] = {}
 
     def refs(text: str | None) -> list[int] | None:
@@ -939,7 +968,8 @@ def _method_data(views: list[_View], selected: int) -> str:
                 "f": "".join(str(int(f)) for f in v.flags),
                 "lx": [num(x) for x in v.line_end[:, 0]], "ly": [num(y) for y in v.line_end[:, 1]],
                 "ut": [refs(t) for t in v.user_title], "cs": v.cell_style,
-                "ct": [refs(t) for t in v.cell_title], "n": v.counts}
+                "ct": [refs(t) for t in v.cell_title], "n": v.counts,
+                **({"ol": v.cell_label} if labels else {})}
                for v in views]
     text = json.dumps({"tiers": _TIER_CODES, "selected": selected, "lines": list(lines), "methods": methods},
                       ensure_ascii=False, separators=(",", ":"), allow_nan=False)
@@ -975,6 +1005,32 @@ def _load_colors(load: np.ndarray) -> list[str]:
     return out
 
 
+def _offset_colors(ramp: np.ndarray) -> list[str]:
+    """Colours of the diverging offset map at `ramp` 0..1 (0.5: white, offset 0); NaN: grey."""
+    cmap = mpl.colormaps[_OFFSET_CMAP]
+    return [mpl.colors.to_hex(cmap(min(max(v, 0.0), 1.0))) if np.isfinite(v) else _NO_LOAD_COLOR
+            for v in ramp]
+
+
+def _signed(value: float, unit: str = "") -> str:
+    """`value` with its sign ("+6", "−3", "0"), 4 significant digits, and `unit` if given."""
+    text = ("+" if value > 0 else "−" if value < 0 else "") + format_value(abs(float(value)))
+    return f"{text} {unit}" if unit else text
+
+
+def _offset_label(value: float) -> str | None:
+    """A cell's offset label on the map ("+6", "−3", to 0.1 dB); None for NaN and 0."""
+    if not math.isfinite(value) or round(value, 1) == 0:
+        return None
+    return _signed(round(value, 1))
+
+
+def _has_offsets(offsets: np.ndarray) -> bool:
+    """Whether some finite offset is non-zero (then the offsets vary or are all one non-zero value)."""
+    finite = offsets[np.isfinite(offsets)]
+    return bool(finite.size) and bool((np.abs(finite) > 1e-9).any())
+
+
 def _power_shares(cells: gpd.GeoDataFrame) -> tuple[np.ndarray, np.ndarray]:
     """Each cell's mean power as a share of its full power, and its share of the band off
     (NaN where the columns are absent)."""
@@ -992,6 +1048,13 @@ class _Colouring:
     title: str  # the colour bar's title
     ticks: tuple[str, str, str]  # under the bar: low, middle, high
     ramp: np.ndarray  # (n_cells,) each cell's place on the bar, 0..1; NaN: no value (grey)
+    diverging: bool = False  # colours of _OFFSET_CMAP (white in the middle) rather than _LOAD_CMAP
+    no_value: str = "no value"  # the legend's words for the grey of NaN
+
+    def colors(self, ramp: np.ndarray | None = None) -> list[str]:
+        """The colours of `ramp` (default: the cells' own), grey for NaN."""
+        ramp = self.ramp if ramp is None else ramp
+        return _offset_colors(ramp) if self.diverging else _load_colors(ramp)
 
 
 def _colourings(cells: pd.DataFrame) -> dict[str, _Colouring]:
@@ -1002,7 +1065,9 @@ def _colourings(cells: pd.DataFrame) -> dict[str, _Colouring]:
     buffer, where they are 1 and null by construction); users served, best-RSRP share,
     mean SINR and airtime price where they vary, on a bar from their smallest (0 for
     counts, shares and prices) to their largest value; mean power and share off where some
-    cell is below full power.
+    cell is below full power; the offset of the association rule (``offset_db``) where some
+    finite offset is not 0, on a diverging bar symmetric about 0 dB (±the largest |offset|,
+    at least ±1 dB; NaN, a method that is no offset rule: grey).
     """
     out: dict[str, _Colouring] = {}
     percent = ("0 %", "50 %", "100 %")
@@ -1035,27 +1100,41 @@ def _colourings(cells: pd.DataFrame) -> dict[str, _Colouring]:
                                      (f"≤ −{POWER_RAMP_DB:g} dB", f"−{POWER_RAMP_DB / 2:g} dB", "full"),
                                      1.0 + below_db / POWER_RAMP_DB)
         out["by-off"] = _Colouring("share off", "Share of the band off", percent, share_off)
+    offsets = _floats(cells, "offset_db")
+    if _has_offsets(offsets):
+        span = max(_OFFSET_MIN_SPAN_DB, float(np.abs(offsets[np.isfinite(offsets)]).max()))
+        out["by-offset"] = _Colouring("offset", "Cell offset (RSRP + offset picks the cell)",
+                                      (_signed(-span, "dB"), "0 dB", _signed(span, "dB")),
+                                      0.5 + 0.5 * offsets / span, diverging=True,
+                                      no_value="no offset (not an offset rule)")
     return out
 
 
 def _colouring_css(keys: Iterable[str]) -> str:
-    """The style rules of the colourings `keys`: the cells' fill, and the bar shown."""
+    """The style rules of the colourings `keys`: the cells' fill, and the bar shown (and the
+    offset labels, with the offset colouring only)."""
+    keys = list(keys)
     return "".join(f".map-row.{k} #map .cell path{{fill:var(--{k})}}"
                    f".map-row.{k} #map .cell.third path{{stroke:var(--c)}}"
-                   f".map-row:not(.{k}) #{k}-legend{{display:none}}" for k in keys)
+                   f".map-row:not(.{k}) #{k}-legend{{display:none}}" for k in keys) \
+        + (".map-row:not(.by-offset) #layer-offsets{display:none}" if "by-offset" in keys else "")
 
 
-def _cell_rows(cells: gpd.GeoDataFrame) -> tuple[list[str], list[str]]:
-    """Each cell row's tooltip, and its colour variables (``--by-load``, ... of
-    :func:`_colourings`) as a style attribute."""
+def _cell_rows(cells: gpd.GeoDataFrame) -> tuple[list[str], list[str], list[str | None]]:
+    """Each cell row's tooltip, its colour variables (``--by-load``, ... of
+    :func:`_colourings`) as a style attribute, and its offset label (None: none; every row's
+    None unless the offset colouring is offered)."""
     n = len(cells)
     if n == 0:
-        return [], []
+        return [], [], []
     tier = cells["tier"].astype(str).to_numpy()
     owner = _column(cells, "owner", "operator")
     load = _floats(cells, "load")
     power_share, share_off = _power_shares(cells)
-    colors = {key: _load_colors(c.ramp) for key, c in _colourings(cells).items()}
+    colourings = _colourings(cells)
+    colors = {key: c.colors() for key, c in colourings.items()}
+    offsets = _floats(cells, "offset_db")
+    labels = [_offset_label(v) for v in offsets] if "by-offset" in colourings else [None] * n
     cols = {name: _column(cells, name, None) for name in
             ("cell_id", "site_id", "tx_power_dbm", "n_users", "traffic_mbps", "backhaul_mbps",
              "backhaul_use", "payment", "mean_power_dbm")}
@@ -1067,6 +1146,8 @@ def _cell_rows(cells: gpd.GeoDataFrame) -> tuple[list[str], list[str]]:
                  f"{t}, {format_value(owner[i]) if 'owner' in cells.columns else 'operator'}"]
         if "tx_power_dbm" in cells.columns:
             lines.append(f"tx power: {_with_unit(cols['tx_power_dbm'][i], 'dBm')}")
+        if math.isfinite(offsets[i]):
+            lines.append(f"offset: {_signed(offsets[i], 'dB')}")
         if "mean_power_dbm" in cells.columns:
             lines.append(f"mean power: {_with_unit(cols['mean_power_dbm'][i], 'dBm')}"
                          + (f" ({_percent(power_share[i])} of full)" if np.isfinite(power_share[i])
@@ -1090,7 +1171,7 @@ def _cell_rows(cells: gpd.GeoDataFrame) -> tuple[list[str], list[str]]:
             lines.append(f"payment: {format_value(cols['payment'][i])}")
         titles.append("\n".join(lines))
         styles.append(";".join(f"--{k}:{v[i]}" for k, v in colors.items()))
-    return titles, styles
+    return titles, styles, labels
 
 
 def _cell_layer(x: np.ndarray, y: np.ndarray, tier: np.ndarray, owner: np.ndarray, azimuth: np.ndarray,
@@ -1107,6 +1188,40 @@ def _cell_layer(x: np.ndarray, y: np.ndarray, tier: np.ndarray, owner: np.ndarra
                      f'transform="translate({_c(x[j])} {_c(y[j])})" style="{style or ""}">'
                      f'<title>{_esc(title or "")}</title>'
                      f'<path d="{_marker_path(t, azimuth[j])}"/></g>')
+    return "".join(parts)
+
+
+def _label_anchor(tier: str, azimuth_deg: float) -> tuple[float, float, str]:
+    """Where a cell's offset label sits, in screen pixels from the cell (y down), and its
+    ``text-anchor``: beyond a sector's slice (radius 12 px) along its boresight, so that the
+    three sectors of a site keep their labels apart, starting there when it points east, ending
+    there when it points west, centred above or below it otherwise; else right of the marker."""
+    if tier == "macro" and np.isfinite(azimuth_deg):
+        a = math.radians(azimuth_deg)
+        s, c = math.sin(a), math.cos(a)
+        anchor = "start" if s > 0.35 else "end" if s < -0.35 else "middle"
+        r = 19.0 if anchor == "middle" else 17.0  # clear of the slice, half a label's height beyond
+        return r * s, -r * c, anchor
+    half = {"macro": 8.5, "pico": 4.5, "femto": 5.5}.get(tier, 4.0)
+    return half + 2.5, 0.0, "start"
+
+
+def _offset_layer(x: np.ndarray, y: np.ndarray, tier: np.ndarray, azimuth: np.ndarray, views: list[_View],
+                  sel: int) -> str:
+    """The offset labels of the cells at local (`x`, `y`) [m] in page order: one for each cell
+    labelled under some method (``data-cell``: its place in page order), the text of the
+    method `sel` (hidden where it has none); shown with the offset colouring only."""
+    view = views[sel]
+    parts = []
+    for j in range(len(x)):
+        if all(v.cell_label[j] is None for v in views):
+            continue
+        dx, dy, anchor = _label_anchor(tier[j], azimuth[j])
+        label = view.cell_label[j]
+        absent = " absent" if label is None else ""
+        parts.append(f'<g class="olabel{absent}" data-cell="{j}" '
+                     f'transform="translate({_c(x[j])} {_c(y[j])})"><text x="{dx:.1f}" y="{dy:.1f}" '
+                     f'text-anchor="{anchor}">{_esc(label or "")}</text></g>')
     return "".join(parts)
 
 
@@ -1322,9 +1437,11 @@ def _ramp_legend(key: str, title: str, colours: Sequence[str], ticks: Sequence[s
 
 
 def _legend(cells: gpd.GeoDataFrame, views: list[_View], sel: int, lines_on: bool, *, nearest_image: bool,
-            areas: list[tuple[str, str]], coverage: list[tuple[str, str]], coverage_names: list[str]) -> str:
+            areas: list[tuple[str, str]], coverage: list[tuple[str, str]], coverage_names: list[str],
+            colour: str = "by-tier") -> str:
     """The legend and controls beside the map; the counts are the selected method's, each in a
-    ``data-count`` span the page's script updates when another method is chosen."""
+    ``data-count`` span the page's script updates when another method is chosen. `colour`: the
+    colouring chosen when the page opens."""
     view = views[sel]
 
     def has(key: str) -> bool:
@@ -1347,15 +1464,17 @@ def _legend(cells: gpd.GeoDataFrame, views: list[_View], sel: int, lines_on: boo
         t = str(cells["tier"].to_numpy()[_column(cells, "owner", "").astype(str) == "third_party"][0])
         swatch = _swatch(_marker_path(t, np.nan), "#ffffff", TIER_COLORS.get(t, _OTHER_COLOR), 2.2)
         cell_items.append(f"<li>{swatch}third party (hollow) {n('cells-third')}</li>")
-    load_colours = _load_colors(np.linspace(0, 1, 6))
     colourings = _colourings(cells)
+    label_note = ('<div class="small">Labels: each non-zero offset [dB] of the method shown.</div>'
+                  if any(label is not None for v in views for label in v.cell_label) else "")
     ramp_legends = "".join(
-        _ramp_legend(key, c.title, load_colours, c.ticks,
-                     f'<div class="small">{_dot(_NO_LOAD_COLOR, "#1b1b1b")}no value</div>')
+        _ramp_legend(key, c.title, c.colors(np.linspace(0, 1, 9 if c.diverging else 6)), c.ticks,
+                     f'<div class="small">{_dot(_NO_LOAD_COLOR, "#1b1b1b")}{_esc(c.no_value)}</div>'
+                     + (label_note if key == "by-offset" else ""))
         for key, c in colourings.items())
     colour_choice = "".join(
-        f'<label><input type="radio" name="colour" data-toggle="{key}"> {c.choice}</label>'
-        for key, c in colourings.items())
+        f'<label><input type="radio" name="colour" data-toggle="{key}"{" checked" if key == colour else ""}> '
+        f'{c.choice}</label>' for key, c in colourings.items())
     colour_css = f"<style>{_colouring_css(colourings)}</style>" if colourings else ""
     user_items = []
     for t in ("macro", "pico", "femto", "none"):
@@ -1408,7 +1527,8 @@ def _legend(cells: gpd.GeoDataFrame, views: list[_View], sel: int, lines_on: boo
         '<label><input type="checkbox" data-toggle="show-users" checked> Users</label>'
         f'{guard_box}'
         '</fieldset><fieldset><legend>Colour cells by</legend>'
-        '<label><input type="radio" name="colour" data-toggle="by-tier" checked> tier</label>'
+        f'<label><input type="radio" name="colour" data-toggle="by-tier"'
+        f'{" checked" if colour not in colourings else ""}> tier</label>'
         f'{colour_choice}</fieldset>{area_boxes}{coverage_choice}'
         f'<div class="legend-title">Cells {n("cells")}</div>'
         f'<ul>{"".join(cell_items)}</ul>{colour_css}{ramp_legends}'

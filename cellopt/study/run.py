@@ -10,6 +10,12 @@
                          payment, mean power, share of the band off
     power_patterns.csv   with a [power] section: one row per (method, pattern, cell): the
                          pattern's share of the band and the cell's power in it
+    cell_config.csv      with an optimizer among the methods ([deploy], docs/deploy.md): the
+                         settings a live network takes, one row per cell: its offset
+                         [dB] on the Q-OffsetRange value set, and with [power] its
+                         subframe schedule, share off and whether to sleep
+    deploy_drops.csv     with cell_config.csv: each deployable rule's objective, gap and kept
+                         share on every training and held-out drop
     results.gpkg         GeoPackage, a layer per method and kind (suffix ``<m>``:
                          :func:`~cellopt.study.gis.layer_suffixes` of the label):
                          ``users_<m>``, ``cells_<m>`` (the rows of the CSVs, Points),
@@ -66,6 +72,7 @@ from cellopt.drop import Drop
 from cellopt.errors import ValidationError
 from cellopt.solution import Solution
 from cellopt.study.atomic import AtomicFiles, atomic_files, leftover_temporaries, png_writer
+from cellopt.study.deployment import Deployment, check_memory_of, deploy_run, rule_offsets
 from cellopt.study.gis import gis_layers, write_geopackage
 from cellopt.study.rasters import COVERAGE_FILES, write_geotiff
 from cellopt.study.report import CoverageLayer, is_report, render_report
@@ -91,10 +98,13 @@ REPORT_USERS = 5_000
 #: with a power run, the ``coverage_*.tif`` unless ``[coverage] enabled = false``,
 #: ``report.html`` only with ``report=True``).
 OUTPUT_FILES = ("method_summary.csv", "radio_summary.csv", "user_rates.csv", "cell_stats.csv",
-                "power_patterns.csv", "results.gpkg", *COVERAGE_FILES.values(), "network_map.png",
-                "rate_cdf.png", "convergence.png", "report.html")
-#: The header a ``power_patterns.csv`` of cellopt's starts with.
-_PATTERNS_HEADER = b"method,cell_id,x_m,y_m,pattern,pattern_share,"
+                "power_patterns.csv", "cell_config.csv", "deploy_drops.csv", "results.gpkg",
+                *COVERAGE_FILES.values(), "network_map.png", "rate_cdf.png", "convergence.png",
+                "report.html")
+#: The first bytes of the files a run writes only sometimes, as cellopt writes them.
+_HEADERS = {"power_patterns.csv": b"method,cell_id,x_m,y_m,pattern,pattern_share,",
+            "cell_config.csv": b"cell_id,site_id,tier,offset_db",
+            "deploy_drops.csv": b"rule,split,drop,seed,"}
 @dataclasses.dataclass(eq=False)
 class RunResult:
     """What :func:`run_scenario` computed and wrote.
@@ -131,6 +141,11 @@ class RunResult:
         Where the cells lie, in words (:func:`~cellopt.study.summary.network_place`).
     traffic : str
         The traffic model, in words (:func:`~cellopt.study.summary.traffic_model`).
+    deployment : Deployment or None
+        The deployable settings and their judgement on held-out drops
+        (:func:`~cellopt.study.deployment.deploy_run`); None without an optimizer among
+        the methods or with ``[deploy] enabled = false``. Its rules are among
+        `solutions`.
     """
 
     scenario: Scenario
@@ -147,6 +162,7 @@ class RunResult:
     readings: list[ColumnReading] = dataclasses.field(default_factory=list)
     place: str = ""
     traffic: str = ""
+    deployment: Deployment | None = None
 
 
 def run_scenario(scenario: Scenario, out: str | Path, *, seed: int | None = None,
@@ -210,21 +226,28 @@ def _run(scenario: Scenario, out: Path, *, seed: int | None, methods: Sequence[M
     with recorded_readings() as readings:
         drop = scenario.build(seed, progress=progress)
     build_s = time.perf_counter() - t0
+    check_memory_of(scenario, drop, methods)  # before solving: the training drops must fit
     solutions = {m.label: _solve(scenario, drop, m, progress) for m in methods}
     coverage = _coverage(scenario, drop, solutions, progress)
+    deployment = deploy_run(scenario, drop, methods, solutions, seed, progress=progress)
+    if deployment is not None:
+        solutions |= deployment.solutions
     columns = {label: drop.user_columns(sol) for label, sol in solutions.items()}
-    cells = _stack({label: drop.cell_frame(sol, columns[label]) for label, sol in solutions.items()})
+    cells = _stack({label: _with_offsets(drop.cell_frame(sol, columns[label]), label, methods, deployment)
+                    for label, sol in solutions.items()})
     n_users = drop.network.n_users
     users = _stack({label: drop.user_frame(c) for label, c in columns.items()}) \
         if n_users <= CHUNK_USERS else None
     place, traffic = network_place(drop.network), traffic_model(drop.problem.demand_mbps)
     _log.info("where: %s", place)
     _log.info("traffic: %s", traffic)
-    result = RunResult(scenario=scenario, drop=drop, solutions=solutions,
-                       method_summary=method_summary(drop, solutions),
+    summary = method_summary(drop, solutions)
+    if deployment is not None:
+        summary = summary.join(deployment.summary)
+    result = RunResult(scenario=scenario, drop=drop, solutions=solutions, method_summary=summary,
                        radio_summary=link_summary(drop.network, drop.links),
                        users=users, cells=cells, build_s=build_s, files=[], coverage=coverage,
-                       readings=readings, place=place, traffic=traffic)
+                       readings=readings, place=place, traffic=traffic, deployment=deployment)
 
     def user_chunks() -> Iterator[gpd.GeoDataFrame]:
         """The per-user table, method by method, a chunk of users at a time."""
@@ -262,6 +285,10 @@ def _write_outputs(staged: AtomicFiles, result: RunResult, out: Path, seed: int,
     patterns = _power_patterns(drop, solutions)
     if patterns is not None:
         write("power_patterns.csv", lambda f: _plain(patterns).to_csv(f, index=False))
+    if result.deployment is not None:
+        config = result.deployment.cell_config(drop)
+        write("cell_config.csv", lambda f: config.to_csv(f, index=False))
+        write("deploy_drops.csv", lambda f: result.deployment.judgements.to_csv(f, index=False))
     t = time.perf_counter()
     with staged.path(out / "results.gpkg", keep_suffix=True) as tmp:  # GDAL wants .gpkg
         write_geopackage(tmp, gis_layers(drop, columns, cells, patterns, CHUNK_USERS))
@@ -350,13 +377,17 @@ def _report_page(result: RunResult, seed: int, columns: dict[str, Any], figures:
         cells = cells.drop(columns=["load", "overload"])
     tables = {f"How the columns of {r.file} were read": r.to_frame() for r in result.readings}
     tables |= {"Methods": result.method_summary, "Radio: max-RSRP link per tier": result.radio_summary}
+    if result.deployment is not None:
+        tables |= {"Deployable settings: what each rule keeps on training and held-out drops":
+                   result.deployment.summary,
+                   "Cell configuration (cell_config.csv)": result.deployment.cell_config(drop)}
     areas = {name: area for name, area in (("study area", network.study_area),
                                           ("region", network.region)) if area is not None}
     return render_report(
         title=f"cellopt: {result.scenario.name}, seed {seed}", users=users,
         cells=cells.reset_index(drop=True), tables=tables,
         figures={"User rates": figures["rate_cdf.png"], "Convergence": figures["convergence.png"]},
-        notes=_notes(result, seed, labels[-1], sample), selected_method=labels[-1], areas=areas,
+        notes=_notes(result, seed, _shown(result), sample), selected_method=_shown(result), areas=areas,
         coverage=_coverage_layers(result.coverage))
 
 
@@ -373,6 +404,31 @@ def _coverage_layers(coverage: CoverageMap | None) -> list[CoverageLayer]:
         layers.append(CoverageLayer(f"new-user rate ({coverage.method})", coverage.rate_mbps,
                                     coverage.bounds_m, "Mbit/s"))
     return layers
+
+
+def _with_offsets(cells: gpd.GeoDataFrame, label: str, methods: Sequence[MethodSpec],
+                  deployment: Deployment | None) -> gpd.GeoDataFrame:
+    """A method's cell table with ``offset_db``, the offset its rule applies [dB] (0 for
+    max-RSRP, the tier's bias for range expansion and the best per-tier bias, the fitted
+    offset for per-cell offsets; NaN for a method that is not an offset rule), when the run
+    has deployable settings."""
+    if deployment is None:
+        return cells
+    return cells.assign(offset_db=rule_offsets(label, methods, deployment, cells))
+
+
+def _last_method(result: RunResult) -> str:
+    """The label of the run's last method (not a deployable rule fitted after them)."""
+    rules = set() if result.deployment is None else set(result.deployment.solutions)
+    return [label for label in result.solutions if label not in rules][-1]
+
+
+def _shown(result: RunResult) -> str:
+    """The method the report's map opens on: the per-cell offsets when the run has them
+    (the settings to apply), else the last method."""
+    if result.deployment is not None:
+        return next(iter(result.deployment.solutions))
+    return _last_method(result)
 
 
 def _remove_stale(out: Path, written: set[str]) -> list[Path]:
@@ -402,10 +458,11 @@ def _is_output(path: Path) -> bool:
                 return raster.tags().get("SOFTWARE", "").startswith("cellopt ")
         except rasterio.errors.RasterioError:
             return False
-    if path.name == "power_patterns.csv":
+    if path.name in _HEADERS:
+        header = _HEADERS[path.name]
         try:
             with open(path, "rb") as f:
-                return f.read(len(_PATTERNS_HEADER)) == _PATTERNS_HEADER
+                return f.read(len(header)) == header
         except OSError:
             return False
     return False  # the others are written by every run
@@ -497,7 +554,7 @@ def _figures(result: RunResult, seed: int, sample: np.ndarray | None) -> dict[st
     drop, name = result.drop, result.scenario.name
     rows = slice(None) if sample is None else sample
     shown = "" if sample is None else f", a sample of {len(sample):,} shown"
-    last = list(result.solutions)[-1]
+    last = _last_method(result)
     serving = drop.per_user(result.solutions[last].serving_cell, fill=-1)[rows]
     network = drop.network if sample is None else drop.network.replace(
         users=drop.network.users.iloc[sample].reset_index(drop=True))
@@ -534,4 +591,6 @@ def _notes(result: RunResult, seed: int, shown: str, sample: np.ndarray | None) 
     if drop.network.study_area is not None:
         notes.append(f"statistics over the {int(drop.in_study_area.sum())} users of the study area; "
                      "guard-band users are solved for but not counted")
+    if result.deployment is not None:
+        notes.append(f"deployable settings: {result.deployment.summary_line()} (docs/deploy.md)")
     return notes

@@ -94,6 +94,14 @@ absent keys take the defaults of the function they are passed to)::
     enabled (default true), resolution_m (pixel size, default 25 m or finer for a small
     area), max_pixels (default 1,000,000; a larger area is mapped at a coarser resolution)
 
+    [deploy]                        # optional: settings a live network takes (cellopt.deploy)
+    enabled (default true: fitted and judged whenever the methods include an optimizer),
+    training_drops (16: the run's drop and 15 more of the same cells), held_out_drops (5:
+    drops of the same cells with new users and shadowing, never fitted on), values_db
+    (the offsets a cell may take [dB], default TS 36.331 Q-OffsetRange), penalty_per_db
+    (1e-4), max_rounds (100, the offset search's work budget), subframes (40, the
+    schedule's period, with [power]), sleep_share_off (0.9)
+
 The keys of ``[network]`` are the parameters of its builder's function (read from its
 signature, :mod:`cellopt.study.builders`); the other sections' keys and their TOML kinds
 are in :mod:`cellopt.study.schema`.
@@ -133,6 +141,7 @@ from cellopt import drop as _drop
 from cellopt import radio, topology
 from cellopt._deprecated import moved_names
 from cellopt.coverage import CoverageSettings
+from cellopt.deploy.settings import DeploySettings
 from cellopt.errors import ValidationError
 from cellopt.load_coupling import LoadCoupling
 from cellopt.network import Network
@@ -200,6 +209,10 @@ class Scenario:
     coverage : CoverageSettings
         The ``[coverage]`` section (its defaults when absent): whether to write coverage
         rasters, their resolution and pixel budget (:func:`cellopt.coverage.coverage_map`).
+    deploy : DeploySettings
+        The ``[deploy]`` section (its defaults when absent): the training and held-out
+        drops, the value set and search budget of the offsets, the schedule's period and
+        the sleep threshold (:mod:`cellopt.deploy`).
     """
 
     path: Path
@@ -217,6 +230,7 @@ class Scenario:
     drops: int
     raw: dict[str, Any] = dataclasses.field(repr=False, compare=False)
     coverage: CoverageSettings = dataclasses.field(default_factory=CoverageSettings)
+    deploy: DeploySettings = dataclasses.field(default_factory=DeploySettings)
 
     @classmethod
     def from_dict(cls, raw: dict[str, Any], path: str | Path) -> Scenario:
@@ -279,6 +293,7 @@ class Scenario:
             problem=sections["problem"] or {}, methods=methods, power=power,
             seed_base=seeds.get("base", 1), drops=seeds.get("drops", 1), raw=raw,
             coverage=CoverageSettings(**(sections["coverage"] or {})),
+            deploy=_deploy_settings(check, sections["deploy"]),
         )
 
     @property
@@ -319,11 +334,28 @@ class Scenario:
         options = {**spec.options, **extra}
         if spec.name != POWER:
             return drop.solve(spec.name, **options)
-        built = {k: options.pop(k) for k in _POWER_PROBLEM_KEYS if k in options}
-        problem = self._stage(False, "power", lambda: PowerProblem.from_drop(drop, **built))
+        problem = self.power_problem(drop, spec)
+        options = {k: v for k, v in options.items() if k not in _POWER_PROBLEM_KEYS}
         if "master_method" in options:
             options["method"] = options.pop("master_method")
         return solve_power(problem, progress=False, **options)
+
+    def power_problem(self, drop: _drop.Drop, spec: MethodSpec | None = None) -> PowerProblem:
+        """The power problem of a drop under the ``[power]`` section (or `spec`): its
+        ``levels_db``, ``energy_price_per_w`` and ``n_interferers``.
+
+        Raises
+        ------
+        ValidationError
+            Naming the file and ``[power]``: for a scenario without the section, or a
+            power problem this network refuses.
+        """
+        spec = self.power if spec is None else spec
+        if spec is None:
+            raise ValidationError(f"{self.path}: [power] the scenario has no [power] section; fix: "
+                                  "add one (levels_db, energy_price_per_w)")
+        built = {k: spec.options[k] for k in _POWER_PROBLEM_KEYS if k in spec.options}
+        return self._stage(False, "power", lambda: PowerProblem.from_drop(drop, **built))
 
     def with_overrides(self, **section_updates: Mapping[str, Any] | Any) -> Scenario:
         """A copy with keys of sections replaced, validated again.
@@ -343,7 +375,8 @@ class Scenario:
         """The :class:`~cellopt.radio.RadioModel` of the ``[radio]`` section."""
         return radio_model(self.radio)
 
-    def build(self, seed: int | None = None, *, progress: bool = False) -> _drop.Drop:
+    def build(self, seed: int | None = None, *, cell_seed: int | None = None,
+              progress: bool = False) -> _drop.Drop:
         """One drop: the network, its link table and the association problem.
 
         Parameters
@@ -351,6 +384,12 @@ class Scenario:
         seed : int, optional
             Seed of the drop (default ``seeds.base``). Picos, femtocells, users and
             shadowing draw from independent streams spawned from it.
+        cell_seed : int, optional
+            Seed of the cells alone (the layout of a random builder, picos and
+            femtocells; default `seed`). Drops with one `cell_seed` and different
+            seeds have the same cells, and new users and shadowing: the held-out
+            drops on which a configuration fitted to one drop is judged
+            (:mod:`cellopt.deploy`).
         progress : bool
             Show each step's time and the link table's progress bar on stderr.
 
@@ -361,10 +400,13 @@ class Scenario:
             of the users with a usable link (:attr:`Drop.solvable`).
         """
         seed = self.seed_base if seed is None else seed
-        if not isinstance(seed, int) or isinstance(seed, bool) or seed < 0:
-            raise ValidationError(f"{self.path}: seed={seed!r}; fix: give an integer ≥ 0")
+        cell_seed = seed if cell_seed is None else cell_seed
+        for name, value in (("seed", seed), ("cell_seed", cell_seed)):
+            if not isinstance(value, int) or isinstance(value, bool) or value < 0:
+                raise ValidationError(f"{self.path}: {name}={value!r}; fix: give an integer ≥ 0")
         # children are the same whatever the count, so a fifth stream moves no other one
-        pico_ss, femto_ss, user_ss, shadow_ss, layout_ss = np.random.SeedSequence(seed).spawn(5)
+        pico_ss, femto_ss, _, _, layout_ss = np.random.SeedSequence(cell_seed).spawn(5)
+        _, _, user_ss, shadow_ss, _ = np.random.SeedSequence(seed).spawn(5)
         net = self._stage(progress, "network", lambda: self._network(np.random.default_rng(layout_ss)))
         if net.n_cells == 0:
             raise ValidationError(f"{self.path}: [network] the network has no cells; fix: a "
@@ -415,6 +457,14 @@ class Scenario:
     def data_missing(self) -> bool:
         """True for a file-based scenario whose cell file does not exist."""
         return "path" in self.network and not Path(self.network["path"]).exists()
+
+
+def _deploy_settings(check: _schema.Checker, section: dict[str, Any] | None) -> DeploySettings:
+    """The ``[deploy]`` section's settings, its errors naming the file and the section."""
+    try:
+        return DeploySettings(**(section or {}))
+    except ValidationError as err:
+        raise check.fail("[deploy]", err.problems[0]) from None
 
 
 def shipped_dir() -> Path:

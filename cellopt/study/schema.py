@@ -91,6 +91,9 @@ SECTION_KEYS: dict[str, dict[str, str]] = {
               "label": "str"},
     "seeds": {"base": "int", "drops": "int"},
     "coverage": {"enabled": "bool", "resolution_m": "float", "max_pixels": "int"},
+    "deploy": {"enabled": "bool", "training_drops": "int", "held_out_drops": "int",
+               "values_db": "floats", "penalty_per_db": "float", "max_rounds": "int",
+               "subframes": "int", "sleep_share_off": "float"},
 }
 TOP_KEYS = ["name", "description", "network", *SECTION_KEYS, "methods"]
 REQUIRED = ("network", "users")

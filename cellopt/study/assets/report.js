@@ -131,6 +131,7 @@
     const text = refs => refs.map(k => data.lines[k]).join("\n");  // a tooltip from its lines
     const users = [...document.querySelectorAll("#layer-users .user")];
     const cells = [...document.querySelectorAll("#layer-cells .cell")];
+    const labels = [...document.querySelectorAll("#layer-offsets .olabel")];  // offset labels
     const assoc = document.getElementById("layer-assoc"), heading = document.getElementById("map-method");
     const counts = [...document.querySelectorAll("[data-count]")];
     const tables = [...document.querySelectorAll("[data-method]")];
@@ -153,6 +154,11 @@
         el.classList.toggle("absent", !present);
         if (present) { el.setAttribute("style", d.cs[j]); el.firstChild.textContent = text(d.ct[j]); }
       });
+      if (d.ol) for (const el of labels) {
+        const t = d.ol[+el.dataset.cell] ?? null;
+        el.classList.toggle("absent", t === null);
+        el.firstChild.textContent = t ?? "";
+      }
       for (const node of counts) node.textContent = d.n[node.dataset.count] ?? 0;
       for (const node of tables) node.hidden = node.dataset.method !== d.name;
       if (heading) heading.textContent = ": " + d.name;
