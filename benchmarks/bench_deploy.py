@@ -25,14 +25,12 @@ from __future__ import annotations
 import argparse
 import contextlib
 import os
-import subprocess
-import sys
 import time
 import warnings
-from collections.abc import Iterator
 
 import numpy as np
 import pandas as pd
+from bench_solvers import busy_loops
 
 import cellopt
 from cellopt import deploy
@@ -45,18 +43,6 @@ FAMILY = [
     ("ye_random", {}, 16), ("nr_hetnet", {}, 16), ("sf_femto", {}, 16),
     ("hetnet_power demands", {}, 16),
 ]
-
-
-@contextlib.contextmanager
-def busy_loops(n: int) -> Iterator[None]:
-    procs = [subprocess.Popen([sys.executable, "-c", "while True: pass"]) for _ in range(n)]
-    try:
-        yield
-    finally:
-        for proc in procs:
-            proc.kill()
-        for proc in procs:
-            proc.wait()
 
 
 def scenario_of(name: str, overrides: dict) -> cellopt.Scenario:

@@ -18,6 +18,7 @@ _LAZY: dict[str, tuple[str, str | None]] = {
     "radio": ("cellopt.radio", None),
     "topology": ("cellopt.topology", None),
     "power": ("cellopt.power", None),
+    "deploy": ("cellopt.deploy", None),
     "study": ("cellopt.study", None),
     "plotting": ("cellopt.plotting", None),
     "LinkTable": ("cellopt.linktable", "LinkTable"),
@@ -57,7 +58,7 @@ def __dir__() -> list[str]:
 
 
 if TYPE_CHECKING:  # for type checkers and IDEs: the same names, eagerly
-    from cellopt import plotting, power, radio, study, topology  # noqa: F401
+    from cellopt import deploy, plotting, power, radio, study, topology  # noqa: F401
     from cellopt.drop import Drop  # noqa: F401
     from cellopt.linktable import LinkTable  # noqa: F401
     from cellopt.network import Network  # noqa: F401

@@ -14,7 +14,7 @@ from cellopt.study import run_scenario
 from cellopt.study.deployment import OFFSETS_RULE, TIER_RULE, extra_drop_seed, schedule_rule
 
 SMALL = {"network": {"n_rings": 1}, "picos": {"per_sector": 1}, "users": {"n": 90},
-         "deploy": {"training_drops": 3, "held_out_drops": 2}}
+         "deploy": {"training_drops": 3, "held_out_drops": 2}, "coverage": {"enabled": False}}
 
 
 def small(**changes):
@@ -29,7 +29,7 @@ def hetnet_run(tmp_path_factory):
 @pytest.fixture(scope="module")
 def power_run(tmp_path_factory):
     scenario = cellopt.load_scenario("hetnet_power").with_overrides(
-        users={"n": 60}, power={"max_iter": 3},
+        users={"n": 60}, power={"max_iter": 2}, coverage={"enabled": False},
         deploy={"training_drops": 2, "held_out_drops": 1, "subframes": 20})
     return run_scenario(scenario, tmp_path_factory.mktemp("deploy_power") / "out", report=False)
 

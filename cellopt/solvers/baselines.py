@@ -116,9 +116,7 @@ def max_rsrp(
     inner = _checked('max_rsrp', problem, tol=tol, max_iter=max_iter, time_limit_s=time_limit_s,
                      callback=callback, inner_method=inner_method,
                      inner_options=inner_options)
-    rsrp = _require(problem, "rsrp_dbm", "max_rsrp")
-    pairs = _Pairs(problem)
-    assoc = pairs.cell_of(_argmax_per_user(pairs.user, pairs.max_per_pair(rsrp), problem.n_users))
+    assoc = _strongest(problem, None, "max_rsrp")
     return _finish(problem, assoc, method="max_rsrp", rule="each user served by its strongest "
                    "cell (max RSRP)", t0=t0, tol=tol, time_limit_s=time_limit_s,
                    callback=callback, inner=inner)
@@ -210,16 +208,13 @@ def range_expansion(
     inner = _checked('range_expansion', problem, tol=tol, max_iter=max_iter, time_limit_s=time_limit_s,
                      callback=callback, bias_db=bias_db, inner_method=inner_method,
                      inner_options=inner_options)
-    rsrp = _require(problem, "rsrp_dbm", "range_expansion")
     bias = _tier_bias(bias_db)
     if bias.any() and problem.cell_tier is None:
         raise ValidationError("range_expansion needs each cell's tier (problem.cell_tier is None); "
                          "fix: build the problem with Problem.from_network(network, links) or "
                          "pass cell_tier= (codes into cellopt.network.TIERS) to "
                          "Problem.from_links")
-    score = rsrp if not bias.any() else rsrp + bias[problem.cell_tier[problem.cell]]
-    pairs = _Pairs(problem)
-    assoc = pairs.cell_of(_argmax_per_user(pairs.user, pairs.max_per_pair(score), problem.n_users))
+    assoc = _strongest(problem, bias[problem.cell_tier] if bias.any() else None, "range_expansion")
     shown = ", ".join(f"{t} {b:g} dB" for t, b in zip(TIERS, bias, strict=True))
     return _finish(problem, assoc, method="range_expansion", rule=f"each user served by its "
                    f"cell of largest RSRP + tier bias (range expansion: {shown})", t0=t0,
@@ -271,13 +266,10 @@ def cell_offsets(
     inner = _checked('cell_offsets', problem, tol=tol, max_iter=max_iter, time_limit_s=time_limit_s,
                      callback=callback, offsets_db=offsets_db, inner_method=inner_method,
                      inner_options=inner_options)
-    rsrp = _require(problem, "rsrp_dbm", "cell_offsets")
     offsets = np.zeros(problem.n_cells) if offsets_db is None else check_array(
         offsets_db, "offsets_db", shape=(problem.n_cells,),
         fix=f"give one finite offset [dB] per cell, shape ({problem.n_cells},)")
-    pairs = _Pairs(problem)
-    score = pairs.max_per_pair(rsrp) + offsets[pairs.cell]
-    assoc = pairs.cell_of(_argmax_per_user(pairs.user, score, problem.n_users))
+    assoc = _strongest(problem, offsets, "cell_offsets")
     spread = f"{offsets.min():g} to {offsets.max():g} dB" if problem.n_cells else "none"
     return _finish(problem, assoc, method="cell_offsets", rule=f"each user served by its cell "
                    f"of largest RSRP + the cell's offset (offsets {spread})", t0=t0, tol=tol,
@@ -736,6 +728,17 @@ class _Pairs:
     def cell_of(self, pair: np.ndarray) -> np.ndarray:
         """Cell of each user's pair (−1 where the pair is −1), shape (n_users,)."""
         return np.where(pair >= 0, self.cell[np.maximum(pair, 0)] if len(self.cell) else -1, -1)
+
+
+def _strongest(problem: Problem, offsets_db: np.ndarray | None, method: str) -> np.ndarray:
+    """Each user's cell of largest RSRP (+ the cell's offset), ties to the lower cell row,
+    shape (n_users,) (−1: no link): the association of max-RSRP, range expansion and
+    per-cell offsets."""
+    pairs = _Pairs(problem)
+    score = pairs.max_per_pair(_require(problem, "rsrp_dbm", method))
+    if offsets_db is not None:
+        score = score + offsets_db[pairs.cell]
+    return pairs.cell_of(_argmax_per_user(pairs.user, score, problem.n_users))
 
 
 def _argmax_per_user(pair_user: np.ndarray, score: np.ndarray, n_users: int) -> np.ndarray:

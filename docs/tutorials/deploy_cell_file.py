@@ -10,7 +10,7 @@ Q-OffsetRange value set). This tutorial:
 2. writes a scenario around it: the file's cells, users in hotspots around the small
    cells, max-RSRP and the optimizer, and a ``[deploy]`` section;
 3. runs it (``cellopt run`` from Python): per-cell offsets and the best per-tier bias are
-   fitted on 16 drops of these cells and judged on 5 drops whose users they never saw;
+   fitted on 8 drops of these cells and judged on 3 drops whose users they never saw;
 4. reads ``cell_config.csv`` back and applies it to a new drop of the same cells, with the
    certified gap to that drop's bound.
 
@@ -53,7 +53,7 @@ print(f"wrote {len(rows)} cells on {len(sites) + len(small)} sites to {cells_csv
 # %% 2. A scenario around it
 # The file builder reads the cells (the service area is their hull with 500 m around);
 # two thirds of the users are in hotspots around the small cells. [deploy] fits the
-# offsets on 16 drops (this one and 15 more of the same cells) and judges them on 5 more.
+# offsets on 8 drops (this one and 7 more of the same cells) and judges them on 3 more.
 scenario_toml = out / "munich.toml"
 scenario_toml.write_text(f"""
 name = "munich"
@@ -76,8 +76,8 @@ spectral_efficiency = "tr36942"
 n_candidates = 8
 
 [deploy]
-training_drops = 16   # the defaults, written out
-held_out_drops = 5
+training_drops = 8    # a short run: the defaults are 16 and 5
+held_out_drops = 3
 
 [coverage]
 enabled = false
