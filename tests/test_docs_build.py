@@ -41,6 +41,8 @@ API_PAGES = {
     "cellopt.linktable": "api/linktable",
     "cellopt.network": "api/network",
     "cellopt.power": "api/power",
+    "cellopt.deploy": "api/deploy",
+    "cellopt.deploy.rule": "api/deploy",
     "cellopt.load_coupling": "api/load_coupling",
     "cellopt.study": "api/study",
     "cellopt.plotting": "api/plotting",
