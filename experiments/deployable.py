@@ -120,8 +120,8 @@ def replicate(name: str, k: int, held_out: int) -> pd.DataFrame:
     deploy_s = time.perf_counter() - t
     rows = deployment.judgements.assign(hotspot_share=HOTSPOTS[network][0])
     rules = {OFFSETS_RULE: deployment.offsets,
-             TIER_RULE: deploy.offsets_series(drop, np.array(
-                 [deployment.tier_offsets[t] for t in drop.network.cells["tier"]], float))}
+             TIER_RULE: deploy.offsets_series(drop, deploy.tier_offsets_array(
+                 drop.network.cells["tier"], deployment.tier_offsets))}
     base, tier = HOTSPOTS[network]
     moved = [row for level in moved_levels(network)[1:]
              for row in judge_moved(scenario, drop, rules, spec, level, tier, MOVED_DROPS)]
@@ -158,7 +158,7 @@ def training_question(k: int, held_out: int) -> pd.DataFrame:
             rules = {OFFSETS_RULE: offsets}
             if penalty:  # the per-tier bias of the same training drops, once
                 biases = offsets.attrs["tier_offsets_db"]
-                rules[TIER_RULE] = deploy.offsets_series(drop, np.array([biases[t] for t in tier]))
+                rules[TIER_RULE] = deploy.offsets_series(drop, deploy.tier_offsets_array(tier, biases))
             for rule, values in rules.items():
                 for split, drops in (("training", judged[:n]), ("held_out", held)):
                     for j, d in enumerate(drops):

@@ -11,6 +11,7 @@ from cellopt.deploy.offsets import (
     offsets_array,
     offsets_series,
     tier_offsets,
+    tier_offsets_array,
 )
 from cellopt.deploy.schedule import (
     Schedule,
@@ -22,4 +23,4 @@ from cellopt.deploy.settings import DeploySettings
 
 __all__ = ["Q_OFFSET_RANGE", "DeploySettings", "Schedule", "cell_offsets", "evaluate",
            "evaluate_schedule", "judgement", "kept_share", "offsets_array", "offsets_series",
-           "sleep_candidates", "subframe_schedule", "summarize", "tier_offsets"]
+           "sleep_candidates", "subframe_schedule", "summarize", "tier_offsets", "tier_offsets_array"]

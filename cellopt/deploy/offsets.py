@@ -29,7 +29,8 @@ from cellopt.solvers.certificate import certified_gap
 from cellopt.solvers.registry import default_method
 
 __all__ = ["DEFAULT_MAX_ROUNDS", "DEFAULT_PENALTY_PER_DB", "Q_OFFSET_RANGE", "cell_offsets",
-           "check_values", "evaluate", "offsets_array", "offsets_series", "tier_offsets"]
+           "check_values", "evaluate", "offsets_array", "offsets_series", "tier_offsets",
+           "tier_offsets_array"]
 
 #: The Q-OffsetRange value set of TS 36.331 and TS 38.331 [dB]: the values a cell
 #: individual offset (cellIndividualOffset) and the idle-mode q-OffsetCell may take.
@@ -137,6 +138,19 @@ def offsets_array(drop: Drop, offsets: pd.Series | Mapping[Any, float], *,
             f"values_db ({values.min():g} to {values.max():g} dB, TS 36.331 Q-OffsetRange by "
             "default), or pass the value set they come from as values_db")
     return array
+
+
+def tier_offsets_array(tiers: Any, by_tier: Mapping[str, float]) -> np.ndarray:
+    """Each cell's offset under one offset per tier [dB], shape (n_cells,).
+
+    Parameters
+    ----------
+    tiers : array_like of str, shape (n_cells,)
+        Each cell's tier name.
+    by_tier : mapping of str to float
+        Offset [dB] per tier name (:func:`tier_offsets`); NaN for a tier it lacks.
+    """
+    return pd.Series(np.asarray(tiers)).map(dict(by_tier)).to_numpy(float)
 
 
 def offsets_series(drop: Drop, offsets_db: np.ndarray) -> pd.Series:
@@ -278,9 +292,11 @@ def cell_offsets(drop: Drop, solution: Solution | None = None, *, drops: Sequenc
        set) if that scores higher.
     2. Coordinate ascent over the value set, all cells at once: each round evaluates
        every single-cell move on every training drop exactly (:meth:`RuleDrops.move_gains`),
-       takes a set of improving moves whose changed cells are disjoint (greedy by gain),
-       checks the combined objective exactly, and falls back to the single best move when
-       the set gains less. The objective rises every round; the search stops when no move
+       takes a set of improving moves greedy by gain — those none of whose changed cells
+       is another's cell, else those whose changed cells are disjoint, else the best move
+       alone: the first set whose exact combined objective gains at least the best move's
+       — and recomputes the gains of the cells near those that moved. The objective rises
+       every round; the search stops when no move
        gains more than its penalty, or after `max_rounds` rounds (a work budget: the
        same input gives the same offsets on any machine).
 
@@ -345,7 +361,7 @@ def cell_offsets(drop: Drop, solution: Solution | None = None, *, drops: Sequenc
     rule = RuleDrops.from_drops(training)
     tiers = _tier_search(rule, values)
     tier = np.zeros(rule.n_cells, np.int64) if rule.cell_tier is None else rule.cell_tier
-    reference = np.array([tiers[TIERS[t]] for t in tier]) if rule.n_cells else np.zeros(0)
+    reference = tier_offsets_array(np.asarray(TIERS)[tier], tiers)
     # utility per dB over all drops: penalty × mean scale × √T (= Σ_d S_d × penalty / √T)
     weight = penalty * float(rule.scale(reference).sum()) / np.sqrt(rule.n_drops)
     search = _Search(rule, values, reference, weight)
@@ -438,8 +454,7 @@ def _compatible(gain: np.ndarray, row: np.ndarray, touched: np.ndarray, cells: n
     ndarray of bool, shape (m,)
     """
     m = len(gain)
-    rank = np.empty(m, np.int64)
-    rank[np.argsort(-gain, kind="stable")] = np.arange(m)
+    rank = _ranks(gain)
     move_of_cell = np.full(int(max(cells.max(initial=0), touched.max(initial=0))) + 1, -1, np.int64)
     move_of_cell[cells] = np.arange(m)
     other = move_of_cell[touched]
@@ -479,8 +494,7 @@ def _disjoint(gain: np.ndarray, row: np.ndarray, touched: np.ndarray, n_cells: i
     ndarray of bool, shape (m,)
     """
     m = len(gain)
-    rank = np.empty(m, np.int64)
-    rank[np.argsort(-gain, kind="stable")] = np.arange(m)
+    rank = _ranks(gain)
     count = np.bincount(row, minlength=m)
     active = np.ones(m, bool)
     take = np.zeros(m, bool)
@@ -497,3 +511,10 @@ def _disjoint(gain: np.ndarray, row: np.ndarray, touched: np.ndarray, n_cells: i
         used[touched[win[row]]] = True
         active &= ~take & (np.bincount(row, used[touched], minlength=m) == 0)
     return take
+
+
+def _ranks(gain: np.ndarray) -> np.ndarray:
+    """Each move's rank by decreasing gain (0: the best; ties by position)."""
+    rank = np.empty(len(gain), np.int64)
+    rank[np.argsort(-gain, kind="stable")] = np.arange(len(gain))
+    return rank

@@ -302,10 +302,7 @@ class RuleDrops:
         n_groups = len(group_cell)
         cap = self.backhaul_mbps.reshape(-1)[group_cell]
         if self.additive:
-            stats = self.pair_stats(pair)
-            sums = np.stack([np.bincount(group, stats[:, k], minlength=n_groups)
-                             for k in range(stats.shape[1])], axis=1)
-            return self.stat_value(sums, cap, linear=True)
+            return self.stat_value(_summed(group, self.pair_stats(pair), n_groups), cap, linear=True)
         rate, price = self._member_rates(group, pair, group_cell)
         w = self.weight[self.pair_user[pair]]
         with np.errstate(divide="ignore"):
@@ -660,12 +657,16 @@ class _State:
         cell = rule.user_drop[served] * nc + rule.pair_cell[pair]
         none = np.zeros(0, np.int64)
         if rule.additive:
-            stats = rule.pair_stats(pair)
-            sums = np.stack([np.bincount(cell, stats[:, k], minlength=n_cd)
-                             for k in range(stats.shape[1])], axis=1)
-            return cls(best, second, here, other, other_score, other_cell, sums=sums,
+            return cls(best, second, here, other, other_score, other_cell,
+                       sums=_summed(cell, rule.pair_stats(pair), n_cd),
                        members=none, start=none, value=np.zeros(0))
         by_cell = np.argsort(cell, kind="stable")
         return cls(best, second, here, other, other_score, other_cell, sums=np.zeros((0, 3)),
                    members=served[by_cell], start=np.searchsorted(cell[by_cell], np.arange(n_cd + 1)),
                    value=rule.group_values(cell, pair, np.arange(n_cd)))
+
+
+def _summed(group: np.ndarray, stats: np.ndarray, n_groups: int) -> np.ndarray:
+    """Statistics (n, k) summed per group, shape (n_groups, k)."""
+    return np.stack([np.bincount(group, stats[:, c], minlength=n_groups)
+                     for c in range(stats.shape[1])], axis=1)

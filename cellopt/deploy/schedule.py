@@ -172,6 +172,14 @@ class Schedule:
         p_w = 10.0 ** (self.level_dbm[np.arange(self.n_cells)[None, :], self.patterns] / 10.0) * 1e-3
         return self.share @ p_w
 
+    @property
+    def energy_saved_w(self) -> np.ndarray:
+        """Each cell's full power (its highest level) less its mean power [W], shape
+        (n_cells,), ≥ 0: the radiated power the schedule saves against full power in every
+        subframe."""
+        full_w = 10.0 ** (self.level_dbm.max(axis=1) / 10.0) * 1e-3
+        return np.maximum(full_w - self.mean_power_w, 0.0)
+
     def strings(self) -> np.ndarray:
         """Each cell's schedule as text: one character per subframe.
 
@@ -598,8 +606,7 @@ def sleep_candidates(problem: PowerProblem, schedule: Schedule, *, share_off: fl
                              fix="give a share of the subframes in [0, 1] (1: always off)")
     off = schedule.share_off
     cells = np.flatnonzero(off >= threshold)
-    full_w = 10.0 ** (schedule.level_dbm.max(axis=1) / 10.0) * 1e-3
-    saved = np.maximum(full_w - schedule.mean_power_w, 0.0)
+    saved = schedule.energy_saved_w
     frame = pd.DataFrame({"cell": cells, "cell_id": schedule.cell_id[cells],
                           "tier": problem.tier_names[cells], "share_off": off[cells],
                           "energy_saved_w": saved[cells]})

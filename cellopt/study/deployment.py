@@ -43,6 +43,7 @@ from cellopt.deploy import (
     sleep_candidates,
     subframe_schedule,
     summarize,
+    tier_offsets_array,
 )
 from cellopt.drop import Drop
 from cellopt.errors import ValidationError, check_memory
@@ -149,11 +150,10 @@ class Deployment:
                               "tier": cells["tier"].to_numpy(),
                               "offset_db": self.offsets.to_numpy()})
         if self.schedule is not None:
-            full_w = 10.0 ** (np.max(self.schedule.level_dbm, axis=1) / 10.0) * 1e-3
             table["schedule"] = self.schedule.strings()
             table["share_off"] = self.schedule.share_off
             table["mean_power_w"] = self.schedule.mean_power_w
-            table["energy_saved_w"] = full_w - self.schedule.mean_power_w
+            table["energy_saved_w"] = self.schedule.energy_saved_w
             table["sleep"] = self.schedule.share_off >= self.sleep_share_off
         return table
 
@@ -266,18 +266,18 @@ def deploy_run(scenario: Scenario, drop: Drop, methods: Sequence[MethodSpec],
     _say(progress, f"deploy: per-cell offsets, {offsets.attrs['rounds']} rounds "
          f"({offsets.attrs['status']})", t)
     tiers = offsets.attrs["tier_offsets_db"]
-    tier_of = drop.network.cells["tier"].to_numpy()
-    per_tier = offsets_series(drop, np.array([tiers[t] for t in tier_of], float))
+    per_tier = offsets_series(drop, tier_offsets_array(drop.network.cells["tier"], tiers))
     rules = {OFFSETS_RULE: offsets, TIER_RULE: per_tier}
     t = time.perf_counter()
     held_out = [scenario.build(extra_drop_seed(seed, "held_out", k), cell_seed=seed)
                 for k in range(settings.held_out_drops)]
     rows: list[dict[str, Any]] = []
     mine: dict[str, Solution] = {}
+    max_rsrp: dict[int, float] = {}  # each drop's max-RSRP objective, by id(drop)
     for split, drops in (("training", training), ("held_out", held_out)):
         for k, d in enumerate(drops):  # a loop over drops
             best = optimum if d is drop else scenario.solve(d, spec)
-            reference = d.solve("max_rsrp").objective
+            reference = max_rsrp[id(d)] = d.solve("max_rsrp").objective
             for rule, values in rules.items():
                 sol = evaluate(d, values, values_db=settings.values_db, bound=best)
                 if d is drop:
@@ -291,7 +291,7 @@ def deploy_run(scenario: Scenario, drop: Drop, methods: Sequence[MethodSpec],
     if power is not None and power.label in solutions:
         t = time.perf_counter()
         schedule, sleep, power_rows, mine_power = _judge_schedule(
-            scenario, power, drop, solutions[power.label], held_out, settings.subframes,
+            scenario, power, drop, solutions[power.label], held_out, max_rsrp, settings.subframes,
             settings.sleep_share_off)
         rows += power_rows
         mine |= mine_power
@@ -317,22 +317,23 @@ def rule_offsets(label: str, methods: Sequence[MethodSpec], deployment: Deployme
     if label == OFFSETS_RULE:
         return deployment.offsets.to_numpy()
     if label == TIER_RULE:
-        return np.array([deployment.tier_offsets[t] for t in tier], float)
+        return tier_offsets_array(tier, deployment.tier_offsets)
     spec = next((m for m in methods if m.label == label), None)
     if spec is None or spec.name not in ("max_rsrp", "range_expansion", "cell_offsets"):
         return np.full(len(cells), np.nan)
     if spec.name == "range_expansion":
-        bias = tier_bias_db(spec.options.get("bias_db"))
-        return np.array([bias[t] for t in tier], float)
+        return tier_offsets_array(tier, tier_bias_db(spec.options.get("bias_db")))
     offsets = spec.options.get("offsets_db") if spec.name == "cell_offsets" else None
     return np.zeros(len(cells)) if offsets is None else np.asarray(offsets, float)
 
 
 def _judge_schedule(scenario: Scenario, power: MethodSpec, drop: Drop, mixture: Solution,
-                    held_out: list[Drop], subframes: int, sleep_share_off: float
+                    held_out: list[Drop], max_rsrp: dict[int, float], subframes: int,
+                    sleep_share_off: float
                     ) -> tuple[Schedule, pd.DataFrame, list[dict[str, Any]], dict[str, Solution]]:
     """The schedule of the power run's mixture, judged on the run's drop (against the
-    mixture) and on the held-out drops (against each one's own power optimum)."""
+    mixture) and on the held-out drops (against each one's own power optimum); `max_rsrp`
+    holds each drop's max-RSRP objective, by ``id(drop)``, from the offsets' judgement."""
     ids = drop.network.cells["cell_id"].to_numpy()
     problem = scenario.power_problem(drop, power)
     try:
@@ -348,7 +349,7 @@ def _judge_schedule(scenario: Scenario, power: MethodSpec, drop: Drop, mixture: 
         sol = evaluate_schedule(p, schedule, upper_bound=best.upper_bound,
                                 bound_kind=best.power.bound_kind)
         full_cost = float(p.space.energy_cost(p.space.full_power()[None, :])[0])
-        reference = d.solve("max_rsrp").objective - full_cost
+        reference = max_rsrp[id(d)] - full_cost
         if d is drop:
             mine[rule] = dataclasses.replace(sol, method=rule)
         rows.append({"rule": rule, "split": split, "drop": k, "seed": d.seed,
