@@ -1,0 +1,781 @@
+"""Per-cell rasters from planning tools and ray tracers: metadata, and windowed bilinear samples.
+
+Planners keep one prediction per cell, a path loss from Atoll or Planet or a path gain
+from a ray tracer (a Sionna RT radio map), exchanged as one GeoTIFF per cell in a
+projected CRS. :class:`RasterSet` opens such a set (metadata only) and
+:meth:`RasterSet.sample` reads, per raster, only the window around the points asked for
+and interpolates bilinearly between pixel centres.
+
+Rules (see :meth:`RasterSet.sample` for the details):
+
+- **Sources**: a folder of single-band GeoTIFFs named ``<cell_id>.tif`` (or ``.tiff``),
+  or one multi-band GeoTIFF whose band descriptions are the cell ids (a single-band file
+  without a description is the cell named by its file name).
+- **CRS**: every raster needs a projected CRS (any linear unit; the pixel size is
+  converted to metres). Geographic rasters are refused (their pixel size is in
+  degrees); reproject them. Rasters may be in different CRSs: the points are transformed
+  into each distinct one once (pyproj, ``always_xy``).
+- **Grids**: north-up (or south-up) grids only; a rotated or sheared transform is
+  refused (warp it to a north-up grid).
+- **Values**: the band's scale and offset are applied; nodata (the band's nodata value
+  or mask) and NaN are missing. No unit conversion: the values are returned in the
+  raster's own unit and interpolated as they are (in dB).
+"""
+
+from __future__ import annotations
+
+import functools
+import math
+import os
+import re
+import warnings
+from collections.abc import Iterator, Mapping, Sequence
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+import pandas as pd
+import pyproj
+import rasterio
+from rasterio.errors import NotGeoreferencedWarning, RasterioIOError
+from rasterio.windows import Window
+
+from cellopt.errors import ValidationError, describe_rows
+
+__all__ = ["KINDS", "RSRP_RANGE_DBM", "RasterInfo", "RasterSet", "SampleReport"]
+
+#: What a raster holds: path loss [dB] (positive), path gain [dB] (negative, e.g. a Sionna
+#: RT radio map in dB) or RSRP [dBm].
+KINDS: tuple[str, ...] = ("path_loss_db", "gain_db", "rsrp_dbm")
+#: Range the median of an ``rsrp_dbm`` raster must lie in [dBm].
+RSRP_RANGE_DBM: tuple[float, float] = (-160.0, -20.0)
+#: File names read from a folder (any case).
+SUFFIXES: tuple[str, ...] = (".tif", ".tiff")
+#: Largest window one read may return [bytes, as float64]; the bands of a multi-band file
+#: are read in groups that fit it (one group, one read, in the usual case).
+READ_BUDGET_BYTES: int = 256 * 2**20
+#: Pixels :meth:`RasterSet.check_values` reads per raster at most (a decimated read).
+CHECK_PIXELS: int = 512 * 512
+# Ids shown in a message before the rest are counted.
+_IDS_LISTED = 5
+_FIX_SOURCE = ("give a folder of single-band GeoTIFFs named <cell_id>.tif, or one multi-band GeoTIFF "
+               "whose band descriptions are the cell ids")
+
+
+@dataclass(frozen=True, eq=False)
+class RasterInfo:
+    """Metadata of one cell's raster (no pixels).
+
+    Attributes
+    ----------
+    cell_id : str
+        The cell the raster is for.
+    path : pathlib.Path
+        Its file.
+    band : int
+        Its band in the file, from 1.
+    crs : pyproj.CRS
+        Its CRS, projected.
+    transform : affine.Affine
+        Pixel (column, row) corner → (x, y) in `crs`; north-up (no rotation, no shear).
+    nodata : float or None
+        The band's nodata value (NaN is always missing too).
+    shape : (int, int)
+        (rows, columns).
+    resolution_m : (float, float)
+        Pixel width and height [m].
+    scale, offset : float
+        Value = stored value × scale + offset (GeoTIFF band scale and offset; 1 and 0 when
+        unset).
+    n_bands : int
+        Bands of the file (1 in a folder).
+    """
+
+    cell_id: str
+    path: Path
+    band: int
+    crs: pyproj.CRS
+    transform: Any
+    nodata: float | None
+    shape: tuple[int, int]
+    resolution_m: tuple[float, float]
+    scale: float = 1.0
+    offset: float = 0.0
+    n_bands: int = 1
+
+    @property
+    def bounds(self) -> tuple[float, float, float, float]:
+        """(left, bottom, right, top) of the raster's extent in its own CRS."""
+        t = self.transform
+        rows, cols = self.shape
+        xs = (t.c, t.c + t.a * cols)
+        ys = (t.f, t.f + t.e * rows)
+        return min(xs), min(ys), max(xs), max(ys)
+
+    @property
+    def label(self) -> str:
+        """The file, and the band for a multi-band file, for messages."""
+        return f"{self.path} band {self.band} (cell {self.cell_id!r})" if self.n_bands > 1 else str(self.path)
+
+
+@dataclass(frozen=True)
+class SampleReport:
+    """Which points :meth:`RasterSet.sample` linked to which cell, in counts.
+
+    Attributes
+    ----------
+    cell_ids : tuple of str
+        The cells asked for, shape (n_cells,), in the caller's order.
+    n_points : int
+        Points sampled.
+    n_inside : ndarray of int64, shape (n_cells,)
+        Points inside each cell's raster extent (0 for a cell without a raster).
+    n_linked : ndarray of int64, shape (n_cells,)
+        Points with a value (inside, and the bilinear stencil has data).
+    links_per_point : ndarray of int64, shape (n_points,)
+        Cells each point has a value for.
+    missing : tuple of str
+        Cells asked for that have no raster (only with ``strict=False``).
+    unused : tuple of str
+        Cells with a raster that were not asked for (only with ``strict=False``).
+    """
+
+    cell_ids: tuple[str, ...]
+    n_points: int
+    n_inside: np.ndarray
+    n_linked: np.ndarray
+    links_per_point: np.ndarray
+    missing: tuple[str, ...] = ()
+    unused: tuple[str, ...] = ()
+
+    @property
+    def n_outside(self) -> np.ndarray:
+        """Points outside each cell's raster, shape (n_cells,)."""
+        return self.n_points - self.n_inside
+
+    @property
+    def n_nodata(self) -> np.ndarray:
+        """Points inside each cell's raster whose stencil touches nodata, shape (n_cells,)."""
+        return self.n_inside - self.n_linked
+
+    @property
+    def n_unlinked_points(self) -> int:
+        """Points that have a value for no cell at all."""
+        return int(np.count_nonzero(self.links_per_point == 0))
+
+    def to_frame(self) -> pd.DataFrame:
+        """Per cell: ``cell_id``, ``inside``, ``outside``, ``nodata``, ``linked`` (points)."""
+        return pd.DataFrame({"cell_id": list(self.cell_ids), "inside": self.n_inside,
+                             "outside": self.n_outside, "nodata": self.n_nodata,
+                             "linked": self.n_linked})
+
+    def summary(self) -> str:
+        """A few sentences: points without any link, and the cells the points miss most."""
+        n_cells = len(self.cell_ids)
+        unlinked = int(np.count_nonzero(self.n_linked < self.n_points))
+        lines = [f"{self.n_points} points, {n_cells} cells: {int(self.n_linked.sum())} links; "
+                 f"{self.n_unlinked_points} points have no link with any cell; {unlinked} cells miss "
+                 f"some points ({int(self.n_outside.sum())} point-cell pairs outside the raster, "
+                 f"{int(self.n_nodata.sum())} on nodata)"]
+        if self.missing:
+            lines.append(f"{_few(self.missing)} cells have no raster (no links)")
+        if self.unused:
+            lines.append(f"{_few(self.unused)} rasters are for cells not asked for (not read)")
+        return "\n".join(lines)
+
+
+class RasterSet:
+    """Per-cell rasters: a folder of GeoTIFFs named <cell_id>.tif (also .tiff), or one multi-band
+    GeoTIFF whose band descriptions are the cell ids.
+
+    Opening reads metadata only (no pixels): per raster its path, band, CRS, transform,
+    nodata, shape and resolution (:attr:`rasters`).
+
+    Parameters
+    ----------
+    source : str or os.PathLike
+        A folder holding one single-band GeoTIFF per cell, named ``<cell_id>.tif`` or
+        ``<cell_id>.tiff`` (any case; other files are ignored), or one GeoTIFF: with
+        several bands, each band's description is its cell id; with one band, the
+        description if set, else the file name without its suffix.
+    kind : {'path_loss_db', 'gain_db', 'rsrp_dbm'}
+        What the values are (see :data:`KINDS`); used to check them, never to convert them.
+
+    Attributes
+    ----------
+    cell_ids : tuple of str
+        The cells the rasters are for, sorted.
+    rasters : Mapping[str, RasterInfo]
+        Each cell's raster metadata, in the order of `cell_ids`.
+    min_resolution_m : float
+        The finest pixel size (width or height) over the rasters [m].
+    kind : str
+    source : pathlib.Path
+
+    Raises
+    ------
+    ValidationError
+        Unknown `kind`; `source` missing; a folder without ``.tif``/``.tiff`` files, with
+        a multi-band file, or with two files for one cell; a file rasterio cannot open;
+        a raster without georeferencing or CRS, in a geographic CRS, or with a rotated or
+        sheared transform; a multi-band file whose bands lack descriptions or repeat one.
+        Every problem found is listed, each naming the file (and band) and the fix.
+    """
+
+    def __init__(self, source: str | os.PathLike, kind: str = "path_loss_db"):
+        if kind not in KINDS:
+            raise ValidationError(f"kind={kind!r} is not one of {list(KINDS)}; fix: say what the rasters "
+                                  "hold: 'path_loss_db' (positive dB), 'gain_db' (negative dB, e.g. a "
+                                  "ray tracer's path gain) or 'rsrp_dbm'")
+        self.kind = kind
+        self.source = Path(source)
+        if not self.source.exists():
+            raise ValidationError(f"raster source {self.source} does not exist; fix: {_FIX_SOURCE}")
+        infos = _read_folder(self.source) if self.source.is_dir() else _read_file(self.source)
+        order = sorted(infos)
+        self.rasters: Mapping[str, RasterInfo] = {c: infos[c] for c in order}
+        self.cell_ids: tuple[str, ...] = tuple(order)
+        self.min_resolution_m: float = min(min(r.resolution_m) for r in self.rasters.values())
+
+    def __len__(self) -> int:
+        return len(self.cell_ids)
+
+    def __repr__(self) -> str:
+        return (f"RasterSet({str(self.source)!r}, kind={self.kind!r}: {len(self)} cells, finest pixel "
+                f"{self.min_resolution_m:g} m)")
+
+    # ------------------------------------------------------------------ extents
+    def bounds(self, crs: Any, cell_ids: Sequence[str] | None = None) -> tuple[float, float, float, float]:
+        """Union of the rasters' extents, in `crs`.
+
+        Parameters
+        ----------
+        crs : pyproj.CRS or anything ``pyproj.CRS.from_user_input`` takes
+            The CRS of the result (projected or geographic).
+        cell_ids : sequence of str, optional
+            Only these cells' rasters (unknown ids are ignored); default all.
+
+        Returns
+        -------
+        (float, float, float, float)
+            ``(x_min, y_min, x_max, y_max)`` in `crs` (each raster's extent transformed
+            with its edges densified, so curved edges are enclosed).
+        """
+        target = _as_crs(crs, "crs")
+        wanted = self.cell_ids if cell_ids is None else [c for c in map(str, cell_ids) if c in self.rasters]
+        if not wanted:
+            raise ValidationError(f"{self.source}: no raster for the cells asked for; fix: pass cell ids "
+                                  f"of the set, e.g. {list(self.cell_ids[:3])}")
+        boxes = []
+        for cell in wanted:
+            info = self.rasters[cell]
+            if info.crs == target:
+                boxes.append(info.bounds)
+            else:
+                boxes.append(_transformer(info.crs.to_wkt(), target.to_wkt()).transform_bounds(
+                    *info.bounds, densify_pts=21))
+        b = np.asarray(boxes, dtype=float)
+        return float(b[:, 0].min()), float(b[:, 1].min()), float(b[:, 2].max()), float(b[:, 3].max())
+
+    # ------------------------------------------------------------------ sampling
+    def sample(self, cell_ids: Sequence[str], x_m: np.ndarray, y_m: np.ndarray, crs: Any, *,
+               strict: bool = True, check: bool = True, return_report: bool = False
+               ) -> tuple[np.ndarray, np.ndarray, np.ndarray] | \
+            tuple[np.ndarray, np.ndarray, np.ndarray, SampleReport]:
+        """Bilinear samples of each cell's raster at the points (x_m, y_m) given in `crs`.
+
+        Parameters
+        ----------
+        cell_ids : sequence of str
+            The cells, shape (n_cells,), no duplicates; compared as text with the ids of
+            the set. Row positions in the result refer to this order.
+        x_m, y_m : array_like of float, shape (n_points,)
+            Point coordinates in `crs`, finite (metres in a projected CRS; longitude and
+            latitude in degrees in a geographic one).
+        crs : pyproj.CRS or anything ``pyproj.CRS.from_user_input`` takes
+            CRS of the points. They are transformed once into each distinct raster CRS.
+        strict : bool
+            True (default): cells of `cell_ids` without a raster, and rasters for no cell
+            of `cell_ids`, are refused. False: such cells get no links and such rasters
+            are not read (both are listed in the report).
+        check : bool
+            Check the values read against :attr:`kind` (default True): per cell, the
+            median of its samples must be > 0 for ``path_loss_db``, < 0 for ``gain_db``
+            and within :data:`RSRP_RANGE_DBM` for ``rsrp_dbm``; a raster whose window
+            holds only nodata is scanned, and refused if it holds nothing else.
+        return_report : bool
+            Also return a :class:`SampleReport` (counts of points outside and on nodata
+            per cell, links per point).
+
+        Returns
+        -------
+        cell : ndarray of int64, shape (n_links,)
+            Row positions into `cell_ids`.
+        point : ndarray of int64, shape (n_links,)
+            Row positions into the points.
+        value : ndarray of float64, shape (n_links,)
+            The interpolated values, in the raster's unit (no conversion).
+        report : SampleReport
+            Only with ``return_report=True``.
+
+            The pairs are sorted by (cell, point). A pair is absent (no link) when the
+            point lies outside the cell's raster or its stencil touches nodata.
+
+        Raises
+        ------
+        ValidationError
+            Duplicate cell ids; cells without a raster or unused rasters (``strict``);
+            points of unequal shapes or not finite; a CRS pyproj does not know; values
+            that do not fit `kind`, or a raster that holds only nodata (``check``).
+
+        Notes
+        -----
+        Interpolation: the value at a pixel centre is the pixel's value; between the
+        centres of four pixels it is bilinear in the values as given (in dB). A point
+        is inside a raster when it lies on its extent, edges included. Within half a
+        pixel of the edge (outside the hull of the pixel centres) the coordinate is
+        clamped to the outermost centres: the value is interpolated along the edge,
+        constant across it. Nodata: a pixel that is nodata, masked or NaN makes the pair
+        absent if its bilinear weight is not zero, so a point at the centre of a valid
+        pixel next to nodata keeps that pixel's value; no renormalisation over the valid
+        neighbours.
+
+        Reads: for each raster file, the points are located with one vectorized pass
+        (a search over the points sorted by x in that CRS, then the affine transform),
+        and only the window (rasterio ``Window``) spanning the stencils of the points
+        inside is read; for a multi-band file, one read for all bands asked for (split
+        into groups only past :data:`READ_BUDGET_BYTES`). The loop runs over files and
+        bands, never over points.
+        """
+        wanted = [str(c) for c in cell_ids]
+        missing, unused = self._match(wanted, strict)
+        x, y = _points(x_m, y_m)
+        source_crs = _as_crs(crs, "crs")
+        n = len(x)
+        n_inside = np.zeros(len(wanted), np.int64)
+        n_linked = np.zeros(len(wanted), np.int64)
+        cells, points, values, problems = [], [], [], []
+        located: dict[str, tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]] = {}
+        for path, group in _by_file(self.rasters, wanted):
+            first = group[0][1]
+            key = first.crs.to_wkt()
+            if key not in located:
+                located[key] = _located(x, y, source_crs, first.crs)
+            idx, stencil = _stencil(first, *located[key])
+            for pos, _info in group:
+                n_inside[pos] = len(idx)
+            if not len(idx):
+                continue
+            for pos, info, ok, val, window_empty in _read_stencils(path, group, stencil):
+                n_linked[pos] = int(np.count_nonzero(ok))
+                cells.append(np.full(n_linked[pos], pos, np.int64))
+                points.append(idx[ok])
+                values.append(val[ok])
+                if check:
+                    problem = (_nodata_problem(info) if window_empty and _holds_only_nodata(info)
+                               else _kind_problem(self.kind, val[ok], info))
+                    if problem:
+                        problems.append(problem)
+        if problems:
+            raise ValidationError(problems)
+        cell = np.concatenate(cells) if cells else np.zeros(0, np.int64)
+        point = np.concatenate(points).astype(np.int64) if points else np.zeros(0, np.int64)
+        value = np.concatenate(values) if values else np.zeros(0, np.float64)
+        order = np.lexsort((point, cell))
+        cell, point, value = cell[order], point[order], value[order]
+        if not return_report:
+            return cell, point, value
+        report = SampleReport(tuple(wanted), n, n_inside, n_linked,
+                              np.bincount(point, minlength=n).astype(np.int64), missing, unused)
+        return cell, point, value, report
+
+    def check_values(self, cell_ids: Sequence[str] | None = None, *,
+                     max_pixels: int = CHECK_PIXELS) -> pd.DataFrame:
+        """Check every raster's values against :attr:`kind` from a decimated read.
+
+        Each raster is read at most `max_pixels` at a time (GDAL's nearest-neighbour
+        decimation, which uses the file's overviews when it has any): a raster showing
+        only nodata is scanned block by block and refused if it holds nothing else; the
+        median of its valid values must be > 0 for ``path_loss_db``, < 0 for ``gain_db``
+        and within :data:`RSRP_RANGE_DBM` for ``rsrp_dbm``.
+
+        Parameters
+        ----------
+        cell_ids : sequence of str, optional
+            Only these cells (unknown ids are ignored); default all.
+        max_pixels : int
+            Pixels read per raster at most.
+
+        Returns
+        -------
+        pandas.DataFrame
+            One row per raster: ``cell_id``, ``path``, ``band``, ``valid_fraction`` (of
+            the decimated pixels), ``min``, ``median``, ``max`` (in the raster's unit).
+
+        Raises
+        ------
+        ValidationError
+            Listing every raster that holds only nodata or whose values do not fit
+            `kind`, naming its file and band and the fix.
+        """
+        wanted = self.cell_ids if cell_ids is None else [c for c in map(str, cell_ids) if c in self.rasters]
+        rows, problems = [], []
+        for path, group in _by_file(self.rasters, wanted):
+            rows_n, cols_n = group[0][1].shape
+            step = max(1, math.ceil(math.sqrt(rows_n * cols_n / max(int(max_pixels), 1))))
+            out = (max(1, rows_n // step), max(1, cols_n // step))
+            for batch in _batches(group, out[0] * out[1]):
+                with _open(path) as src:
+                    data = src.read([info.band for _, info in batch], out_shape=(len(batch), *out),
+                                    masked=True)
+                for k, (_, info) in enumerate(batch):
+                    val = _values(data[k], info)
+                    ok = val[np.isfinite(val)]
+                    row = {"cell_id": info.cell_id, "path": str(info.path), "band": info.band,
+                           "valid_fraction": ok.size / val.size, "min": np.nan, "median": np.nan,
+                           "max": np.nan}
+                    if ok.size:
+                        row.update(min=float(ok.min()), median=float(np.median(ok)), max=float(ok.max()))
+                        problem = _kind_problem(self.kind, ok, info)
+                    else:
+                        problem = _nodata_problem(info) if _holds_only_nodata(info) else None
+                    if problem:
+                        problems.append(problem)
+                    rows.append(row)
+        if problems:
+            raise ValidationError(problems)
+        return pd.DataFrame(rows, columns=["cell_id", "path", "band", "valid_fraction", "min", "median",
+                                           "max"])
+
+    def _match(self, wanted: list[str], strict: bool) -> tuple[tuple[str, ...], tuple[str, ...]]:
+        """Cells asked for without a raster, and rasters not asked for; refused if `strict`."""
+        seen, duplicates = set(), []
+        for pos, cell in enumerate(wanted):
+            if cell in seen:
+                duplicates.append(pos)
+            seen.add(cell)
+        if duplicates:
+            raise ValidationError(f"cell_ids: {describe_rows(duplicates, [wanted[p] for p in duplicates])} "
+                                  "repeat an earlier id; fix: pass each cell once")
+        missing = [p for p, c in enumerate(wanted) if c not in self.rasters]
+        unused = tuple(c for c in self.cell_ids if c not in seen)
+        missing_ids = tuple(wanted[p] for p in missing)
+        if strict and (missing or unused):
+            problems = []
+            if missing:
+                problems.append(
+                    f"cell_ids: {describe_rows(missing, missing_ids, limit=_IDS_LISTED)} ({len(missing)} "
+                    f"cells) have no raster in {self.source}{_near_misses(missing_ids, unused)}; fix: add "
+                    "their rasters (<cell_id>.tif, or bands described by the cell id), or pass "
+                    "strict=False to leave them without links")
+            if unused:
+                problems.append(
+                    f"{self.source}: {len(unused)} rasters are for no cell of cell_ids: {_few(unused)}; "
+                    "fix: name each raster by the cell id of the network (e.g. '{site}-{sector}' from "
+                    "read_cells), or pass strict=False to ignore them")
+            raise ValidationError(problems)
+        return missing_ids, unused
+
+
+# ---------------------------------------------------------------------- metadata
+def _read_folder(folder: Path) -> dict[str, RasterInfo]:
+    """The rasters of a folder, one single-band file per cell, by cell id."""
+    files = sorted(p for p in folder.iterdir() if p.is_file() and p.suffix.lower() in SUFFIXES)
+    if not files:
+        others = sorted(p.name for p in folder.iterdir())
+        held = f"it holds {len(others)} other entries: {_few(others)}" if others else "it is empty"
+        raise ValidationError(f"raster folder {folder} holds no .tif or .tiff file ({held}); fix: "
+                              f"{_FIX_SOURCE}")
+    infos: dict[str, RasterInfo] = {}
+    problems = []
+    for path in files:
+        try:
+            found = _file_infos(path, in_folder=True)
+        except ValidationError as err:
+            problems += err.problems
+            continue
+        info = found[0]
+        if info.cell_id in infos:
+            problems.append(f"{folder}: two files for cell {info.cell_id!r}: {infos[info.cell_id].path.name} "
+                            f"and {path.name}; fix: keep one of them")
+            continue
+        infos[info.cell_id] = info
+    if problems:
+        raise ValidationError(problems)
+    return infos
+
+
+def _read_file(path: Path) -> dict[str, RasterInfo]:
+    """The rasters of one file, by cell id (its bands' descriptions)."""
+    return {info.cell_id: info for info in _file_infos(path, in_folder=False)}
+
+
+def _file_infos(path: Path, in_folder: bool) -> list[RasterInfo]:
+    """Metadata of every band of `path`, checked; ValidationError with all its problems."""
+    try:
+        with _open(path) as src:
+            crs, transform = src.crs, src.transform
+            count, shape = src.count, (src.height, src.width)
+            descriptions = list(src.descriptions)
+            nodata = src.nodatavals
+            scales, offsets = src.scales, src.offsets
+            georeferenced = not (crs is None and transform.is_identity)
+    except RasterioIOError as err:
+        raise ValidationError(f"{path}: not a raster rasterio can read ({err}); fix: give GeoTIFF files, "
+                              "or remove this file from the folder") from None
+    problems = []
+    if not georeferenced:
+        problems.append(f"{path}: not georeferenced (no transform, no CRS); fix: export the raster as a "
+                        "GeoTIFF with its grid and projected CRS")
+    elif crs is None:
+        problems.append(f"{path}: no CRS; fix: assign the CRS the planning tool used, e.g. "
+                        f"`gdal_edit.py -a_srs EPSG:32632 {path}` (a projected CRS in metres)")
+    pcrs = None if crs is None else pyproj.CRS.from_user_input(crs.to_wkt())
+    factor = None
+    if pcrs is not None:
+        factor = _metres_per_unit(pcrs)
+        if factor is None:
+            what = "geographic (degrees)" if pcrs.is_geographic else "not projected"
+            problems.append(f"{path}: its CRS {pcrs.name!r} is {what}; pixel sizes and distances need a "
+                            f"projected CRS; fix: reproject it, e.g. `gdalwarp -t_srs EPSG:32632 -r bilinear "
+                            f"{path} out.tif` with the UTM zone of the area")
+    if transform.b != 0.0 or transform.d != 0.0:
+        problems.append(f"{path}: its grid is rotated or sheared (transform {tuple(transform)[:6]}); fix: "
+                        f"warp it to a north-up grid, e.g. `gdalwarp -r bilinear {path} out.tif`")
+    if transform.a == 0.0 or transform.e == 0.0:
+        problems.append(f"{path}: its transform has a zero pixel size; fix: export it with its grid")
+    if in_folder and count != 1:
+        problems.append(f"{path}: {count} bands, but the files of a folder hold one cell each; fix: give "
+                        "this multi-band file itself as the source, or split its bands into "
+                        "<cell_id>.tif files")
+    ids: list[str] = []
+    if in_folder or (count == 1 and not descriptions[0]):
+        ids = [path.stem]
+    else:
+        blank = [b for b, d in enumerate(descriptions, 1) if not d]
+        if blank:
+            problems.append(f"{path}: bands {_few(blank)} have no description, which must be their cell "
+                            "id; fix: set them, e.g. with rasterio: `with rasterio.open(path, 'r+') as ds: "
+                            "ds.set_band_description(band, cell_id)`, or split the bands into "
+                            "<cell_id>.tif files")
+        repeated: dict[str, list[int]] = {}
+        for b, d in enumerate(descriptions, 1):
+            if d:
+                repeated.setdefault(d, []).append(b)
+        repeated = {d: bands for d, bands in repeated.items() if len(bands) > 1}
+        if repeated:
+            shown = "; ".join(f"{d!r}: bands {bands}" for d, bands in list(repeated.items())[:_IDS_LISTED])
+            problems.append(f"{path}: band descriptions repeat ({shown}); each band is one cell; fix: "
+                            "give each band its own cell id as description")
+        ids = [str(d) for d in descriptions]
+    if problems:
+        raise ValidationError(problems)
+    res = (abs(transform.a) * factor, abs(transform.e) * factor)
+    return [RasterInfo(cell_id=cell, path=path, band=b, crs=pcrs, transform=transform,
+                       nodata=None if nodata[b - 1] is None else float(nodata[b - 1]), shape=shape,
+                       resolution_m=res, scale=float(scales[b - 1]), offset=float(offsets[b - 1]),
+                       n_bands=count)
+            for b, cell in enumerate(ids, 1)]
+
+
+def _open(path: Path) -> Any:
+    """rasterio.open, the not-georeferenced warning left to the caller's checks."""
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", NotGeoreferencedWarning)
+        return rasterio.open(path)
+
+
+def _metres_per_unit(crs: pyproj.CRS) -> float | None:
+    """Metres per unit of a projected CRS's axes; None if it is not projected."""
+    horizontal = crs.sub_crs_list[0] if crs.is_compound and crs.sub_crs_list else crs
+    if not horizontal.is_projected:
+        return None
+    axes = [ax for ax in horizontal.axis_info if ax.unit_conversion_factor]
+    return float(axes[0].unit_conversion_factor) if axes else 1.0
+
+
+# ---------------------------------------------------------------------- sampling
+def _points(x_m: Any, y_m: Any) -> tuple[np.ndarray, np.ndarray]:
+    """The points as 1-D float64 arrays, checked."""
+    x = np.asarray(x_m, dtype=np.float64)
+    y = np.asarray(y_m, dtype=np.float64)
+    if x.ndim != 1 or x.shape != y.shape:
+        raise ValidationError(f"x_m and y_m have shapes {x.shape} and {y.shape}; fix: pass two 1-D arrays "
+                              "of one length (one entry per point)")
+    bad = np.flatnonzero(~(np.isfinite(x) & np.isfinite(y)))
+    if bad.size:
+        raise ValidationError(f"points: {describe_rows(bad[:10], total=bad.size)} have non-finite "
+                              "coordinates; fix: drop or repair those points")
+    return x, y
+
+
+def _as_crs(crs: Any, name: str) -> pyproj.CRS:
+    try:
+        return pyproj.CRS.from_user_input(crs)
+    except pyproj.exceptions.CRSError as err:
+        raise ValidationError(f"{name}={crs!r} is not a CRS pyproj knows ({err}); fix: pass e.g. "
+                              "'EPSG:32632' or a pyproj.CRS") from None
+
+
+@functools.lru_cache(maxsize=64)
+def _transformer(source_wkt: str, target_wkt: str) -> pyproj.Transformer:
+    """A cached (x, y)-ordered transformer between two CRSs given as WKT."""
+    return pyproj.Transformer.from_crs(pyproj.CRS.from_wkt(source_wkt), pyproj.CRS.from_wkt(target_wkt),
+                                       always_xy=True)
+
+
+def _located(x: np.ndarray, y: np.ndarray, source: pyproj.CRS, target: pyproj.CRS
+             ) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
+    """The points in `target`: x, y, the order sorting x, and x sorted (for range searches)."""
+    if source != target:
+        x, y = _transformer(source.to_wkt(), target.to_wkt()).transform(x, y)
+        x, y = np.asarray(x, np.float64), np.asarray(y, np.float64)
+    order = np.argsort(x, kind="stable")
+    return x, y, order, x[order]
+
+
+@dataclass(frozen=True)
+class _Stencil:
+    """Bilinear stencils of the points inside one grid, in the window that spans them."""
+
+    window: Window
+    i0: np.ndarray   # columns of the left pixels, in the window
+    i1: np.ndarray
+    j0: np.ndarray   # rows of the upper pixels (as stored), in the window
+    j1: np.ndarray
+    fu: np.ndarray   # weight of column i1, in [0, 1]
+    fv: np.ndarray   # weight of row j1, in [0, 1]
+
+
+def _stencil(info: RasterInfo, x: np.ndarray, y: np.ndarray, order: np.ndarray, xs: np.ndarray
+             ) -> tuple[np.ndarray, _Stencil | None]:
+    """Indices of the points inside `info`'s extent and their stencils (vectorized)."""
+    left, bottom, right, top = info.bounds
+    pad = 1e-9 * max(abs(right - left), abs(top - bottom), 1.0)
+    lo, hi = np.searchsorted(xs, left - pad, "left"), np.searchsorted(xs, right + pad, "right")
+    idx = order[lo:hi]
+    idx = np.sort(idx[(y[idx] >= bottom - pad) & (y[idx] <= top + pad)])
+    t = info.transform
+    rows, cols = info.shape
+    col = (x[idx] - t.c) / t.a
+    row = (y[idx] - t.f) / t.e
+    inside = (col >= 0.0) & (col <= cols) & (row >= 0.0) & (row <= rows)
+    idx, col, row = idx[inside], col[inside], row[inside]
+    if not len(idx):
+        return idx, None
+    u = np.clip(col - 0.5, 0.0, cols - 1.0)  # pixel-centre coordinates, clamped half a pixel in
+    v = np.clip(row - 0.5, 0.0, rows - 1.0)
+    i0 = np.minimum(np.floor(u).astype(np.int64), max(cols - 2, 0))
+    j0 = np.minimum(np.floor(v).astype(np.int64), max(rows - 2, 0))
+    fu, fv = u - i0, v - j0
+    i1, j1 = np.minimum(i0 + 1, cols - 1), np.minimum(j0 + 1, rows - 1)
+    c0, r0 = int(i0.min()), int(j0.min())
+    window = Window(c0, r0, int(i1.max()) - c0 + 1, int(j1.max()) - r0 + 1)
+    return idx, _Stencil(window, i0 - c0, i1 - c0, j0 - r0, j1 - r0, fu, fv)
+
+
+def _by_file(rasters: Mapping[str, RasterInfo], wanted: Sequence[str]
+             ) -> Iterator[tuple[Path, list[tuple[int, RasterInfo]]]]:
+    """The rasters of the cells asked for, grouped by file: (path, [(position, info)])."""
+    groups: dict[Path, list[tuple[int, RasterInfo]]] = {}
+    for pos, cell in enumerate(wanted):
+        info = rasters.get(cell)
+        if info is not None:
+            groups.setdefault(info.path, []).append((pos, info))
+    yield from groups.items()
+
+
+def _batches(group: list[tuple[int, RasterInfo]], pixels: int) -> Iterator[list[tuple[int, RasterInfo]]]:
+    """The bands of one file in groups whose float64 reads fit :data:`READ_BUDGET_BYTES`."""
+    size = max(1, READ_BUDGET_BYTES // max(8 * pixels, 1))
+    for start in range(0, len(group), size):
+        yield group[start:start + size]
+
+
+def _read_stencils(path: Path, group: list[tuple[int, RasterInfo]], stencil: _Stencil
+                   ) -> Iterator[tuple[int, RasterInfo, np.ndarray, np.ndarray, bool]]:
+    """Per band: (position, info, has-a-value mask, values, window holds only nodata)."""
+    win = stencil.window
+    s = stencil
+    weights = ((1 - s.fu) * (1 - s.fv), s.fu * (1 - s.fv), (1 - s.fu) * s.fv, s.fu * s.fv)
+    corners = ((s.j0, s.i0), (s.j0, s.i1), (s.j1, s.i0), (s.j1, s.i1))
+    with _open(path) as src:
+        for batch in _batches(group, int(win.width * win.height)):
+            data = src.read([info.band for _, info in batch], window=win, masked=True)
+            for k, (pos, info) in enumerate(batch):
+                band = _values(data[k], info)
+                finite = np.isfinite(band)
+                value = np.zeros(len(s.fu))
+                ok = np.ones(len(s.fu), bool)
+                for w, (jj, ii) in zip(weights, corners, strict=True):
+                    pixel = band[jj, ii]
+                    good = finite[jj, ii]
+                    ok &= good | (w == 0.0)
+                    value += w * np.where(good, pixel, 0.0)
+                yield pos, info, ok, value, not finite.any()
+
+
+def _values(data: np.ma.MaskedArray, info: RasterInfo) -> np.ndarray:
+    """A band's values as float64 with scale and offset applied, NaN where missing."""
+    values = np.asarray(data.data, dtype=np.float64) * info.scale + info.offset
+    values[np.ma.getmaskarray(data)] = np.nan
+    return values
+
+
+def _holds_only_nodata(info: RasterInfo) -> bool:
+    """True if no pixel of the band has a value (read block by block, stopping at the first value)."""
+    with _open(info.path) as src:
+        for _, window in src.block_windows(info.band):
+            if np.isfinite(_values(src.read(info.band, window=window, masked=True), info)).any():
+                return False
+    return True
+
+
+def _nodata_problem(info: RasterInfo) -> str:
+    nodata = "" if info.nodata is None else f" (nodata value {info.nodata:g})"
+    return (f"{info.label}: holds only nodata{nodata}; fix: export the prediction again, or remove the "
+            f"raster of cell {info.cell_id!r}")
+
+
+def _kind_problem(kind: str, values: np.ndarray, info: RasterInfo) -> str | None:
+    """Why the values do not fit `kind` (their median), or None."""
+    if not values.size:
+        return None
+    median = float(np.median(values))
+    where = f"{info.label}: median value {median:.1f}"
+    if kind == "path_loss_db" and not median > 0:
+        return (f"{where} dB is not a positive path loss: these look like gains (or RSRP) given as losses; "
+                "fix: kind='gain_db' for path gains (e.g. a ray tracer's radio map in dB) or "
+                "kind='rsrp_dbm' for received power")
+    if kind == "gain_db" and not median < 0:
+        return (f"{where} dB is not a negative path gain: these look like path losses given as gains; fix: "
+                "kind='path_loss_db'")
+    low, high = RSRP_RANGE_DBM
+    if kind == "rsrp_dbm" and not low <= median <= high:
+        guess = ("these look like path losses; fix: kind='path_loss_db'" if median > 0 else
+                 "fix: check the unit (RSRP is the power of one resource element, in dBm) or the kind")
+        return f"{where} dBm is outside the RSRP range [{low:g}, {high:g}] dBm; {guess}"
+    return None
+
+
+# ---------------------------------------------------------------------- messages
+def _few(items: Sequence[Any]) -> str:
+    """``['a', 'b'] and 3 more`` (the first few items, the rest counted)."""
+    shown = list(items)[:_IDS_LISTED]
+    more = f" and {len(items) - _IDS_LISTED} more" if len(items) > _IDS_LISTED else ""
+    return f"{shown}{more}"
+
+
+def _fold(text: str) -> str:
+    return re.sub(r"[^0-9a-z]", "", text.lower())
+
+
+def _near_misses(missing: Sequence[str], unused: Sequence[str]) -> str:
+    """A hint when missing ids and unused rasters differ only in case or punctuation."""
+    folded = {_fold(u): u for u in unused}
+    pairs = [(m, folded[_fold(m)]) for m in missing if _fold(m) in folded]
+    if not pairs:
+        return ""
+    shown = ", ".join(f"{m!r} vs raster {u!r}" for m, u in pairs[:3])
+    return f" (ids that differ only in case or punctuation: {shown})"
