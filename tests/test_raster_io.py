@@ -13,6 +13,7 @@ from rasterio.io import DatasetReader
 from rasterio.transform import Affine
 
 from cellopt.errors import ValidationError
+from cellopt.radio import raster_io
 from cellopt.radio.raster_io import KINDS, RasterSet
 
 X0, Y0 = 690_000.0, 5_336_000.0  # upper-left corner in EPSG:32632 (Munich) [m]
@@ -168,6 +169,16 @@ def test_a_multi_band_file_is_read_in_one_window(tmp_path, record_reads):
         expected = 100.0 + k + 0.1 * k * (x - X0) + 0.05 * (y - Y0)
         np.testing.assert_allclose(value[cell == pos], expected, atol=1e-9)
     assert len(record_reads) == 1 and list(record_reads[0][0]) == [3, 1]
+
+
+def test_bands_past_the_read_budget_are_read_in_groups(tmp_path, record_reads, monkeypatch):
+    bands = np.stack([np.full((20, 30), 100.0 + k) for k in range(5)])
+    write(tmp_path / "cells.tif", bands, descriptions=[f"C{k}" for k in range(5)])
+    monkeypatch.setattr(raster_io, "READ_BUDGET_BYTES", 2 * 8 * 4)  # two bands of a 2 × 2 window
+    cell, _, value = RasterSet(tmp_path / "cells.tif").sample([f"C{k}" for k in range(5)], [X0 + 1.0],
+                                                                [Y0 - 1.0], "EPSG:32632")
+    assert cell.tolist() == [0, 1, 2, 3, 4] and value.tolist() == [100.0, 101.0, 102.0, 103.0, 104.0]
+    assert [list(bands) for bands, _ in record_reads] == [[1, 2], [3, 4], [5]]
 
 
 def test_a_folder_of_rasters_in_several_crs(tmp_path):

@@ -319,9 +319,6 @@ class RasterSet:
         report : SampleReport
             Only with ``return_report=True``.
 
-            The pairs are sorted by (cell, point). A pair is absent (no link) when the
-            point lies outside the cell's raster or its stencil touches nodata.
-
         Raises
         ------
         ValidationError
@@ -331,6 +328,9 @@ class RasterSet:
 
         Notes
         -----
+        Pairs: sorted by (cell, point). A pair is absent (no link) when the point lies
+        outside the cell's raster or its stencil touches nodata.
+
         Interpolation: the value at a pixel centre is the pixel's value; between the
         centres of four pixels it is bilinear in the values as given (in dB). A point
         is inside a raster when it lies on its extent, edges included. Within half a
@@ -355,7 +355,8 @@ class RasterSet:
         n = len(x)
         n_inside = np.zeros(len(wanted), np.int64)
         n_linked = np.zeros(len(wanted), np.int64)
-        cells, points, values, problems = [], [], [], []
+        chunks: dict[int, tuple[np.ndarray, np.ndarray]] = {}
+        problems = []
         located: dict[str, tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]] = {}
         for path, group in _by_file(self.rasters, wanted):
             first = group[0][1]
@@ -365,13 +366,11 @@ class RasterSet:
             idx, stencil = _stencil(first, *located[key])
             for pos, _info in group:
                 n_inside[pos] = len(idx)
-            if not len(idx):
+            if stencil is None:
                 continue
             for pos, info, ok, val, window_empty in _read_stencils(path, group, stencil):
                 n_linked[pos] = int(np.count_nonzero(ok))
-                cells.append(np.full(n_linked[pos], pos, np.int64))
-                points.append(idx[ok])
-                values.append(val[ok])
+                chunks[pos] = (idx[ok], val[ok])
                 if check:
                     problem = (_nodata_problem(info) if window_empty and _holds_only_nodata(info)
                                else _kind_problem(self.kind, val[ok], info))
@@ -379,11 +378,11 @@ class RasterSet:
                         problems.append(problem)
         if problems:
             raise ValidationError(problems)
-        cell = np.concatenate(cells) if cells else np.zeros(0, np.int64)
-        point = np.concatenate(points).astype(np.int64) if points else np.zeros(0, np.int64)
-        value = np.concatenate(values) if values else np.zeros(0, np.float64)
-        order = np.lexsort((point, cell))
-        cell, point, value = cell[order], point[order], value[order]
+        # chunks in cell order, each one's points ascending: sorted by (cell, point)
+        order = sorted(chunks)
+        cell = np.repeat(np.asarray(order, np.int64), [len(chunks[p][0]) for p in order])
+        point = np.concatenate([chunks[p][0] for p in order] or [np.zeros(0, np.int64)]).astype(np.int64)
+        value = np.concatenate([chunks[p][1] for p in order] or [np.zeros(0, np.float64)])
         if not return_report:
             return cell, point, value
         report = SampleReport(tuple(wanted), n, n_inside, n_linked,
@@ -655,7 +654,10 @@ def _stencil(info: RasterInfo, x: np.ndarray, y: np.ndarray, order: np.ndarray, 
     pad = 1e-9 * max(abs(right - left), abs(top - bottom), 1.0)
     lo, hi = np.searchsorted(xs, left - pad, "left"), np.searchsorted(xs, right + pad, "right")
     idx = order[lo:hi]
-    idx = np.sort(idx[(y[idx] >= bottom - pad) & (y[idx] <= top + pad)])
+    idx = idx[(y[idx] >= bottom - pad) & (y[idx] <= top + pad)]
+    keep = np.zeros(len(x), bool)  # ascending point order without a sort
+    keep[idx] = True
+    idx = np.flatnonzero(keep)
     t = info.transform
     rows, cols = info.shape
     col = (x[idx] - t.c) / t.a
@@ -698,28 +700,32 @@ def _read_stencils(path: Path, group: list[tuple[int, RasterInfo]], stencil: _St
     """Per band: (position, info, has-a-value mask, values, window holds only nodata)."""
     win = stencil.window
     s = stencil
+    width = int(win.width)
     weights = ((1 - s.fu) * (1 - s.fv), s.fu * (1 - s.fv), (1 - s.fu) * s.fv, s.fu * s.fv)
-    corners = ((s.j0, s.i0), (s.j0, s.i1), (s.j1, s.i0), (s.j1, s.i1))
+    flat = (s.j0 * width + s.i0, s.j0 * width + s.i1, s.j1 * width + s.i0, s.j1 * width + s.i1)
     with _open(path) as src:
         for batch in _batches(group, int(win.width * win.height)):
             data = src.read([info.band for _, info in batch], window=win, masked=True)
             for k, (pos, info) in enumerate(batch):
-                band = _values(data[k], info)
-                finite = np.isfinite(band)
+                band = _values(data[k], info).ravel()
+                missing = np.isnan(band)
                 value = np.zeros(len(s.fu))
                 ok = np.ones(len(s.fu), bool)
-                for w, (jj, ii) in zip(weights, corners, strict=True):
-                    pixel = band[jj, ii]
-                    good = finite[jj, ii]
-                    ok &= good | (w == 0.0)
-                    value += w * np.where(good, pixel, 0.0)
-                yield pos, info, ok, value, not finite.any()
+                gaps = bool(missing.any())
+                for w, lin in zip(weights, flat, strict=True):
+                    pixel = band.take(lin)
+                    if gaps:
+                        good = ~missing.take(lin)
+                        ok &= good | (w == 0.0)
+                        pixel = np.where(good, pixel, 0.0)
+                    value += w * pixel
+                yield pos, info, ok, value, gaps and bool(missing.all())
 
 
 def _values(data: np.ma.MaskedArray, info: RasterInfo) -> np.ndarray:
-    """A band's values as float64 with scale and offset applied, NaN where missing."""
+    """A band's values as float64 with scale and offset applied, NaN where missing (or infinite)."""
     values = np.asarray(data.data, dtype=np.float64) * info.scale + info.offset
-    values[np.ma.getmaskarray(data)] = np.nan
+    values[np.ma.getmaskarray(data) | ~np.isfinite(values)] = np.nan
     return values
 
 
