@@ -38,7 +38,7 @@ from cellopt.errors import ValidationError, check_memory
 from cellopt.linktable import LinkTable
 from cellopt.network import Network, users_frame
 from cellopt.parameters import check_count, check_real, shown
-from cellopt.radio import ThreeGPP, link_table
+from cellopt.radio import link_table
 from cellopt.radio.links import LINK_BYTES
 from cellopt.radio.model import RadioModel
 from cellopt.solution import Solution
@@ -238,9 +238,11 @@ def median_model(model: RadioModel) -> RadioModel:
     """`model` without its random per-link terms: the model of a median coverage map.
 
     Distance-law tiers lose their log-normal shadowing (``shadowing_std_db`` 0 for every
-    tier); :class:`~cellopt.radio.ThreeGPP` tiers get ``shadowing=False`` and, where the
-    LOS state is drawn (``los="random"``), ``los="expected"``: the loss of the mean
-    received power over the state. A tier forced to LOS or NLOS stays so.
+    tier); a model with a ``median()`` method (:class:`~cellopt.radio.Propagation`) is
+    replaced by it: :class:`~cellopt.radio.ThreeGPP` tiers get ``shadowing=False`` and,
+    where the LOS state is drawn (``los="random"``), ``los="expected"``: the loss of the
+    mean received power over the state (a tier forced to LOS or NLOS stays so);
+    :class:`~cellopt.radio.RasterPathLoss` loses the shadowing it was asked to add.
 
     Parameters
     ----------
@@ -253,9 +255,7 @@ def median_model(model: RadioModel) -> RadioModel:
     """
     if not isinstance(model, RadioModel):
         raise ValidationError(f"model is a {type(model).__name__}; fix: give a RadioModel")
-    pathloss = {t: (dataclasses.replace(m, shadowing=False,
-                                        los="expected" if m.los == "random" else m.los)
-                    if isinstance(m, ThreeGPP) else m)
+    pathloss = {t: (m.median() if getattr(m, "median", None) is not None else m)
                 for t, m in model.pathloss.items()}
     std = model.shadowing_std_db
     quiet = dict.fromkeys(std, 0.0) if isinstance(std, Mapping) else 0.0
@@ -466,7 +466,9 @@ def coverage_map(drop: Drop, solution: Solution | None = None, *,
         prices of its association. None: no rate raster.
     resolution_m : float, optional
         Pixel size [m]; default :func:`auto_resolution_m` of the area
-        (:data:`DEFAULT_RESOLUTION_M`, finer for an area under 1.25 km across).
+        (:data:`DEFAULT_RESOLUTION_M`, finer for an area under 1.25 km across), or the
+        finest grid of the radio model's predictions
+        (:class:`~cellopt.radio.RasterPathLoss`) where that is finer.
     max_pixels : int
         Pixel budget (default :data:`DEFAULT_MAX_PIXELS`): if the grid at `resolution_m`
         would have more pixels, the smallest whole multiple of it that fits is used
@@ -503,8 +505,10 @@ def coverage_map(drop: Drop, solution: Solution | None = None, *,
     model, seed, n_candidates = drop.links.radio_settings("cellopt.coverage.coverage_map")
     network = drop.network
     area = coverage_area(network)
-    if resolution_m is None:
-        resolution_m = auto_resolution_m(area)
+    if resolution_m is None:  # the models' own grid where it is finer
+        grids = [r for m in model.pathloss.values()
+                 if (r := getattr(m, "resolution_m", None)) is not None]
+        resolution_m = min([auto_resolution_m(area), *grids])
     bounds, res, n_rows, n_cols = _grid(tuple(float(v) for v in shapely.bounds(area)),
                                         resolution_m, max_pixels)
     n_pixels = n_rows * n_cols

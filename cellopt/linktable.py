@@ -56,6 +56,11 @@ class LinkTable:
         built from this table later (load coupling, power gains) reads them from here.
     n_candidates : int or None
         Candidate cells per user it was built with.
+    re_power_dbm : ndarray, shape (n_cells,), or None
+        Each cell's power per resource element at its full power [dBm]
+        (``tx_power_dbm`` less :meth:`RadioModel.rsrp_offset_db
+        <cellopt.radio.RadioModel.rsrp_offset_db>`): the RSRP of a link is this less its
+        coupling loss, which :meth:`to_frame` adds as ``coupling_loss_db``.
     """
 
     user: np.ndarray
@@ -72,6 +77,7 @@ class LinkTable:
     model: RadioModel | None = None
     shadowing_seed: int | None = None
     n_candidates: int | None = None
+    re_power_dbm: np.ndarray | None = None
 
     COLUMNS = ("user", "cell", "resource", "rsrp_dbm", "sinr_db", "rate_mbps")
 
@@ -140,8 +146,18 @@ class LinkTable:
         return self
 
     def to_frame(self) -> pd.DataFrame:
-        """The links as a DataFrame with the columns of :attr:`columns`."""
-        return pd.DataFrame({c: getattr(self, c) for c in self.columns})
+        """The links as a DataFrame with the columns of :attr:`columns`, and
+        ``coupling_loss_db`` where the table records its cells' powers
+        (:attr:`re_power_dbm`; every table :func:`~cellopt.radio.link_table` makes).
+
+        ``coupling_loss_db`` [dB] is the loss from the cell's transmitter to the user's
+        receiver: path loss, plus shadowing and penetration (walls, O2I), less the
+        antenna gains; ``inf`` for a cell that is off.
+        """
+        frame = pd.DataFrame({c: getattr(self, c) for c in self.columns})
+        if self.re_power_dbm is not None:
+            frame["coupling_loss_db"] = self.re_power_dbm[self.cell] - self.rsrp_dbm
+        return frame
 
     def best_by(self, column: str = "rsrp_dbm") -> np.ndarray:
         """For each user, the cell of its link with the largest `column` (−1: no link).

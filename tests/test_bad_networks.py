@@ -461,7 +461,7 @@ def test_zero_users_give_an_empty_but_valid_link_table(drop):
     links = link_table(net, rng=0)
     assert net.n_users == 0 and len(links) == 0
     assert_consistent(net, links)
-    assert list(links.to_frame().columns) == list(FIELDS)
+    assert list(links.to_frame().columns) == [*FIELDS, "coupling_loss_db"]
     assert links.best_by().shape == (0,) and links.select_users(np.zeros(0, bool)).n_users == 0
 
 

@@ -248,8 +248,11 @@ def test_link_table_object(hetnet):
     assert lt.nbytes == 900 * 8 * 6
     frame = lt.to_frame()
     assert isinstance(frame, pd.DataFrame)
-    assert list(frame.columns) == list(LinkTable.COLUMNS) and len(frame) == 900
+    assert list(frame.columns) == [*LinkTable.COLUMNS, "coupling_loss_db"] and len(frame) == 900
     np.testing.assert_array_equal(frame["sinr_db"], lt.sinr_db)
+    power = hetnet.cells["tx_power_dbm"].to_numpy()[lt.cell]
+    np.testing.assert_allclose(frame["coupling_loss_db"], power - lt.rsrp_dbm
+                               - lt.model.rsrp_offset_db(hetnet.bandwidth_mhz), atol=1e-9)
     assert "900 links" in repr(lt)
     np.testing.assert_array_equal(lt.best_by(), lt.cell[::3])
     best_rate = lt.best_by("rate_mbps")

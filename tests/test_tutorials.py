@@ -18,6 +18,9 @@ TUTORIALS = Path(__file__).resolve().parents[1] / "docs" / "tutorials"
                            "own_opencellid.toml"]),
     ("deploy_cell_file.py", ["munich_cells.csv", "munich.toml", "munich_run/cell_config.csv",
                              "munich_run/deploy_drops.csv"]),
+    ("planner_rasters.py", ["rasters/MUC-N-1.tif", "planner_rasters.toml",
+                            "planner_run/cell_config.csv", "planner_run/report.html",
+                            "planner_run/coverage_rsrp_dbm.tif"]),
 ])
 def test_tutorial_runs(tmp_path, script, outputs):
     env = {**os.environ, "MPLBACKEND": "Agg", "CELLOPT_TUTORIAL_OUT": str(tmp_path)}

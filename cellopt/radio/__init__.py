@@ -1,16 +1,22 @@
 """The radio model: path loss, antennas, shadowing, noise, SINR, rates and the link table."""
 
 from cellopt.radio.antenna import angle_off_boresight_deg, sector_gain_db
+from cellopt.radio.interface import DistanceLaw, Links, Propagation
 from cellopt.radio.links import coupling_db, link_table, link_table_nbytes, resource_power_dbm
 from cellopt.radio.model import RadioModel, sinr_db, thermal_noise_dbm
 from cellopt.radio.pathloss import free_space, tr36814_macro, tr36814_pico
+from cellopt.radio.predictions import RasterPathLoss
 from cellopt.radio.propagation import ThreeGPP
 from cellopt.radio.shadowing import standard_normal_hash
 from cellopt.radio.spectral import SPECTRAL_EFFICIENCY, nr_mcs, shannon, shannon_gap, tr36942
 
 __all__ = [
     "SPECTRAL_EFFICIENCY",
+    "DistanceLaw",
+    "Links",
+    "Propagation",
     "RadioModel",
+    "RasterPathLoss",
     "ThreeGPP",
     "angle_off_boresight_deg",
     "coupling_db",

@@ -101,7 +101,8 @@ def _mean_emission_mw(coupling: Coupling, power_mw: np.ndarray) -> np.ndarray:
     if model.antenna == "tr38901":
         pattern = _mean_panel_gain(coupling)
     else:
-        pattern = np.where(np.isnan(coupling.azimuth), 1.0, _mean_sector_gain(model))
+        pattern = np.ones(len(coupling.azimuth))
+        pattern[coupling.sectorised] = _mean_sector_gain(model)
     # E[10^(−S/10) | a_u] over the site terms b_us, S = σ(√ρ a_u + √(1−ρ) b_us) in dB; the
     # user's own term a_u is applied per user (FarField.interference_mw)
     sigma = coupling.shadow_std * math.log(10.0) / 10.0
@@ -150,10 +151,10 @@ class FarField:
         # Φ_t(R) for every R on a log grid, as the integral from R to outer_m.
         self.log_r = np.linspace(0.0, math.log(max(outer_m, 2.0)), GRID_POINTS)
         self.ring = np.zeros((len(TIERS), GRID_POINTS))
-        for k, tier in enumerate(TIERS):
-            if tier in model.pathloss:
-                self.ring[k] = _rings_beyond(model.pathloss[tier],
-                                             model.per_tier("min_distance_m")[k], self.log_r)
+        for tier, prop in coupling.propagation.items():
+            k = TIERS.index(tier)
+            self.ring[k] = _rings_beyond(prop.mean_loss_db,
+                                         model.per_tier("min_distance_m")[k], self.log_r)
 
     def per_area(self, radius_m: np.ndarray) -> np.ndarray:
         """``Φ_t(R) / (π R²)`` [dimensionless] for each radius and tier, shape (U, T)."""

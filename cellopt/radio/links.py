@@ -288,8 +288,8 @@ def link_table(
         coupling, power_mw, radius_m, max(n_candidates, MIN_NEARBY_CELLS), far_field,
         0.5 * cell_extent_m(network))
     noise_mw = 10.0 ** (thermal_noise_dbm(network.resource_mhz, model.noise_figure_db) / 10.0)
-    rsrp_offset_db = (network.cells["tx_power_dbm"].to_numpy(float)
-                      - model.rsrp_offset_db(network.bandwidth_mhz))
+    re_power_dbm = (network.cells["tx_power_dbm"].to_numpy(float)
+                    - model.rsrp_offset_db(network.bandwidth_mhz))
     efficiency = model.efficiency()
     n_res = network.n_resources
 
@@ -297,7 +297,7 @@ def link_table(
                     far_mw: np.ndarray | None) -> tuple[np.ndarray, ...]:
         """Links of a block: `gain` (U, M) [dB] to every cell (`cell` None) or to the
         cells `cell` (U, M), padded with −inf gains; `far_mw` (U, K) the far field."""
-        rsrp = gain + (rsrp_offset_db if cell is None else rsrp_offset_db[cell])
+        rsrp = gain + (re_power_dbm if cell is None else re_power_dbm[cell])
         m = gain.shape[1]
         n_keep = min(n_candidates, m)
         if n_keep < m:
@@ -326,9 +326,9 @@ def link_table(
             else:
                 sinr = 10.0 * np.log10(signal / (near + far_mw[:, None, :]))
                 shift = (10.0 * np.log10(1.0 + far_mw[:, None, :] / near)).astype(np.float32)
-        keep = np.ones(sinr.shape, bool)
-        if cell is not None:  # padding: fewer cells than candidates within the radius
-            keep &= (cand_rsrp > -np.inf)[:, :, None]
+        # no link: padding (fewer cells than candidates within the radius), or a model
+        # that gives none (a user outside a cell's predictions)
+        keep = np.broadcast_to((cand_rsrp > -np.inf)[:, :, None], sinr.shape).copy()
         if window_db is not None:
             keep &= (cand_rsrp >= cand_rsrp[:, :1] - window_db)[:, :, None]
         u = np.broadcast_to(users[:, None, None], sinr.shape)[keep]
@@ -390,6 +390,7 @@ def link_table(
         n_users=network.n_users, n_cells=network.n_cells, resource_mhz=network.resource_mhz.copy(),
         radius_m=radius_m, far_field_db=None if nearby is None else columns[5],
         model=model, shadowing_seed=coupling.seed, n_candidates=n_candidates,
+        re_power_dbm=re_power_dbm,
     )
     # Last guard: no NaN may leave the radio model, whatever the inputs were.
     return table.validate(network.users["user_id"].to_numpy(), network.cells["cell_id"].to_numpy())

@@ -20,9 +20,10 @@ from cellopt.parameters import check_real
 from cellopt.radio import numerology
 from cellopt.radio.antenna import angle_off_boresight_deg, sector_gain_db
 from cellopt.radio.antenna3d import ElementPattern, antenna_gain_db
+from cellopt.radio.interface import Links, Propagation, as_propagation, bind
 from cellopt.radio.numerology import NR_SUBCARRIER_SPACINGS_KHZ
 from cellopt.radio.pathloss import tr36814_macro, tr36814_pico
-from cellopt.radio.propagation import ThreeGPP, UserDraws
+from cellopt.radio.propagation import UserDraws
 from cellopt.radio.shadowing import spatial_normal_hash, standard_normal_hash
 from cellopt.radio.spectral import SPECTRAL_EFFICIENCY, get_efficiency
 
@@ -79,12 +80,15 @@ class RadioModel:
 
     Parameters
     ----------
-    pathloss : mapping tier -> callable(distance_m) -> dB, or ThreeGPP
-        Path-loss model per tier (macro ``128.1 + 37.6 log10 R``; pico and femto
-        ``140.7 + 36.7 log10 R``, R in km). A :class:`~cellopt.radio.ThreeGPP` model
-        makes the tier's links three-dimensional (TR 38.901 / TR 36.873: heights, LOS
-        state, O2I loss for indoor users in place of `wall_loss_db`, and shadowing σ by
-        state in place of `shadowing_std_db`).
+    pathloss : mapping tier -> model
+        Propagation model per tier: a callable of the 2-D distance [m] returning the
+        path loss [dB] (macro ``128.1 + 37.6 log10 R``; pico and femto
+        ``140.7 + 36.7 log10 R``, R in km), or any :class:`~cellopt.radio.Propagation`.
+        A :class:`~cellopt.radio.ThreeGPP` model makes the tier's links
+        three-dimensional (TR 38.901 / TR 36.873: heights, LOS state, O2I loss for
+        indoor users in place of `wall_loss_db`, and shadowing σ by state in place of
+        `shadowing_std_db`); a :class:`~cellopt.radio.RasterPathLoss` reads a planner's
+        per-cell predictions.
     min_distance_m : mapping tier -> float
         Distances below this are raised to it before the path loss (35 m macro, 10 m
         pico, TR 36.814; 10 m femto, an assumption).
@@ -139,7 +143,7 @@ class RadioModel:
         returning bit/s/Hz.
     """
 
-    pathloss: Mapping[str, Callable[[np.ndarray], np.ndarray]] = dataclasses.field(
+    pathloss: Mapping[str, Callable[[np.ndarray], np.ndarray] | Propagation] = dataclasses.field(
         default_factory=lambda: {"macro": tr36814_macro, "pico": tr36814_pico,
                                  "femto": tr36814_pico})
     min_distance_m: Mapping[str, float] = dataclasses.field(
@@ -196,7 +200,8 @@ class RadioModel:
             if not isinstance(value, Mapping):
                 if name == "pathloss":
                     problems.append(f"RadioModel.pathloss is a {type(value).__name__}; fix: give a "
-                                    "mapping tier -> callable(distance_m) -> dB")
+                                    "mapping tier -> model (a callable of the distance in metres "
+                                    "or a cellopt.radio.Propagation)")
                 else:
                     check(value, f"RadioModel.{name}", name)
                 continue
@@ -206,9 +211,10 @@ class RadioModel:
                                 f"from {list(TIERS)}")
             for tier, v in value.items():
                 if name == "pathloss":
-                    if not callable(v):
-                        problems.append(f"RadioModel.pathloss[{tier!r}] is a {type(v).__name__}; "
-                                        "fix: give a callable of the distance in metres")
+                    try:
+                        as_propagation(v, f"RadioModel.pathloss[{tier!r}]")
+                    except ValidationError as err:
+                        problems.extend(err.problems)
                 elif tier in TIERS:
                     check(v, f"RadioModel.{name}[{tier!r}]", name)
         for name in ("site_correlation", "decorrelation_m", "building_radius_m",
@@ -226,12 +232,13 @@ class RadioModel:
             problems.append(f"RadioModel.antenna={self.antenna!r}; fix: use one of "
                             f"{list(ANTENNAS)}")
         if isinstance(self.pathloss, Mapping) and isinstance(self.indoor_tiers, (tuple, list)):
-            indoor_3d = [t for t in self.indoor_tiers
-                         if isinstance(self.pathloss.get(t), ThreeGPP)]
-            if indoor_3d:
-                problems.append(f"RadioModel.indoor_tiers {indoor_3d} use a ThreeGPP model, "
-                                "whose O2I loss already places cells and users; fix: leave "
-                                "them out of indoor_tiers (an InH scenario for cells indoors)")
+            own = [t for t in self.indoor_tiers
+                   if getattr(self.pathloss.get(t), "includes_fading", False)]
+            if own:
+                problems.append(f"RadioModel.indoor_tiers {own} use a model with its own "
+                                "penetration loss (includes_fading), which already places "
+                                "cells and users; fix: leave them out of indoor_tiers (an InH "
+                                "scenario for cells indoors)")
         se = self.spectral_efficiency
         if not (callable(se) or (isinstance(se, str) and se in SPECTRAL_EFFICIENCY)):
             problems.append(f"RadioModel.spectral_efficiency={se!r}; fix: use one of "
@@ -244,7 +251,7 @@ class RadioModel:
 
         ``10 log10(12 N_RB)``, N_RB from the transmission bandwidth configuration of
         `rat` at ``subcarrier_spacing_khz`` (:func:`cellopt.radio.numerology.prb_count`;
-        NR's FR2 table where a :class:`~cellopt.radio.ThreeGPP` tier's carrier is above
+        NR's FR2 table where a tier model's ``frequency_ghz`` is above
         7.125 GHz or the spacing is 120 kHz, FR1 otherwise):
         RSRP is a power per resource element (TS 36.214 / TS 38.215 §5.1.1), 27.78 dB
         below the total for LTE at 10 MHz (600 subcarriers). A bandwidth that is not a
@@ -258,7 +265,8 @@ class RadioModel:
         """
         fr = None
         if self.rat == "nr":  # 60 kHz has both ranges: the 3GPP models' carrier decides
-            carriers = [m.frequency_ghz for m in self.pathloss.values() if isinstance(m, ThreeGPP)]
+            carriers = [f for m in self.pathloss.values()
+                        if (f := getattr(m, "frequency_ghz", None)) is not None]
             fr = "fr2" if carriers and max(carriers) > FR1_MAX_GHZ else "fr1"
             if self.subcarrier_spacing_khz == 120:
                 fr = "fr2"
@@ -291,6 +299,7 @@ class Coupling:
         u = network.user_arrays()
         self.model = model
         self.seed = int(seed)
+        self.crs = network.cells.crs
         self.cell_xy = np.column_stack([c["x_m"], c["y_m"]])
         self.user_xy = np.column_stack([u["x_m"], u["y_m"]])
         self.indoor = u["indoor"]
@@ -298,42 +307,49 @@ class Coupling:
         self.site = c["site"]
         self.n_sites = int(self.site.max()) + 1 if len(self.site) else 0
         self.azimuth = c["azimuth_deg"]
-        self.sectorised = np.flatnonzero(~np.isnan(self.azimuth))
-        self.boresight_dbi = c["antenna_gain_dbi"]
         self.shifts = network.wrap_shifts_m
         self.min_distance = model.per_tier("min_distance_m")[self.tier]
         self.shadow_std = model.per_tier("shadowing_std_db")[self.tier]
         self.wall_loss = model.per_tier("wall_loss_db")[self.tier]
         self.indoor_cell = np.isin(self.tier, [TIERS.index(t) for t in model.indoor_tiers])
-        self.tier_columns = [(t, np.flatnonzero(self.tier == k)) for k, t in enumerate(TIERS)]
-        missing = [t for t, cols in self.tier_columns if len(cols) and t not in model.pathloss]
+        self.tier_columns = [(t, cols) for k, t in enumerate(TIERS)
+                             if len(cols := np.flatnonzero(self.tier == k))]
+        missing = [t for t, _ in self.tier_columns if t not in model.pathloss]
         if missing:
             raise ValidationError(f"RadioModel.pathloss has no model for tiers {missing}; fix: "
                                   "add one (any callable of distance in metres)")
         self.height = c["height_m"]
-        self.three_d = {t: model.pathloss[t] for t, cols in self.tier_columns
-                        if len(cols) and isinstance(model.pathloss[t], ThreeGPP)}
-        is_3d = np.isin(self.tier, [TIERS.index(t) for t in self.three_d])
-        # columns of the distance-law tiers: they take the per-tier shadowing and walls
-        self.plain = np.flatnonzero(~is_3d)
-        self.user_height = np.full(len(self.indoor), 1.5)
-        low = is_3d & (self.height <= 1.0)
+        #: The model of each tier that has cells, bound to this network.
+        self.propagation = _bind(network, model, self.tier_columns)
+        own_fading = np.zeros(len(self.tier), bool)
+        #: The cells whose antenna gain and pattern the radio model applies.
+        self.antenna_applied = np.ones(len(self.tier), bool)
+        for tier, cols in self.tier_columns:
+            prop = self.propagation[tier]
+            own_fading[cols] = getattr(prop, "includes_fading", False)
+            self.antenna_applied[cols] = not getattr(prop, "includes_antenna", False)
+        self.boresight_dbi = np.where(self.antenna_applied, c["antenna_gain_dbi"], 0.0)
+        self.sectorised = np.flatnonzero(~np.isnan(self.azimuth) & self.antenna_applied)
+        # columns of the tiers whose models take the per-tier shadowing and walls
+        self.plain = np.flatnonzero(~own_fading)
+        self.wall_loss[own_fading] = 0.0  # their own penetration loss replaces the walls
+        self.shadow_std[own_fading] = 0.0  # their own shadowing
+        low = own_fading & (self.height <= 1.0)
         if low.any():
             raise ValidationError(
                 f"cells {describe_rows(np.flatnonzero(low))} follow a 3GPP model but their "
                 "height_m is 1 m or less, at or below the environment height the model's "
                 "breakpoint subtracts; fix: give the antenna heights in metres (TR 38.901: "
                 "25 m UMa, 10 m UMi, 3 m InH)")
-        # a 3GPP tier's links depend on the cell only through its site, position and
-        # height: they are computed once per site (its first cell) where a site's cells
-        # share position and height, and copied to the site's other sectors
-        self.site_columns = {t: _site_representatives(cols, self.site, self.cell_xy, self.height)
-                             for t, cols in self.tier_columns if t in self.three_d}
-        if self.three_d:
-            self.draws = _user_draws(self.seed, self.indoor, list(self.three_d.values()))
-            self.user_height = self.draws.height_m
-            self.wall_loss[is_3d] = 0.0  # their O2I loss replaces the walls
-            self.shadow_std[is_3d] = 0.0  # their own, by LOS state (mean in ThreeGPP())
+        # a model whose links depend on the cell only through its site, position and
+        # height (``per_site``) is computed once per site (its first cell) where a site's
+        # cells share position and height, and copied to the site's other sectors
+        self.site_columns = {
+            t: _site_representatives(cols, self.site, self.cell_xy, self.height)
+            for t, cols in self.tier_columns if getattr(self.propagation[t], "per_site", False)}
+        self.draws = _user_draws(self.seed, self.indoor, self.propagation)
+        self.user_height = (np.full(len(self.indoor), 1.5) if self.draws is None
+                            else self.draws.height_m)
         given = [col for col, (_, default) in ANTENNA_COLUMNS.items()
                  if col in network.cells and (c[col] != default).any()]
         if given and model.antenna == "tr36814":
@@ -344,6 +360,18 @@ class Coupling:
         self.antenna = {"tilt_deg": c["tilt_deg"], "electrical_tilt_deg": c["electrical_tilt_deg"],
                         "panel_rows": c["panel_rows"].astype(np.int64),
                         "panel_columns": c["panel_columns"].astype(np.int64)}
+
+    def links(self, users: np.ndarray, cells: np.ndarray, distance_m: np.ndarray) -> Links:
+        """The :class:`~cellopt.radio.Links` of `users` and `cells` (broadcast together,
+        e.g. shapes (U, 1) and (1, C), or (P,) each) at 2-D distances `distance_m` [m]."""
+        sites = self.site[cells]
+        return Links(
+            users=users, cells=cells, sites=sites, distance_m=distance_m,
+            user_x_m=self.user_xy[users, 0], user_y_m=self.user_xy[users, 1],
+            user_height_m=self.user_height[users], cell_height_m=self.height[cells],
+            indoor=self.indoor[users], crs=self.crs, seed=self.seed, draws=self.draws,
+            shadowing=lambda decorrelation_m=0.0, where=None: self.shadowing(
+                users, sites, decorrelation_m, where))
 
     def displacement_m(self, users: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
         """East and north offsets [m] from each cell to each user, shape (U, C).
@@ -384,17 +412,13 @@ class Coupling:
         dist = np.maximum(distance, self.min_distance)
         gain = np.empty_like(dist)
         for tier, cols in self.tier_columns:
-            if not len(cols):
-                continue
-            if tier in self.three_d:
+            if tier in self.site_columns:
                 rep, copy = self.site_columns[tier]
-                sites = self.site[rep][None, :]
-                per_site = self.three_d[tier].gain_db(
-                    self.draws, users[:, None], sites, dist[:, rep], self.height[rep][None, :],
-                    lambda d, where, sites=sites: self.shadowing(users[:, None], sites, d, where))
-                gain[:, cols] = per_site[:, copy]
+                links = self.links(users[:, None], rep[None, :], dist[:, rep])
+                gain[:, cols] = -self.propagation[tier].loss_db(links)[:, copy]
             else:
-                gain[:, cols] = -self.model.pathloss[tier](dist[:, cols])
+                links = self.links(users[:, None], cols[None, :], dist[:, cols])
+                gain[:, cols] = -self.propagation[tier].loss_db(links)
         gain += self.boresight_dbi
         if len(self.sectorised):
             s = self.sectorised
@@ -434,19 +458,12 @@ class Coupling:
         gain = np.empty_like(dist)
         shadow = (self.shadowing(users, self.site[cells], self.model.decorrelation_m)
                   if np.any(self.shadow_std > 0) else 0.0)
-        for k, (name, cols) in enumerate(self.tier_columns):
-            if not len(cols):
-                continue
-            mask = tier == k
-            if name in self.three_d:
-                u, c = users[mask], cells[mask]
-                gain[mask] = self.three_d[name].gain_db(
-                    self.draws, u, self.site[c], dist[mask], self.height[c],
-                    lambda d, where, u=u, c=c: self.shadowing(u, self.site[c], d, where))
-            else:
-                gain[mask] = -self.model.pathloss[name](dist[mask])
+        for name, _ in self.tier_columns:
+            mask = tier == TIERS.index(name)
+            u, c = users[mask], cells[mask]
+            gain[mask] = -self.propagation[name].loss_db(self.links(u, c, dist[mask]))
         gain += self.boresight_dbi[cells]
-        sector = ~np.isnan(self.azimuth[cells])
+        sector = ~np.isnan(self.azimuth[cells]) & self.antenna_applied[cells]
         if sector.any():
             gain[sector] += self.pattern_db(users[sector], cells[sector], dx_m[sector],
                                             dy_m[sector])
@@ -460,16 +477,18 @@ class Coupling:
     def indoor_loss_db(self) -> np.ndarray:
         """The loss [dB] of each cell's signal into a building, for the far field, shape (C,).
 
-        The exterior wall ``wall_loss_db`` of distance-law tiers; for 3GPP tiers the mean
-        O2I loss of the network's indoor users, ``−10 log10 mean 10^(−O2I/10)`` (0 if
-        none is indoors).
+        The exterior wall ``wall_loss_db`` of tiers whose model the radio model adds walls
+        to; for a model with its own penetration loss (``indoor_loss_db``, the 3GPP O2I
+        loss), its mean over the network's indoor users, ``−10 log10 mean 10^(−L/10)``
+        (0 if none is indoors, or the model has none).
         """
         loss = self.wall_loss.copy()
         indoor = self.indoor
         for tier, cols in self.tier_columns:
-            if tier in self.three_d and len(cols) and indoor.any():
-                o2i = self.draws.o2i_db(self.three_d[tier])[indoor]
-                loss[cols] = -10.0 * np.log10(np.mean(10.0 ** (-o2i / 10.0)))
+            own = getattr(self.propagation[tier], "indoor_loss_db", None)
+            if own is not None and indoor.any():
+                per_user = np.asarray(own(self.draws), float)[indoor]
+                loss[cols] = -10.0 * np.log10(np.mean(10.0 ** (-per_user / 10.0)))
         return loss
 
     def shadowing(self, users: np.ndarray, sites: np.ndarray, decorrelation_m: float = 0.0,
@@ -586,15 +605,42 @@ def _site_representatives(cols: np.ndarray, site: np.ndarray, xy: np.ndarray,
     return rep, copy
 
 
-def _user_draws(seed: int, indoor: np.ndarray, models: list[ThreeGPP]) -> UserDraws:
-    """The users' heights and O2I draws, which every 3GPP tier of a network shares."""
-    keys = ("user_height_m", "indoor_floors", "high_loss_fraction", "max_indoor_distance_m")
-    first = models[0]
-    differ = [k for k in keys if any(getattr(m, k) != getattr(first, k) for m in models)]
+def _bind(network: Network, model: RadioModel,
+          tier_columns: list[tuple[str, np.ndarray]]) -> dict[str, Propagation]:
+    """Each tier's model as a :class:`~cellopt.radio.Propagation` bound to `network`: a
+    model given for several tiers is bound once, to all their cells."""
+    by_model: dict[int, tuple[object, list[str]]] = {}
+    for tier, _ in tier_columns:
+        value = model.pathloss[tier]
+        by_model.setdefault(id(value), (value, []))[1].append(tier)
+    bound: dict[str, Propagation] = {}
+    columns = dict(tier_columns)
+    for value, tiers in by_model.values():
+        cells = np.sort(np.concatenate([columns[t] for t in tiers]))
+        prop = bind(value, network, cells, model, f"RadioModel.pathloss[{tiers[0]!r}]")
+        bound.update(dict.fromkeys(tiers, prop))
+    return bound
+
+
+def _user_draws(seed: int, indoor: np.ndarray,
+                models: Mapping[str, Propagation]) -> UserDraws | None:
+    """The users' heights and O2I draws (``draw_users``), which every tier of a network
+    shares; None if no model draws them."""
+    draws = {t: m.draw_users(seed, indoor) for t, m in models.items()
+             if getattr(m, "draw_users", None) is not None}
+    if not draws:
+        return None
+    tiers = list(draws)
+    first = draws[tiers[0]]
+    differ = [t for t in tiers[1:] if not all(
+        np.array_equal(getattr(draws[t], k), getattr(first, k))
+        for k in ("height_m", "indoor_distance_m", "high_loss"))]
     if differ:
-        raise ValidationError(f"the tiers' ThreeGPP models give different {differ}, but a user "
-                              "has one height and one building; fix: give them the same values")
-    return UserDraws.draw(seed, indoor, first)
+        raise ValidationError(f"the models of tiers {[tiers[0], *differ]} draw different user "
+                              "heights or buildings, but a user has one height and one building; "
+                              "fix: give their models the same user_height_m, indoor_floors, "
+                              "high_loss_fraction and max_indoor_distance_m")
+    return first
 
 
 def sinr_db(

@@ -30,13 +30,14 @@ calibration, do not depend on it).
 from __future__ import annotations
 
 import dataclasses
-from collections.abc import Callable
+from typing import ClassVar
 
 import numpy as np
 
 from cellopt.errors import ValidationError
 from cellopt.parameters import check_real
 from cellopt.radio import tr38901
+from cellopt.radio.interface import Links
 from cellopt.radio.shadowing import standard_normal_hash, uniform_hash
 
 __all__ = ["LOS_STATES", "USUAL_BS_HEIGHT_M", "ThreeGPP", "UserDraws"]
@@ -47,7 +48,7 @@ __all__ = ["LOS_STATES", "USUAL_BS_HEIGHT_M", "ThreeGPP", "UserDraws"]
 LOS_STATES = ("random", "los", "nlos", "expected")
 
 #: The antenna height of each scenario's calibration [m] (TR 38.901 Table 7.4.1-1, TR 36.873
-#: Table 6-1), used only by :meth:`ThreeGPP.__call__`.
+#: Table 6-1), used only by :meth:`ThreeGPP.mean_loss_db`.
 USUAL_BS_HEIGHT_M = {"uma": 25.0, "umi": 10.0, "rma": 35.0, "inh_mixed": 3.0, "inh_open": 3.0,
                      "3d_uma": 25.0, "3d_umi": 10.0}
 
@@ -123,6 +124,13 @@ class ThreeGPP:
     shadowing: bool = True
     spatially_correlated: bool = True
 
+    #: Its loss holds its own shadowing and O2I loss (:class:`~cellopt.radio.Propagation`).
+    includes_fading: ClassVar[bool] = True
+    #: Its antenna is the radio model's.
+    includes_antenna: ClassVar[bool] = False
+    #: The cell enters only through its site, position and height.
+    per_site: ClassVar[bool] = True
+
     def __post_init__(self) -> None:
         if self.scenario not in tr38901.SCENARIOS:
             raise ValidationError(f"ThreeGPP.scenario={self.scenario!r} is not a 3GPP scenario; "
@@ -151,15 +159,14 @@ class ThreeGPP:
         """Whether indoor users pay an O2I loss (all scenarios but InH)."""
         return self.scenario in _OUTDOOR
 
-    def __call__(self, distance_m: np.ndarray) -> np.ndarray:
+    def mean_loss_db(self, distance_m: np.ndarray) -> np.ndarray:
         """The mean coupling loss [dB] at 2-D `distance_m` of an outdoor user at
         `user_height_m` and a cell at the scenario's usual height
         (:data:`USUAL_BS_HEIGHT_M`): ``−10 log10 E[10^(−(PL + S)/10)]`` over the LOS state
         and the log-normal shadowing S of each state.
 
         This is the 2-D view of the model that the far field integrates
-        (:mod:`cellopt.radio.far_field`), the shadowing's mean included (the far field
-        then adds none for this tier).
+        (:mod:`cellopt.radio.far_field`), the shadowing's mean included.
         """
         d2 = np.asarray(distance_m, dtype=float)
         h_bs, h_ut = USUAL_BS_HEIGHT_M[self.scenario], self.user_height_m
@@ -223,34 +230,26 @@ class ThreeGPP:
         """The shadowing's decorrelation distance of a LOS or NLOS link [m]."""
         return float(tr38901.decorrelation_distance_m(self.scenario, los))
 
-    def gain_db(self, draws: UserDraws, users: np.ndarray, sites: np.ndarray,
-                d2d_m: np.ndarray, h_bs_m: np.ndarray,
-                shadow: Callable[[float], np.ndarray]) -> np.ndarray:
-        """``−(PL + σ_state · shadow + O2I)`` [dB] of user–site links, elementwise.
+    def loss_db(self, links: Links) -> np.ndarray:
+        """``PL + σ_state · S + O2I`` [dB] of each link (:class:`~cellopt.radio.Propagation`).
+
+        The cell enters only through its site, position and height (``per_site``): the
+        radio model computes one sector per site and copies it to the others.
 
         Parameters
         ----------
-        draws : UserDraws
-            The users' heights and O2I draws.
-        users, sites : ndarray of int
-            Row positions of the users and site codes of the cells; broadcast with the
-            other arguments (e.g. shapes (U, 1) and (1, C)).
-        d2d_m : ndarray
-            2-D distances, already raised to the tier's minimum distance [m].
-        h_bs_m : ndarray
-            Antenna heights of the cells [m].
-        shadow : callable
-            ``shadow(decorrelation_m, where)``: the unit-variance shadowing of the links
-            (correlated between sites) for a decorrelation distance [m] (0: independent
-            users), of the broadcast shape, or only of the links where the boolean
-            array `where` is True (1-D); called once per LOS state if
-            `spatially_correlated`.
+        links : Links
+            The links; ``links.draws`` holds the users' heights and O2I draws
+            (:meth:`draw_users`), and ``links.shadowing`` is called once per LOS state
+            if `spatially_correlated`.
 
         Returns
         -------
         ndarray
-            Coupling gain without the antenna [dB], the broadcast shape.
+            Loss without the antenna [dB], the broadcast shape.
         """
+        draws, users, sites = links.draws, links.users, links.sites
+        d2d_m, h_bs_m = links.distance_m, links.cell_height_m
         h_ut = draws.height_m[users]
         d_in = draws.indoor_distance_m[users] if self.outdoor_to_indoor else 0.0
         indoor = draws.indoor[users] if self.outdoor_to_indoor else False
@@ -260,7 +259,7 @@ class ThreeGPP:
             loss = self.expected_loss_db(d2d_m, d3d, h_bs_m, h_ut, d_out)
             if self.outdoor_to_indoor and draws.any_indoor:
                 loss = loss + draws.o2i_db(self)[users]
-            return -loss
+            return loss
         if self.los == "random":
             d_out = np.maximum(d2d_m - np.where(indoor, d_in, 0.0), 0.0)
             p = tr38901.los_probability(self.scenario, d_out, h_ut)
@@ -277,15 +276,33 @@ class ThreeGPP:
         if self.shadowing:
             if self.spatially_correlated:  # each state's field, where the links have it
                 z = np.empty(los.shape)
-                z[los] = shadow(self.decorrelation_m(True), los)
-                z[~los] = shadow(self.decorrelation_m(False), ~los)
+                z[los] = links.shadowing(self.decorrelation_m(True), los)
+                z[~los] = links.shadowing(self.decorrelation_m(False), ~los)
             else:
-                z = shadow(0.0, None)
+                z = links.shadowing(0.0, None)
             loss = loss + z * tr38901.shadow_std_db(
                 self.scenario, los, self.frequency_ghz, d2d_m=d2d_m, h_bs_m=h_bs_m, h_ut_m=h_ut)
         if self.outdoor_to_indoor and draws.any_indoor:
             loss = loss + draws.o2i_db(self)[users]
-        return -loss
+        return loss
+
+    def draw_users(self, seed: int, indoor: np.ndarray) -> UserDraws:
+        """The users' heights and O2I draws (:meth:`UserDraws.draw`), which every 3GPP
+        tier of a network shares."""
+        return UserDraws.draw(seed, indoor, self)
+
+    def indoor_loss_db(self, draws: UserDraws) -> np.ndarray:
+        """Each user's O2I loss under this model [dB] (0 outdoors and in InH), shape (n,)."""
+        if not self.outdoor_to_indoor:
+            return np.zeros(len(draws.indoor))
+        return draws.o2i_db(self)
+
+    def median(self) -> ThreeGPP:
+        """The model of a median map: no shadowing and, where the LOS state is drawn,
+        the loss of the mean received power over it (``los="expected"``); a state that
+        is forced stays so."""
+        return dataclasses.replace(self, shadowing=False,
+                                   los="expected" if self.los == "random" else self.los)
 
 
 @dataclasses.dataclass(frozen=True)

@@ -260,7 +260,7 @@ def radio_model(section: Mapping[str, Any]) -> radio.RadioModel:
         losses for the tiers given a ``pathloss_exponent``.
     """
     fields = {k: v for k, v in section.items()
-              if k not in LINK_KEYS + _PATHLOSS_KEYS + _THREE_GPP_KEYS}
+              if k not in (*LINK_KEYS, *_PATHLOSS_KEYS, *_THREE_GPP_KEYS, "path_loss")}
     if "indoor_tiers" in fields:
         tiers = fields["indoor_tiers"]
         fields["indoor_tiers"] = (tiers,) if isinstance(tiers, str) else tuple(tiers)
@@ -288,6 +288,29 @@ def radio_model(section: Mapping[str, Any]) -> radio.RadioModel:
             raise ValidationError(f"[radio] {given} set a 3GPP model, but [radio] gives no "
                                   "'propagation'; fix: add e.g. propagation = \"uma\" or "
                                   "remove them")
+    if "path_loss" in section:  # a planner's predictions, for the tiers given
+        given = section["path_loss"]
+        tiers = list(TIERS) if "*" in given else list(given)
+        named = [(key, list(_per_tier(section[key])) if key == "pathloss_exponent"
+                  else (list(section[key]) if isinstance(section[key], Mapping) else None))
+                 for key in ("pathloss_exponent", "propagation") if key in section]
+        for key, key_tiers in named:
+            both = tiers if key_tiers is None and "*" in given else \
+                [t for t in key_tiers or () if t in tiers]
+            if both:
+                raise ValidationError(f"[radio] path_loss and [radio] {key} both give the model "
+                                      f"of tiers {both}; fix: give the predictions' tiers as a "
+                                      "table (path_loss = {macro = \"folder/\"}) and leave "
+                                      f"them out of {key}")
+        if "indoor_tiers" not in fields:  # the predictions hold what indoor cells pay
+            fields["indoor_tiers"] = tuple(t for t in default.indoor_tiers if t not in tiers)
+        pathloss = dict(fields.get("pathloss", default.pathloss))
+        if "*" in given:
+            shared = radio.RasterPathLoss(**given["*"])
+            pathloss.update(dict.fromkeys(TIERS, shared))
+        else:
+            pathloss.update({t: radio.RasterPathLoss(**o) for t, o in given.items()})
+        fields["pathloss"] = pathloss
     return radio.RadioModel(**fields)
 
 

@@ -270,6 +270,8 @@ class Scenario:
 
         sections = {s: (check.table(raw[s], f"[{s}]", keys) if s in raw else None)
                     for s, keys in _schema.SECTION_KEYS.items()}
+        for options in ((sections["radio"] or {}).get("path_loss") or {}).values():
+            options["source"] = str((path.parent / options["source"]).resolve())
         seeds = sections["seeds"] or {}
         for key, low, high in (("base", 0, 2**63 - 1), ("drops", 1, _seeds.MAX_DROPS)):
             if key in seeds and not low <= seeds[key] <= high:

@@ -10,7 +10,9 @@ the file, the section and the key.
 Kinds of values: "int", "float" (an integer is accepted and converted), "str", "bool",
 "floats" (array of numbers), "str|strs", "int|ints", "dist" (number or distribution),
 "tiers" (table of tier tables), "per_tier" (number or table of numbers per tier),
-"float|auto" (number or "auto") and "path" (a string, a path relative to the TOML file).
+"float|auto" (number or "auto"), "path" (a string, a path relative to the TOML file) and
+"path_loss" (per-cell predictions: a path, a table of :data:`PATH_LOSS_KEYS`, or a table of
+either per tier).
 """
 
 from __future__ import annotations
@@ -82,7 +84,7 @@ SECTION_KEYS: dict[str, dict[str, str]] = {
         "window_db": "float", "indoor_tiers": "str|strs", "building_radius_m": "float",
         "shadowing_std_db": "per_tier", "pathloss_exponent": "per_tier",
         "pathloss_reference_db": "per_tier", "interference_radius_m": "float|auto",
-        "far_field": "bool",
+        "far_field": "bool", "path_loss": "path_loss",
     },
     "problem": {"alpha": "float", "backhaul_mbps": "float", "price_per_mbps": "float",
                 "interference": "str", "n_interferers": "int"},
@@ -106,10 +108,16 @@ _EXPECTED = {
     "per_tier": "number, or table of numbers per tier, e.g. {macro = 3.5, pico = 4.0}",
     "per_tier_name": 'name, or table of names per tier, e.g. {macro = "uma", pico = "umi"}',
     "float|auto": 'number or "auto"',
+    "path_loss": 'path of the predictions, a table {source = "folder/", kind = "path_loss_db", '
+                 'includes_antenna = true}, or a table of either per tier',
     "levels": 'array of levels (numbers ≤ 0 dB, "off"), or a table of such arrays per tier, '
               'e.g. [0, -10, "off"] or {macro = [0, "off"], pico = [0, -10]}',
 }
 _DIST_KEYS = {"uniform": ("low", "high"), "lognormal": ("median", "sigma")}
+#: Keys of a ``[radio] path_loss`` table: the options of
+#: :class:`~cellopt.radio.RasterPathLoss`.
+PATH_LOSS_KEYS = {"source": "path", "kind": "str", "includes_antenna": "bool",
+                  "shadowing_std_db": "float", "decorrelation_m": "float"}
 
 
 @dataclasses.dataclass(frozen=True)
@@ -289,6 +297,7 @@ class Checker:
             "per_tier_name": isinstance(v, str) or (isinstance(v, dict)
                                                     and all(isinstance(x, str) for x in v.values())),
             "levels": _is_levels(v) or (isinstance(v, dict) and all(map(_is_levels, v.values()))),
+            "path_loss": isinstance(v, (str, dict)),
         }[kind]
         if not ok:
             hint = ""
@@ -312,6 +321,8 @@ class Checker:
                 raise self.fail(where, f"has unknown tiers {unknown}; fix: use tiers from "
                                 f"{list(TIERS)}")
             return {t: levels(x) for t, x in v.items()}
+        if kind == "path_loss":
+            return self.path_loss(v, where)
         if kind in ("tiers", "per_tier", "per_tier_name") and isinstance(v, dict):
             unknown = [t for t in v if t not in TIERS]
             if unknown:
@@ -321,6 +332,28 @@ class Checker:
                         for t, table in v.items()}
             return {t: float(x) if kind == "per_tier" else x for t, x in v.items()}
         return float(v) if kind == "per_tier" else v
+
+    def path_loss(self, v: str | dict, where: str) -> dict[str, dict[str, Any]]:
+        """``[radio] path_loss`` as ``{tier: options}`` (``"*"``: every tier), each
+        ``source`` still relative to the scenario file."""
+        if isinstance(v, str):
+            return {"*": {"source": v}}
+        if "source" in v:
+            return {"*": self.table(v, where, PATH_LOSS_KEYS)}
+        unknown = [t for t in v if t not in TIERS]
+        if unknown:
+            raise self.fail(where, f"has key {unknown[0]!r}, neither 'source' nor a tier; fix: "
+                            "give {source = \"folder/\", ...}, or a table per tier of "
+                            f"{list(TIERS)}")
+        out = {}
+        for tier, options in v.items():
+            if isinstance(options, str):
+                options = {"source": options}
+            out[tier] = self.table(options, f"{where} tier {tier!r}", PATH_LOSS_KEYS)
+            if "source" not in out[tier]:
+                raise self.fail(f"{where} tier {tier!r}", "has no 'source'; fix: give the "
+                                "folder or multi-band GeoTIFF of its predictions")
+        return out
 
     def ranges(self, section: str, values: Mapping[str, Any]) -> None:
         """Check every value of a section against its range, naming the section and key."""
