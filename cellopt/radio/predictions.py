@@ -41,6 +41,8 @@ __all__ = ["RasterPathLoss"]
 #: Bounds of the far-field slope fitted to the predictions [dB per decade of distance]:
 #: free space (20) to a steep urban law (60).
 FAR_SLOPE_DB_PER_DECADE = (20.0, 60.0)
+#: Sampled pairs the far-field law is fitted to at most (every k-th pair beyond).
+FAR_FIT_PAIRS = 200_000
 
 
 @dataclasses.dataclass(frozen=True)
@@ -250,14 +252,16 @@ def _far_law(distance_m: np.ndarray, loss_db: np.ndarray) -> tuple[float, float]
     its slope held within :data:`FAR_SLOPE_DB_PER_DECADE`, minus the mean of the scatter
     around it (``σ² ln 10 / 20`` for a log-normal scatter σ): the loss of the mean
     received power at each distance."""
+    step = max(1, len(loss_db) // FAR_FIT_PAIRS)  # a fixed stride: the same fit every time
+    distance_m, loss_db = distance_m[::step], loss_db[::step]
     finite = np.isfinite(loss_db) & (distance_m > 1.0)
     log_d = np.log10(distance_m[finite])
     loss = loss_db[finite]
     low, high = FAR_SLOPE_DB_PER_DECADE
     if len(loss) < 2 or np.ptp(log_d) == 0:  # no slope to fit: free space's
         return (float(np.mean(loss - low * log_d)) if len(loss) else 0.0), low
-    slope = float(np.clip(np.polyfit(log_d, loss, 1)[0], low, high))
+    centred = log_d - log_d.mean()
+    slope = float(np.clip(centred @ (loss - loss.mean()) / (centred @ centred), low, high))
     intercept = float(np.mean(loss - slope * log_d))
     scatter = float(np.std(loss - intercept - slope * log_d)) * math.log(10.0) / 10.0
     return intercept - 0.5 * scatter**2 * 10.0 / math.log(10.0), slope
-

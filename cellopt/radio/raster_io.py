@@ -38,6 +38,7 @@ import numpy as np
 import pandas as pd
 import pyproj
 import rasterio
+from rasterio.enums import MaskFlags
 from rasterio.errors import NotGeoreferencedWarning, RasterioIOError
 from rasterio.windows import Window
 
@@ -704,22 +705,44 @@ def _read_stencils(path: Path, group: list[tuple[int, RasterInfo]], stencil: _St
     weights = ((1 - s.fu) * (1 - s.fv), s.fu * (1 - s.fv), (1 - s.fu) * s.fv, s.fu * s.fv)
     flat = (s.j0 * width + s.i0, s.j0 * width + s.i1, s.j1 * width + s.i0, s.j1 * width + s.i1)
     with _open(path) as src:
+        # nodata values only (no mask band, no alpha): the four stencil pixels are taken
+        # from the raw window and only they are converted and checked, not the window
+        plain = all(flags == [MaskFlags.nodata] or flags == [MaskFlags.all_valid]
+                    for flags in src.mask_flag_enums)
         for batch in _batches(group, int(win.width * win.height)):
-            data = src.read([info.band for _, info in batch], window=win, masked=True)
+            data = src.read([info.band for _, info in batch], window=win, masked=not plain)
             for k, (pos, info) in enumerate(batch):
-                band = _values(data[k], info).ravel()
-                missing = np.isnan(band)
+                if plain:
+                    raw = data[k].ravel()
+                    pixels = [_plain_values(raw.take(lin), info) for lin in flat]
+                else:
+                    band = _values(data[k], info).ravel()
+                    pixels = [band.take(lin) for lin in flat]
                 value = np.zeros(len(s.fu))
                 ok = np.ones(len(s.fu), bool)
-                gaps = bool(missing.any())
-                for w, lin in zip(weights, flat, strict=True):
-                    pixel = band.take(lin)
-                    if gaps:
-                        good = ~missing.take(lin)
+                for w, pixel in zip(weights, pixels, strict=True):
+                    good = ~np.isnan(pixel)
+                    if not good.all():
                         ok &= good | (w == 0.0)
                         pixel = np.where(good, pixel, 0.0)
                     value += w * pixel
-                yield pos, info, ok, value, gaps and bool(missing.all())
+                empty = False
+                if not ok.any():  # no stencil has data: does the window hold any?
+                    window = (_plain_values(data[k].ravel(), info) if plain
+                              else _values(data[k], info))
+                    empty = bool(np.isnan(window).all())
+                yield pos, info, ok, value, empty
+
+
+def _plain_values(raw: np.ndarray, info: RasterInfo) -> np.ndarray:
+    """Raw pixel values as float64 with scale and offset applied, NaN where nodata (or
+    not finite)."""
+    values = raw.astype(np.float64) * info.scale + info.offset
+    missing = ~np.isfinite(values)
+    if info.nodata is not None:
+        missing |= raw == info.nodata
+    values[missing] = np.nan
+    return values
 
 
 def _values(data: np.ma.MaskedArray, info: RasterInfo) -> np.ndarray:
