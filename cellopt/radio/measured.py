@@ -238,9 +238,11 @@ def link_table_from_frame(
     dup = np.zeros(len(frame), bool)
     dup[known] = pd.Series(pair).duplicated(keep=False).to_numpy()
     key = "user_id" if "user_id" in frame.columns else "position"
+    apart = "" if key == "user_id" else ", or give a user_id column to tell users at one " \
+        "position apart"
     report(dup, f"the same {key} and cell_id appear in more than one row",
            "keep one row per (user, cell): aggregate repeated measurements first (e.g. the mean "
-           "RSRP in mW), or give a user_id column to tell users at one position apart")
+           f"RSRP in mW){apart}")
     report.raise_problems()
     if max_distance_m is not None:
         _check_distance(network, user_xy, first, max_distance_m, report)
