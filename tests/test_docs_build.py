@@ -29,8 +29,8 @@ API_PAGES = {
     "cellopt": "api/cellopt",
     "cellopt.radio": "api/radio",
     **{f"cellopt.radio.{m}": f"api/radio/{m}" for m in (
-        "model", "links", "pathloss", "propagation", "tr38901", "antenna", "antenna3d", "shadowing",
-        "numerology", "spectral", "far_field", "raster_io", "interface", "predictions")},
+        "model", "links", "measured", "pathloss", "propagation", "tr38901", "antenna", "antenna3d",
+        "shadowing", "numerology", "spectral", "far_field", "raster_io", "interface", "predictions")},
     "cellopt.topology": "api/topology",
     "cellopt.solvers": "api/solvers",
     **{f"cellopt.solvers.{m}": f"api/solvers/{m}" for m in ("api", "registry", "result")},

@@ -247,3 +247,22 @@ def test_scenario_refusals_name_the_key(scenario_dir, radio_keys, match):
     path.write_text(SCENARIO.format(radio=radio_keys))
     with pytest.raises(ValidationError, match=match):
         load_scenario(path).build(seed=1)
+
+
+def test_loss_table_dense_and_sparse_agree():
+    """The two storages of the sampled pairs give the same lookups (inf where unsampled)."""
+    from cellopt.radio.predictions import LossTable
+
+    rng = np.random.default_rng(4)
+    cells, n_users = np.array([2, 5, 9]), 50
+    for share in (0.3, 0.8):  # sparse, then dense
+        keep = rng.random((3, n_users)) < share
+        c_pos, user = np.nonzero(keep)
+        loss = rng.uniform(80, 140, len(user))
+        table = LossTable(cells[c_pos], user, loss, cells, n_users)
+        assert table.dense == (share > 0.5)
+        expected = np.full((3, n_users), np.inf)
+        expected[c_pos, user] = loss
+        got = table(cells[:, None], np.arange(n_users)[None, :])
+        np.testing.assert_array_equal(got, expected)
+        np.testing.assert_array_equal(table(cells[c_pos], user), loss)

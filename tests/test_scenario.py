@@ -352,7 +352,8 @@ NOT_IN_FILES = {"network", "rng", "region", "buildings", "polygon", "model", "po
                 "building_radius_m"}  # drop_users takes it from [radio]: one building size
 #: Scenario keys handled by the scenario itself, not passed to the builder.
 SCENARIO_ONLY = {"window", "area", "guard_m", "sectors", "region_buffer_m", "stand_in",
-                 "pathloss_exponent", "pathloss_reference_db", "path_loss"}  # become RadioModel.pathloss
+                 "pathloss_exponent", "pathloss_reference_db", "path_loss",  # RadioModel.pathloss
+                 "links", "source_crs"}  # [users]: topology.read_measurements, not drop_users
 
 
 @pytest.mark.parametrize("section", ["hex_grid", "poisson", "country", "file", "picos", "femtocells",

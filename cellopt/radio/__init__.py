@@ -3,6 +3,7 @@
 from cellopt.radio.antenna import angle_off_boresight_deg, sector_gain_db
 from cellopt.radio.interface import DistanceLaw, Links, Propagation
 from cellopt.radio.links import coupling_db, link_table, link_table_nbytes, resource_power_dbm
+from cellopt.radio.measured import link_table_from_frame
 from cellopt.radio.model import RadioModel, sinr_db, thermal_noise_dbm
 from cellopt.radio.pathloss import free_space, tr36814_macro, tr36814_pico
 from cellopt.radio.predictions import RasterPathLoss
@@ -22,6 +23,7 @@ __all__ = [
     "coupling_db",
     "free_space",
     "link_table",
+    "link_table_from_frame",
     "link_table_nbytes",
     "nr_mcs",
     "resource_power_dbm",

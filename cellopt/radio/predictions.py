@@ -182,10 +182,57 @@ class RasterPathLoss:
                 f"outside the rasters or on nodata of all {len(ids)} cells they are given for: "
                 "they have no link with these cells; fix: extend the predictions over the study "
                 "area, or limit the users to it", UserWarning, stacklevel=4)
+        step = max(1, len(loss) // FAR_FIT_PAIRS)  # a fixed stride: the same fit every time
         c = network.cell_arrays()
-        distance = np.hypot(x_m[point] - c["x_m"][cell], y_m[point] - c["y_m"][cell])
-        return BoundRasters(self, cell * n_users + point, loss, n_users,
-                            _far_law(distance, loss))
+        fit = slice(None, None, step)
+        distance = np.hypot(x_m[point[fit]] - c["x_m"][cell[fit]],
+                            y_m[point[fit]] - c["y_m"][cell[fit]])
+        return BoundRasters(self, LossTable(cell, point, loss, np.asarray(cells), n_users),
+                            _far_law(distance, loss[fit]))
+
+
+class LossTable:
+    """The sampled loss of user–cell pairs, looked up by (cell, user) rows.
+
+    Dense (an array of cells × users, ``inf`` where no pair was sampled) where at least
+    half of the pairs were sampled, so that the lookups of a block are one gather; sorted
+    keys ``cell × n_users + user`` and a binary search otherwise. Either way memory is
+    at most 16 bytes per sampled pair.
+
+    Parameters
+    ----------
+    cell, user : ndarray of int, shape (P,)
+        Rows of the sampled pairs, sorted by (cell, user).
+    loss : ndarray, shape (P,)
+        Their loss [dB].
+    cells : ndarray of int, shape (C,)
+        The rows of every cell the table is for, ascending.
+    n_users : int
+    """
+
+    def __init__(self, cell: np.ndarray, user: np.ndarray, loss: np.ndarray, cells: np.ndarray,
+                 n_users: int):
+        self.n_users = n_users
+        self.dense = len(loss) >= 0.5 * len(cells) * n_users
+        if self.dense:
+            self.position = np.full(int(cells.max()) + 1 if len(cells) else 0, -1, np.int64)
+            self.position[cells] = np.arange(len(cells))
+            self.table = np.full((len(cells), n_users), np.inf)
+            self.table[self.position[cell], user] = loss
+        else:
+            self.keys = cell.astype(np.int64) * n_users + user
+            self.loss = loss
+
+    def __call__(self, cells: np.ndarray, users: np.ndarray) -> np.ndarray:
+        """The loss of each pair [dB] (``inf``: not sampled), the broadcast shape."""
+        cells, users = np.asarray(cells, np.int64), np.asarray(users, np.int64)
+        if self.dense:
+            return self.table[self.position[cells], users]
+        key = cells * self.n_users + users
+        if not len(self.keys):
+            return np.full(key.shape, np.inf)
+        at = np.minimum(np.searchsorted(self.keys, key), len(self.keys) - 1)
+        return np.where(self.keys[at] == key, self.loss[at], np.inf)
 
 
 @dataclasses.dataclass(frozen=True, eq=False)
@@ -195,19 +242,15 @@ class BoundRasters:
     Attributes
     ----------
     model : RasterPathLoss
-    keys : ndarray of int64, shape (P,)
-        ``cell × n_users + user`` of every sampled pair, sorted.
-    loss : ndarray, shape (P,)
-        Loss of each pair [dB] (antenna included if the model's predictions hold it).
-    n_users : int
+    table : LossTable
+        The loss of every sampled pair [dB] (antenna included if the model's predictions
+        hold it).
     far_law : tuple of float
         ``(a, b)`` of the far field's mean loss ``a + b log10 d`` [dB, d in m].
     """
 
     model: RasterPathLoss
-    keys: np.ndarray
-    loss: np.ndarray
-    n_users: int
+    table: LossTable
     far_law: tuple[float, float]
 
     includes_fading: ClassVar[bool] = True
@@ -226,14 +269,7 @@ class BoundRasters:
 
     def loss_db(self, links: Links) -> np.ndarray:
         """The sampled loss of each link [dB]; ``inf`` (no link) where none was sampled."""
-        key = np.asarray(links.cells, np.int64) * self.n_users + np.asarray(links.users, np.int64)
-        at = np.searchsorted(self.keys, key)
-        at = np.minimum(at, max(len(self.keys) - 1, 0))
-        if len(self.keys):
-            found = self.keys[at] == key
-            loss = np.where(found, self.loss[at], np.inf)
-        else:
-            loss = np.full(np.shape(key), np.inf)
+        loss = self.table(links.cells, links.users)
         sigma = self.model.shadowing_std_db
         if sigma > 0:
             loss = loss + sigma * links.shadowing(self.model.decorrelation_m, None)
@@ -252,8 +288,6 @@ def _far_law(distance_m: np.ndarray, loss_db: np.ndarray) -> tuple[float, float]
     its slope held within :data:`FAR_SLOPE_DB_PER_DECADE`, minus the mean of the scatter
     around it (``σ² ln 10 / 20`` for a log-normal scatter σ): the loss of the mean
     received power at each distance."""
-    step = max(1, len(loss_db) // FAR_FIT_PAIRS)  # a fixed stride: the same fit every time
-    distance_m, loss_db = distance_m[::step], loss_db[::step]
     finite = np.isfinite(loss_db) & (distance_m > 1.0)
     log_d = np.log10(distance_m[finite])
     loss = loss_db[finite]

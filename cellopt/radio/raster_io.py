@@ -767,11 +767,16 @@ def _nodata_problem(info: RasterInfo) -> str:
             f"raster of cell {info.cell_id!r}")
 
 
+#: Values whose median :func:`_kind_problem` checks at most (every k-th value beyond).
+KIND_CHECK_VALUES = 10_000
+
+
 def _kind_problem(kind: str, values: np.ndarray, info: RasterInfo) -> str | None:
-    """Why the values do not fit `kind` (their median), or None."""
+    """Why the values do not fit `kind` (the median of at most :data:`KIND_CHECK_VALUES`
+    of them, at a fixed stride), or None."""
     if not values.size:
         return None
-    median = float(np.median(values))
+    median = float(np.median(values[::max(1, values.size // KIND_CHECK_VALUES)]))
     where = f"{info.label}: median value {median:.1f}"
     if kind == "path_loss_db" and not median > 0:
         return (f"{where} dB is not a positive path loss: these look like gains (or RSRP) given as losses; "

@@ -56,6 +56,14 @@ absent keys take the defaults of the function they are passed to)::
     cell of colocated_tier, default "femto"; the building radius is [radio]
     building_radius_m), weight, demand_mbps (a number > 0, inf = full buffer, or a
     distribution drawn per user, as backhaul_mbps)
+    # or measured users and links instead of a random drop (docs/measured_links.md):
+    links = "drive_test.csv"        # CSV or Parquet, relative to the TOML's folder: RSRP
+                                    # or path loss per (position, cell) on [network]'s cells
+                                    # (topology.read_measurements, radio.link_table_from_frame)
+    source_crs                      # CRS of x, y columns in it (default the network's)
+    weight, demand_mbps             # numbers, for a file without these columns
+    # every other [users] key, [picos], [femtocells], the propagation keys of [radio],
+    # load coupling, [power], drops > 1, and [coverage] / [deploy] enabled are refused
 
     [radio]                         # optional: RadioModel scalars and link_table options
     noise_figure_db, wall_loss_db, theta_3db_deg, max_attenuation_db,
@@ -272,6 +280,9 @@ class Scenario:
                     for s, keys in _schema.SECTION_KEYS.items()}
         for options in ((sections["radio"] or {}).get("path_loss") or {}).values():
             options["source"] = str((path.parent / options["source"]).resolve())
+        measured = "links" in sections["users"]
+        if measured:  # relative to the scenario file
+            sections["users"]["links"] = str((path.parent / sections["users"]["links"]).resolve())
         seeds = sections["seeds"] or {}
         for key, low, high in (("base", 0, 2**63 - 1), ("drops", 1, _seeds.MAX_DROPS)):
             if key in seeds and not low <= seeds[key] <= high:
@@ -294,8 +305,10 @@ class Scenario:
             users=sections["users"], radio=sections["radio"] or {},
             problem=sections["problem"] or {}, methods=methods, power=power,
             seed_base=seeds.get("base", 1), drops=seeds.get("drops", 1), raw=raw,
-            coverage=CoverageSettings(**(sections["coverage"] or {})),
-            deploy=_deploy_settings(check, sections["deploy"]),
+            coverage=CoverageSettings(**(sections["coverage"] or ({"enabled": False} if measured
+                                                                  else {}))),
+            deploy=_deploy_settings(check, sections["deploy"] or ({"enabled": False} if measured
+                                                                  else None)),
         )
 
     @property
@@ -413,6 +426,8 @@ class Scenario:
         if net.n_cells == 0:
             raise ValidationError(f"{self.path}: [network] the network has no cells; fix: a "
                                   "builder, file or filter that yields at least one cell")
+        if self.measured:
+            return self._measured_drop(net, int(seed), progress)
         if self.picos is not None:
             net = self._stage(progress, "picos", lambda: topology.add_picos(
                 net, **self.picos, rng=np.random.default_rng(pico_ss)))
@@ -436,6 +451,29 @@ class Scenario:
         coupling = self._stage(progress, "problem", lambda: LoadCoupling.from_drop(
             drop, n_interferers=self.problem.get("n_interferers", 32)))
         return dataclasses.replace(drop, coupling=coupling)
+
+    @property
+    def measured(self) -> bool:
+        """True if the users and links come from a measurement file (``[users] links``)."""
+        return "links" in self.users
+
+    def _measured_drop(self, net: Network, seed: int, progress: bool) -> _drop.Drop:
+        """The drop of ``[users] links``: the users and links of the file on the network's
+        cells (:func:`~cellopt.topology.read_measurements`,
+        :func:`~cellopt.radio.link_table_from_frame`); the same whatever the seed."""
+        path = Path(self.users["links"])
+        if not path.exists():
+            raise ValidationError(f"{self.path}: [users] key 'links': the file {path} does not "
+                                  "exist; fix: put the measurements there or correct the path "
+                                  "(relative to the scenario file)")
+        frame = self._stage(progress, "users", lambda: topology.read_measurements(
+            path, crs=net.crs, source_crs=self.users.get("source_crs")))
+        options = {k: v for k, v in self.radio.items() if k in LINK_KEYS}
+        options |= {k: self.users[k] for k in ("weight", "demand_mbps") if k in self.users}
+        net, links = self._stage(progress, "users", lambda: radio.link_table_from_frame(
+            net, frame, model=self.radio_model(), **options))
+        return self._stage(progress, "problem", lambda: _drop.Drop.from_network(
+            net, links, seed=seed, **problem_options(self.problem, net)))
 
     # ------------------------------------------------------------------ helpers
     def _stage(self, progress: bool, section: str, fn: Callable[[], Any]) -> Any:

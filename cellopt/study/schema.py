@@ -48,8 +48,8 @@ from cellopt.topology.hexgrid import add_picos_nbytes
 from cellopt.topology.poisson import TIER_KEYS
 from cellopt.topology.users import drop_users_nbytes
 
-__all__ = ["INTERFERENCE", "POISSON_TIER_KEYS", "POWER", "SECTION_KEYS", "Checker", "Distribution",
-           "MethodSpec", "check_range", "toml_type"]
+__all__ = ["INTERFERENCE", "MEASURED_RADIO_KEYS", "MEASURED_USER_KEYS", "POISSON_TIER_KEYS", "POWER",
+           "SECTION_KEYS", "Checker", "Distribution", "MethodSpec", "check_range", "toml_type"]
 
 #: Keys of each tier table of a Poisson layout (``[network.tiers.<tier>]``), with their kinds.
 POISSON_TIER_KEYS = {k: kind_of(k) for k in TIER_KEYS}
@@ -70,7 +70,7 @@ SECTION_KEYS: dict[str, dict[str, str]] = {
         "n": "int", "density_per_km2": "float", "clustered_fraction": "float",
         "cluster_radius_m": "float", "cluster_tier": "str", "indoor_fraction": "float",
         "colocated_fraction": "float", "colocated_tier": "str", "weight": "float",
-        "demand_mbps": "dist", "min_distance_m": "per_tier",
+        "demand_mbps": "dist", "min_distance_m": "per_tier", "links": "path", "source_crs": "str",
     },
     "radio": {
         "noise_figure_db": "float", "wall_loss_db": "float", "theta_3db_deg": "float",
@@ -118,6 +118,12 @@ _DIST_KEYS = {"uniform": ("low", "high"), "lognormal": ("median", "sigma")}
 #: :class:`~cellopt.radio.RasterPathLoss`.
 PATH_LOSS_KEYS = {"source": "path", "kind": "str", "includes_antenna": "bool",
                   "shadowing_std_db": "float", "decorrelation_m": "float"}
+#: ``[users]`` keys a scenario with measured links (``[users] links``) may give.
+MEASURED_USER_KEYS = ("links", "source_crs", "weight", "demand_mbps")
+#: ``[radio]`` keys that apply to measured links: the noise, the RSRP offset, the rate
+#: mapping and the candidates kept (the others describe propagation, which is measured).
+MEASURED_RADIO_KEYS = ("noise_figure_db", "rat", "subcarrier_spacing_khz", "spectral_efficiency",
+                       "n_candidates", "window_db")
 
 
 @dataclasses.dataclass(frozen=True)
@@ -366,7 +372,12 @@ class Checker:
     def consistency(self, network: Mapping[str, Any], sections: Mapping[str, Any]) -> None:
         """Check keys against each other, and that the counts fit in memory, before a build."""
         users, picos, femtos = sections["users"], sections["picos"], sections["femtocells"]
-        if ("n" in users) == ("density_per_km2" in users):
+        if "links" in users:
+            self.measured(sections)
+        elif "source_crs" in users:
+            raise self.fail("[users] key 'source_crs'", "is the CRS of the x, y columns of a "
+                            "'links' file, and there is none; fix: remove it, or give links")
+        elif ("n" in users) == ("density_per_km2" in users):
             raise self.fail("[users]", "give exactly one of the keys 'n' and 'density_per_km2'; "
                             "fix: e.g. n = 100 or density_per_km2 = 500")
         if femtos is not None and ("density_per_km2" in femtos) == ("adoption" in femtos):
@@ -394,6 +405,50 @@ class Checker:
                             f"bandwidth_mhz = {bandwidth:g}; fix: make the subband widths add up "
                             "to the band")
         self.memory(network, sections)
+
+    def measured(self, sections: Mapping[str, Any]) -> None:
+        """Refuse the keys that conflict with measured links (``[users] links``): the users,
+        their positions and the links come from the file, so nothing may place users, add
+        cells the measurements do not cover, model propagation, draw several drops, or
+        recompute gains from the propagation model (load coupling, power patterns,
+        coverage maps, the held-out drops of deployable settings)."""
+        why = "conflicts with [users] links (users, positions and links come from the file)"
+        users = sections["users"]
+        for key in users:
+            if key not in MEASURED_USER_KEYS:
+                raise self.fail(f"[users] key {key!r}", f"{why}; fix: remove it (with links, "
+                                f"[users] takes only {list(MEASURED_USER_KEYS)})")
+        if isinstance(users.get("demand_mbps"), Distribution):
+            raise self.fail("[users] key 'demand_mbps'", "is a distribution, which draws a demand "
+                            "per user of a random drop; with links the users are measured: fix: "
+                            "give one number, or a demand_mbps column in the links file")
+        for section in ("picos", "femtocells"):
+            if sections[section] is not None:
+                raise self.fail(f"[{section}]", f"{why}: these cells have no measurements; fix: "
+                                "remove the section, or add the cells to the network and measure "
+                                "them")
+        for key in sections["radio"] or {}:
+            if key not in MEASURED_RADIO_KEYS:
+                raise self.fail(f"[radio] key {key!r}", f"{why}: it describes propagation, which "
+                                f"is measured; fix: remove it (with links, [radio] takes only "
+                                f"{list(MEASURED_RADIO_KEYS)})")
+        if (sections["problem"] or {}).get("interference", "full") != "full":
+            raise self.fail("[problem] key 'interference'", f"{why}: load-coupled interference "
+                            "recomputes every cell's gain from the propagation model; fix: "
+                            "interference = 'full'")
+        if sections["power"] is not None:
+            raise self.fail("[power]", f"{why}: power patterns recompute every cell's gain from "
+                            "the propagation model; fix: remove the section")
+        if (sections["seeds"] or {}).get("drops", 1) > 1:
+            raise self.fail("[seeds] key 'drops'", f"{why}: the measurements are one drop, and "
+                            "shadowing seeds do not apply; fix: drops = 1 (or remove it)")
+        for section, what in (("coverage", "coverage maps are computed from the propagation "
+                               "model, not from the measurements"),
+                              ("deploy", "deployable settings are judged on drops with new users "
+                               "and shadowing, and the measurements are one drop")):
+            if sections[section] is not None and sections[section].get("enabled", True):
+                raise self.fail(f"[{section}]", f"{why}: {what}; fix: enabled = false, or remove "
+                                "the section (off by default with links)")
 
     def power(self, network: Mapping[str, Any], sections: Mapping[str, Any]) -> None:
         """Check ``[power]`` against the rest: one band, full interference, and level lists

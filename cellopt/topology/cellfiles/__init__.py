@@ -11,12 +11,15 @@
 (row checks, and the problem report naming the offending rows),
 :mod:`~cellopt.topology.cellfiles.columns` (column aliases, units, and the reading table
 :class:`ColumnReading`), and
-:mod:`~cellopt.topology.cellfiles.records` (the records they pass each other).
+:mod:`~cellopt.topology.cellfiles.records` (the records they pass each other), and
+:mod:`~cellopt.topology.cellfiles.measurements` (``read_measurements``: drive tests and
+MDT exports, their positions read by the same rules).
 """
 
 from cellopt.topology.cellfiles.columns import ColumnReading, ColumnUse
+from cellopt.topology.cellfiles.measurements import MEASUREMENT_ALIASES, read_measurements
 from cellopt.topology.cellfiles.opencellid import OPENCELLID_COLUMNS, OPENCELLID_REQUIRED
 from cellopt.topology.cellfiles.reader import read_cells, recorded_readings
 
-__all__ = ["OPENCELLID_COLUMNS", "OPENCELLID_REQUIRED", "ColumnReading", "ColumnUse", "read_cells",
-           "recorded_readings"]
+__all__ = ["MEASUREMENT_ALIASES", "OPENCELLID_COLUMNS", "OPENCELLID_REQUIRED", "ColumnReading", "ColumnUse",
+           "read_cells", "read_measurements", "recorded_readings"]
