@@ -14,7 +14,7 @@ from collections.abc import Callable, Mapping
 
 import numpy as np
 
-from cellopt.errors import ValidationError, describe_rows
+from cellopt.errors import ValidationError
 from cellopt.network import ANTENNA_COLUMNS, TIERS, Network
 from cellopt.parameters import check_real
 from cellopt.radio import numerology
@@ -334,13 +334,6 @@ class Coupling:
         self.plain = np.flatnonzero(~own_fading)
         self.wall_loss[own_fading] = 0.0  # their own penetration loss replaces the walls
         self.shadow_std[own_fading] = 0.0  # their own shadowing
-        low = own_fading & (self.height <= 1.0)
-        if low.any():
-            raise ValidationError(
-                f"cells {describe_rows(np.flatnonzero(low))} follow a 3GPP model but their "
-                "height_m is 1 m or less, at or below the environment height the model's "
-                "breakpoint subtracts; fix: give the antenna heights in metres (TR 38.901: "
-                "25 m UMa, 10 m UMi, 3 m InH)")
         # a model whose links depend on the cell only through its site, position and
         # height (``per_site``) is computed once per site (its first cell) where a site's
         # cells share position and height, and copied to the site's other sectors

@@ -30,15 +30,19 @@ calibration, do not depend on it).
 from __future__ import annotations
 
 import dataclasses
-from typing import ClassVar
+from typing import TYPE_CHECKING, ClassVar
 
 import numpy as np
 
-from cellopt.errors import ValidationError
+from cellopt.errors import ValidationError, describe_rows
 from cellopt.parameters import check_real
 from cellopt.radio import tr38901
 from cellopt.radio.interface import Links
 from cellopt.radio.shadowing import standard_normal_hash, uniform_hash
+
+if TYPE_CHECKING:
+    from cellopt.network import Network
+    from cellopt.radio.model import RadioModel
 
 __all__ = ["LOS_STATES", "USUAL_BS_HEIGHT_M", "ThreeGPP", "UserDraws"]
 
@@ -285,6 +289,19 @@ class ThreeGPP:
         if self.outdoor_to_indoor and draws.any_indoor:
             loss = loss + draws.o2i_db(self)[users]
         return loss
+
+    def bind(self, network: Network, cells: np.ndarray, radio: RadioModel) -> ThreeGPP:
+        """The model itself, once the heights of its cells (rows `cells`) are checked:
+        above 1 m, the environment height the breakpoint distance subtracts."""
+        height = network.cells["height_m"].to_numpy(float)[cells]
+        low = np.asarray(cells)[height <= 1.0]
+        if len(low):
+            raise ValidationError(
+                f"cells {describe_rows(low)} follow a 3GPP model but their height_m is 1 m or "
+                "less, at or below the environment height the model's breakpoint subtracts; "
+                "fix: give the antenna heights in metres (TR 38.901: 25 m UMa, 10 m UMi, 3 m "
+                "InH)")
+        return self
 
     def draw_users(self, seed: int, indoor: np.ndarray) -> UserDraws:
         """The users' heights and O2I draws (:meth:`UserDraws.draw`), which every 3GPP
