@@ -266,3 +266,21 @@ def test_loss_table_dense_and_sparse_agree():
         got = table(cells[:, None], np.arange(n_users)[None, :])
         np.testing.assert_array_equal(got, expected)
         np.testing.assert_array_equal(table(cells[c_pos], user), loss)
+
+
+def test_load_coupling_reads_the_same_predictions(planes):
+    """Load coupling rebuilds the gains from the drop's model and checks them against the
+    link table's rates: with rasters it agrees, and each link's signal at full power is
+    the cell's 40 dBm less the link's coupling loss."""
+    from cellopt.load_coupling import LoadCoupling
+
+    net = network(users_inside(40))
+    links = radio.link_table(net, model=radio.RadioModel(
+        pathloss={"macro": radio.RasterPathLoss(planes)}), rng=0)
+    drop = Drop.from_network(net, links)
+    coupling = LoadCoupling.from_drop(drop)
+    frame = links.to_frame()
+    expected = 10.0 ** ((40.0 - frame["coupling_loss_db"].to_numpy()) / 10.0)
+    # the problem keeps the links of positive rate: each of them is one of the table's
+    closest = np.abs(coupling.signal_mw[:, None] / expected[None, :] - 1.0).min(axis=1)
+    assert len(coupling.signal_mw) > 0 and closest.max() < 1e-9
