@@ -285,6 +285,7 @@ CHOICES: dict[str, Choice] = {
     "antenna": Choice("cellopt.radio.model:ANTENNAS"),
     "rat": Choice(("lte", "nr")),
     "master_method": Choice("cellopt.solvers:PATTERN_METHODS"),
+    "sector_orientation": Choice("cellopt.topology.hexgrid:SECTOR_ORIENTATIONS"),
 }
 
 

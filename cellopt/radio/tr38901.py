@@ -723,8 +723,11 @@ def o2i_loss_db(model: str, frequency_ghz: float, d2d_in_m: ArrayLike,
 
     ``"36873"``: TR 36.873 Table 7.2-1 (3D-UMa/3D-UMi O2I), equal to TR 38.901 Table
     7.4.3-3 (backward compatibility, UMa and UMi below 6 GHz): ``PL_tw = 20`` dB,
-    ``PL_in = 0.5 d_2D-in``, σ_P = 0 (`z` is ignored; the O2I spread is in σ_SF = 7 dB,
-    :func:`shadow_std_db`).
+    ``PL_in = 0.5 d_2D-in``, σ_P = 0 (`z` is ignored). TR 36.873 puts indoor users'
+    spread in their shadowing instead, σ_SF = 7 dB (Table 7.3-6;
+    ``shadow_std_db(..., o2i=True)``); :class:`~cellopt.radio.ThreeGPP` does not apply
+    it, and draws their shadowing with the σ of the link's LOS or NLOS state (the module
+    docstring of :mod:`cellopt.radio.propagation`).
 
     Which model applies is the caller's choice: TR 38.901 uses only the low-loss model in
     RMa, and a mix of low and high in UMa/UMi (e.g. 50 % each in the calibration).

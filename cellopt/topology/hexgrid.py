@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from collections.abc import Sequence
+from typing import Literal
 
 import numpy as np
 import pyproj
@@ -11,11 +12,11 @@ from scipy.spatial import cKDTree
 
 from cellopt.errors import ValidationError, check_memory
 from cellopt.network import CELL_BYTES, Network, cells_frame
-from cellopt.parameters import check_count, check_real
+from cellopt.parameters import check_count, check_real, shown
 from cellopt.topology.sampling import as_rng
 
-__all__ = ["DEFAULT_ORIGIN_LONLAT", "add_picos", "add_picos_nbytes", "hex_grid", "hex_grid_nbytes",
-           "hex_site_positions", "synthetic_crs"]
+__all__ = ["DEFAULT_ORIGIN_LONLAT", "SECTOR_ORIENTATIONS", "add_picos", "add_picos_nbytes", "hex_grid",
+           "hex_grid_nbytes", "hex_site_positions", "sector_azimuths_deg", "synthetic_crs"]
 
 #: Memory per site of a hex grid beyond its cells [bytes]: its hexagon polygon and the
 #: coverage union of all hexagons (measured: about 800 with 3 sectors, cells included).
@@ -82,8 +83,28 @@ def check_lonlat(value: object, name: str) -> tuple[float, float]:
 #: :data:`DEFAULT_ORIGIN_LONLAT`.
 SYNTHETIC_CRS = synthetic_crs()
 
-# Neighbour sites lie at bearings 0°, 60°, ... (north first); sector boresights at 30°,
-# 150°, 270° then point between two neighbours, at a corner of the site's hexagon.
+#: The boresights of a 3-sector site for each ``sector_orientation`` [degrees clockwise from
+#: north]. A hex grid's neighbour sites lie at bearings 0°, 60°, ..., 300° (its hexagons'
+#: corners at 30°, 90°, ...):
+#:
+#: - ``"corner"`` (30°, 150°, 270°): each boresight points at a corner of the site's
+#:   hexagon, between two neighbour sites; each sector serves the rhombus of the hexagon
+#:   around its boresight;
+#: - ``"neighbour"`` (60°, 180°, 300°): each boresight points at a neighbour site, across
+#:   the middle of an edge of the site's hexagon. These are TR 38.901 Table 7.8-1's
+#:   30°, 150° and 270° in its global coordinate system (azimuth counted counter-clockwise
+#:   from the x axis, east; TR 38.901 §7.1), on the layout whose first ring lies at 30°,
+#:   90°, ... from the x axis — the clover-leaf layout of 3-sector sites, each sector a
+#:   hexagon of radius ISD/3 with the site at a corner, as QuaDRiGa and ns-3 5G-LENA
+#:   build it for the 3GPP calibrations (docs/calibration.md, "Sector orientation").
+SECTOR_ORIENTATIONS: dict[str, tuple[float, float, float]] = {
+    "corner": (30.0, 150.0, 270.0),
+    "neighbour": (60.0, 180.0, 300.0),
+}
+#: The layouts' sector orientation by default (docs/calibration.md explains why).
+DEFAULT_SECTOR_ORIENTATION = "corner"
+
+# Neighbour sites lie at bearings 0°, 60°, ... (north first).
 _BASIS = np.array([[np.sin(np.pi / 3), np.cos(np.pi / 3)], [0.0, 1.0]])  # bearings 60°, 0°
 
 
@@ -91,6 +112,38 @@ def _rotate(v: np.ndarray, degrees: float) -> np.ndarray:
     a = np.deg2rad(degrees)
     rot = np.array([[np.cos(a), -np.sin(a)], [np.sin(a), np.cos(a)]])
     return v @ rot.T
+
+
+def sector_azimuths_deg(sectors: int, sector_orientation: str = DEFAULT_SECTOR_ORIENTATION) -> np.ndarray:
+    """The boresights of one site's sectors [degrees clockwise from north].
+
+    Parameters
+    ----------
+    sectors : {3, 1}
+        Sectors per site.
+    sector_orientation : {"corner", "neighbour"}
+        Where the three boresights point (:data:`SECTOR_ORIENTATIONS`); ignored for
+        ``sectors=1``.
+
+    Returns
+    -------
+    ndarray, shape (sectors,)
+        ``SECTOR_ORIENTATIONS[sector_orientation]`` for 3 sectors; ``[nan]`` (omni) for 1.
+
+    Raises
+    ------
+    ValidationError
+        A `sector_orientation` that is not one of :data:`SECTOR_ORIENTATIONS`, naming
+        ``sector_orientation`` and the valid names.
+    """
+    if not isinstance(sector_orientation, str) or sector_orientation not in SECTOR_ORIENTATIONS:
+        raise ValidationError(
+            f"sector_orientation={shown(sector_orientation)}; fix: use 'corner' (boresights 30°, "
+            "150°, 270° clockwise from north, each between two neighbour sites; the default) or "
+            "'neighbour' (60°, 180°, 300°, each at a neighbour site, as in the 3GPP calibrations)")
+    if sectors == 1:
+        return np.array([np.nan])
+    return np.array(SECTOR_ORIENTATIONS[sector_orientation])
 
 
 def hex_site_positions(n_rings: int, isd_m: float) -> np.ndarray:
@@ -167,6 +220,7 @@ def hex_grid(
     electrical_tilt_deg: float | None = None,
     panel_rows: int | None = None,
     panel_columns: int | None = None,
+    sector_orientation: Literal["corner", "neighbour"] = DEFAULT_SECTOR_ORIENTATION,
     origin_lonlat: tuple[float, float] | None = None,
     crs: str | None = None,
 ) -> Network:
@@ -179,7 +233,8 @@ def hex_grid(
     isd_m : float
         Inter-site distance [m] (500 m, TR 36.814 Case 1).
     sectors : {3, 1}
-        3: sectors with boresights 30°, 150°, 270° (clockwise from north); 1: omni sites.
+        3: sectorised sites (`sector_orientation` says where the boresights point);
+        1: omni sites.
     wraparound : bool
         Store the 6 wraparound translations (and the zero shift) so that the radio model
         measures every distance to the nearest copy of each site, as if the layout tiled
@@ -196,6 +251,12 @@ def hex_grid(
         ``RadioModel(antenna="tr38901")``): mechanical and electrical downtilt [degrees
         below the horizon] and the panel's elements per column and per row. Each given
         becomes a column; none given, the table has none of them.
+    sector_orientation : {"corner", "neighbour"}
+        Boresights of the 3 sectors [degrees clockwise from north]
+        (:data:`SECTOR_ORIENTATIONS`): ``"corner"`` (default) 30°, 150°, 270°, each at a
+        corner of the site's hexagon, between two neighbour sites; ``"neighbour"`` 60°,
+        180°, 300°, each at a neighbour site — TR 38.901's 30°, 150°, 270° (counter-
+        clockwise from east) on this grid, the orientation of the 3GPP calibrations.
     origin_lonlat : (float, float), optional
         Where the layout's centre lies, (lon, lat) [degrees]; default
         :data:`DEFAULT_ORIGIN_LONLAT` (Munich). The layout is drawn in :func:`synthetic_crs`.
@@ -227,13 +288,13 @@ def hex_grid(
     antenna_gain_dbi = check_real(antenna_gain_dbi, "antenna_gain_dbi")
     height_m = check_real(height_m, "height_m")
     bandwidth_mhz = check_real(bandwidth_mhz, "bandwidth_mhz")
+    azimuths = sector_azimuths_deg(sectors, sector_orientation)
     crs = layout_crs(crs, origin_lonlat)
     check_memory(hex_grid_nbytes(n_rings, sectors),
                  f"hex_grid: n_rings={n_rings:,} ({3 * n_rings**2 + 3 * n_rings + 1:,} sites)",
                  "use fewer rings (n_rings)")
     sites = _site_positions(n_rings, isd_m)
     n_sites = len(sites)
-    azimuths = np.array([30.0, 150.0, 270.0]) if sectors == 3 else np.array([np.nan])
     xy = np.repeat(sites, sectors, axis=0) + SYNTHETIC_ORIGIN_M
     cells = cells_frame(
         xy[:, 0], xy[:, 1], crs=crs, tier="macro",
@@ -315,9 +376,11 @@ def add_picos(
 ) -> Network:
     """Drop `per_sector` picos uniformly in each macro sector (TR 36.814 Config. 4a/4b).
 
-    Each sector's area is the rhombus of its site hexagon around its boresight (the third
-    of the hexagon the sector covers); omni macro sites use their whole hexagon.
-    Positions that violate the minimum distances are redrawn.
+    Each sector's area is the third of its site hexagon within 60° of its boresight: the
+    rhombus around the boresight when it points at a corner of the hexagon
+    (``sector_orientation="corner"``), a pentagon when it points at a neighbour site;
+    omni macro sites use their whole hexagon. Positions that violate the minimum
+    distances are redrawn.
 
     Parameters
     ----------
@@ -377,9 +440,16 @@ def add_picos(
     az = macro["azimuth_deg"].to_numpy(float)
     omni = np.isnan(az)
     _check_packing(per_sector, radius, omni.any(), min_dist_pico_m)
-    # Rhombus edges at boresight ± 60° reach two hexagon corners; omni: whole hexagon.
-    e1 = radius * _unit(np.where(omni, 90.0, az - 60.0))
-    e2 = radius * _unit(np.where(omni, 210.0, az + 60.0))
+    # Each sector draws in the rhombus around the hexagon corner at or just anticlockwise
+    # of its boresight (corners at bearings 30° + k·60°): edges at that corner ± 60° reach
+    # the next corners. A boresight between corners then turns each draw by a multiple of
+    # 120° into the sector's 120° wedge (the hexagon is symmetric under those turns, so
+    # the draw stays uniform). Omni: three rhombi cover the whole hexagon.
+    offset = np.where(omni, 0.0, (az - 30.0) % 60.0)
+    at_corner = omni | np.isclose(offset, 0.0, atol=1e-9) | np.isclose(offset, 60.0, atol=1e-9)
+    corner = np.where(at_corner, az, az - offset)
+    e1 = radius * _unit(np.where(omni, 90.0, corner - 60.0))
+    e2 = radius * _unit(np.where(omni, 210.0, corner + 60.0))
 
     shifts = np.zeros((1, 2)) if network.wrap_shifts_m is None else network.wrap_shifts_m
     need = np.full(n_macro, per_sector)
@@ -392,6 +462,7 @@ def add_picos(
         xy = mxy[todo] + u[:, None] * e1[todo] + v[:, None] * e2[todo]
         # Omni sites: three rhombi (rotations by 120°) cover the hexagon.
         turn = np.where(omni[todo], rng.integers(0, 3, len(todo)) * 120.0, 0.0)
+        turn = turn + _into_wedge(xy - mxy[todo], az[todo], at_corner[todo])
         xy = mxy[todo] + _rotate_each(xy - mxy[todo], turn)
         ok = _min_dist(xy, sites) >= min_dist_macro_m
         if placed:
@@ -464,6 +535,15 @@ def _close_to_earlier(xy: np.ndarray, shifts: np.ndarray, min_dist_m: float) -> 
         close = (i < j) & (np.hypot(d[:, 0], d[:, 1]) < min_dist_m)
         conflict[j[close]] = True
     return conflict
+
+
+def _into_wedge(v: np.ndarray, boresight_deg: np.ndarray, skip: np.ndarray) -> np.ndarray:
+    """The anticlockwise turn [degrees, a multiple of 120°] that brings each offset `v`
+    [m] into the 120° wedge around its boresight [degrees clockwise from north]; 0 where
+    `skip` (draws already in their sector)."""
+    bearing = np.degrees(np.arctan2(v[:, 0], v[:, 1]))
+    k = np.floor(((bearing - boresight_deg + 60.0) % 360.0) / 120.0)
+    return np.where(skip, 0.0, 120.0 * k)
 
 
 def _unit(bearing_deg: np.ndarray) -> np.ndarray:

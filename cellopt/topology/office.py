@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from typing import Literal
+
 import numpy as np
 import shapely
 
@@ -9,9 +11,11 @@ from cellopt.errors import ValidationError
 from cellopt.network import Network, cells_frame
 from cellopt.parameters import check_count, check_real
 from cellopt.topology.hexgrid import (
+    DEFAULT_SECTOR_ORIENTATION,
     SYNTHETIC_ORIGIN_M,
     antenna_columns,
     layout_crs,
+    sector_azimuths_deg,
 )
 
 __all__ = ["indoor_office"]
@@ -33,6 +37,7 @@ def indoor_office(
     electrical_tilt_deg: float | None = 20.0,
     panel_rows: int | None = 10,
     panel_columns: int | None = 1,
+    sector_orientation: Literal["corner", "neighbour"] = DEFAULT_SECTOR_ORIENTATION,
     origin_lonlat: tuple[float, float] | None = None,
     crs: str | None = None,
 ) -> Network:
@@ -46,7 +51,8 @@ def indoor_office(
     isd_m : float
         Distance between neighbouring sites [m] (20 m).
     sectors : {3, 1}
-        3: sectors with boresights 30°, 150°, 270° (TR 38.901 calibration); 1: omni.
+        3: sectorised sites (`sector_orientation` says where the boresights point);
+        1: omni.
     length_m, width_m : float
         The hall [m] (120 m east–west, 50 m north–south); it is the network's region.
     tx_power_dbm, antenna_gain_dbi, height_m : float
@@ -56,6 +62,12 @@ def indoor_office(
     tilt_deg, electrical_tilt_deg, panel_rows, panel_columns : optional
         The 3-D antenna (:func:`~cellopt.topology.hex_grid`); default a 10 × 1 panel
         steered 20° down (zenith 110°, TR 38.901 Table 7.8-1).
+    sector_orientation : {"corner", "neighbour"}
+        Boresights of the 3 sectors [degrees clockwise from north], the same as
+        :func:`~cellopt.topology.hex_grid`'s (:data:`~cellopt.topology.SECTOR_ORIENTATIONS`):
+        ``"corner"`` (default) 30°, 150°, 270°; ``"neighbour"`` 60°, 180°, 300°, TR 38.901
+        Table 7.8-1's 30°, 150°, 270° counted counter-clockwise from east (the hall's
+        length), as its calibration has them.
     origin_lonlat, crs : optional
         Where the layout lies: its centre at (lon, lat) [degrees] (default Munich), or
         a projected CRS given instead, as for :func:`~cellopt.topology.hex_grid`.
@@ -83,11 +95,11 @@ def indoor_office(
                               "smaller isd_m or a larger hall")
     if sectors not in (1, 3) or isinstance(sectors, bool):
         raise ValidationError(f"sectors={sectors!r}; fix: use 3 (sectorised) or 1 (omni)")
+    azimuths = sector_azimuths_deg(sectors, sector_orientation)
     crs = layout_crs(crs, origin_lonlat)
     x = (np.arange(columns) - (columns - 1) / 2) * isd_m
     y = (np.arange(rows) - (rows - 1) / 2) * isd_m
     sites = np.column_stack([np.tile(x, rows), np.repeat(y, columns)]) + SYNTHETIC_ORIGIN_M
-    azimuths = np.array([30.0, 150.0, 270.0]) if sectors == 3 else np.array([np.nan])
     xy = np.repeat(sites, sectors, axis=0)
     cells = cells_frame(
         xy[:, 0], xy[:, 1], crs=crs, tier="macro",
