@@ -32,7 +32,7 @@ Run ``python examples/planner_rasters/make_rasters.py --out examples/planner_ras
 (the default ``--cells`` is ``cells.csv`` next to this script, 16 cells in Munich; point it
 at your own cell file, e.g. an OpenCelliD extract, in any format ``read_cells`` reads).
 The rasters are generated, not committed: the output folder is ignored by git. The
-OpenCelliD data under /work/shared is licensed and is not shipped with cellopt.
+OpenCelliD extracts are licensed (CC BY-SA 4.0) and are not shipped with cellopt.
 """
 
 from __future__ import annotations
