@@ -137,6 +137,7 @@ def _write_in_step(target: str, fill: bytes, barrier, names) -> None:
     atomic_write(target, write, "wb")
 
 
+@pytest.mark.slow
 def test_concurrent_processes_each_write_a_whole_file(tmp_path: Path) -> None:
     ctx = multiprocessing.get_context("spawn")
     n = 3

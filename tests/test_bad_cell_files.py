@@ -272,6 +272,7 @@ def write(path: Path, content: str | bytes | Callable[[Path], None]) -> Path:
 
 @pytest.mark.parametrize(("name", "content", "options", "match"), BAD,
                          ids=[case[0] for case in BAD])
+@pytest.mark.slow
 def test_refused(tmp_path, name, content, options, match):
     path = write(tmp_path / name, content)
     with raises(ValidationError, match) as info:
@@ -427,6 +428,7 @@ def outcome(table: pd.DataFrame, folder: Path, name: str) -> Network | CelloptEr
 
 @settings(max_examples=25, deadline=None)
 @given(table=opencellid_tables())
+@pytest.mark.slow
 def test_opencellid_like_tables(table):
     """Any such table gives finite positions and unique ids, or a CelloptError; and a
     complete one reads as its canonical form (export names, order, no extra columns)."""

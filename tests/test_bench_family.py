@@ -51,6 +51,7 @@ def test_members_are_deterministic():
 
 
 @pytest.mark.parametrize("name", [m.name for m in SMALLEST])
+@pytest.mark.slow
 def test_smallest_members_agree_with_the_reference(name):
     member = _member(name)
     if member.needs_sf_data and bench.sf_data_missing():

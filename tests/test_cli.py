@@ -3,6 +3,7 @@
 
 import numpy as np
 import pandas as pd
+import pytest
 from small_scenario import small_scenario
 
 from cellopt import cli
@@ -12,6 +13,7 @@ from cellopt.study.summary import sweep_table
 HETNET = SHIPPED_DIR / "hetnet.toml"
 
 
+@pytest.mark.slow
 def test_run_writes_summary_tables_and_figures(tmp_path, capsys):
     assert cli.main(["run", str(HETNET), "--out", str(tmp_path)]) == 0
     for name in ("method_summary.csv", "radio_summary.csv", "user_rates.csv",
@@ -28,6 +30,7 @@ def test_run_writes_summary_tables_and_figures(tmp_path, capsys):
     assert "optimized (dual)" in capsys.readouterr().out
 
 
+@pytest.mark.slow
 def test_run_with_chosen_methods(tmp_path):
     assert cli.main(["run", str(HETNET), "--out", str(tmp_path), "--method", "max_rsrp",
                      "--method", "dual", "--seed", "3"]) == 0
@@ -44,6 +47,7 @@ def test_bad_input_is_a_clear_error_not_a_traceback(tmp_path, capsys):
     assert "section.key=v1,v2" in capsys.readouterr().err
 
 
+@pytest.mark.slow
 def test_experiment_then_plot(tmp_path, capsys):
     scenario = tmp_path / "small.toml"
     scenario.write_text(HETNET.read_text().replace("n = 2000 ", "n = 150 "))

@@ -52,6 +52,7 @@ SEEDS = [1, 4, 6, 7]
 
 
 @pytest.mark.parametrize("seed", SEEDS)
+@pytest.mark.slow
 def test_same_optimum_as_dual(client, seed):
     p = random_problem(seed, "drawn")
     assert p.n_resources >= 2 and np.isfinite(p.backhaul_mbps).any() and p.price_per_mbps.any()
@@ -107,6 +108,7 @@ def test_limits_are_statuses(client):
 
 
 # ----------------------------------------------------------------------------- network traffic
+@pytest.mark.slow
 def test_bytes_per_iteration_follow_the_cells_not_the_links(client):
     """Same cells, twice the users: the links double, the bytes per iteration do not."""
     per_iteration = {}
@@ -127,6 +129,7 @@ def test_bytes_per_iteration_follow_the_cells_not_the_links(client):
     assert 0.67 < per_iteration[2000] / per_iteration[1000] < 1.5
 
 
+@pytest.mark.slow
 def test_local_client_starts_its_workers_with_the_allocator_settings():
     before = {k: os.environ.get(k) for k in WORKER_MALLOC_ENV}
     with local_client(n_workers=1) as own:
@@ -217,6 +220,7 @@ def test_partition_users_edges():
 
 
 # ----------------------------------------------------------------------------- from a drop
+@pytest.mark.slow
 def test_a_scenario_drop_and_the_cli_split_users_by_region(client, tmp_path, monkeypatch, capsys):
     """Drop.solve hands dual_dask the users' positions (parts by region), and
     `cellopt run --method dual_dask --scheduler ADDRESS` reaches the cluster."""

@@ -34,6 +34,7 @@ def power_run(tmp_path_factory):
     return run_scenario(scenario, tmp_path_factory.mktemp("deploy_power") / "out", report=False)
 
 
+@pytest.mark.slow
 def test_cell_config_is_written_with_offsets_from_the_value_set(hetnet_run):
     out = hetnet_run.files[0].parent
     config = pd.read_csv(out / "cell_config.csv")
@@ -83,12 +84,14 @@ def test_held_out_drops_have_the_cells_and_new_users(hetnet_run):
     assert not np.array_equal(held.network.users.geometry.x, drop.network.users.geometry.x)
 
 
+@pytest.mark.slow
 def test_the_same_run_gives_the_same_settings(hetnet_run, tmp_path):
     again = run_scenario(small(), tmp_path / "again", report=False)
     pd.testing.assert_series_equal(again.deployment.offsets, hetnet_run.deployment.offsets)
     pd.testing.assert_frame_equal(again.deployment.judgements, hetnet_run.deployment.judgements)
 
 
+@pytest.mark.slow
 def test_deploy_can_be_switched_off_and_needs_an_optimizer(tmp_path):
     off = run_scenario(small(deploy={"enabled": False}), tmp_path / "off", report=False)
     assert off.deployment is None and not (tmp_path / "off" / "cell_config.csv").exists()
@@ -99,6 +102,7 @@ def test_deploy_can_be_switched_off_and_needs_an_optimizer(tmp_path):
                      tmp_path / "clash", report=False)
 
 
+@pytest.mark.slow
 def test_a_rerun_without_deploy_removes_the_earlier_cell_config(tmp_path):
     out = tmp_path / "out"
     run_scenario(small(), out, report=False)
@@ -108,6 +112,7 @@ def test_a_rerun_without_deploy_removes_the_earlier_cell_config(tmp_path):
     assert {p.name for p in result.removed} >= {"cell_config.csv", "deploy_drops.csv"}
 
 
+@pytest.mark.slow
 def test_the_schedule_of_a_power_run(power_run):
     deployment = power_run.deployment
     schedule = deployment.schedule
@@ -130,6 +135,7 @@ def test_the_schedule_of_a_power_run(power_run):
     assert power_run.solutions[rule].objective <= mixture.upper_bound
 
 
+@pytest.mark.slow
 def test_the_cli_prints_a_line_a_planner_can_act_on(tmp_path, capsys):
     path = tmp_path / "small.toml"
     path.write_text("""

@@ -93,6 +93,7 @@ def test_largest_remainder_sums_and_rounds():
         np.testing.assert_array_equal(counts, _largest_remainder(share, n))  # deterministic
 
 
+@pytest.mark.slow
 def test_a_hand_made_mixture_gets_its_subframes(problem, mixture):
     levels = three_patterns(problem)
     sch = subframe_schedule(problem, hand_mixture(problem, mixture, levels, [0.5, 0.3, 0.2]))

@@ -92,6 +92,7 @@ def page(site: Path, module: str) -> str:
     return path.read_text(encoding="utf-8")
 
 
+@pytest.mark.slow
 def test_threegpp_is_documented_where_it_is_exported_and_where_it_is_defined(site):
     assert 'id="cellopt.radio.ThreeGPP"' in page(site, "cellopt.radio")
     assert 'id="cellopt.radio.propagation.ThreeGPP"' in page(site, "cellopt.radio.propagation")

@@ -252,6 +252,7 @@ def test_demand_first_serves_users_near_their_demand_then_shares_the_rest():
 
 
 @pytest.mark.parametrize("alpha", [1.0, 2.0])
+@pytest.mark.slow
 def test_light_traffic_statuses_tell_the_truth_with_correlated_shadowing(alpha):
     """The same family with TR 36.814's shadowing correlated 0.5 between sites: of 100
     drops ``dual`` stops at max_iter on 1 (α = 1) and 2 (α = 2), all with the primal side
@@ -279,6 +280,7 @@ def test_light_traffic_statuses_tell_the_truth_with_correlated_shadowing(alpha):
 
 
 @pytest.mark.parametrize("alpha", [1.0, 2.0])
+@pytest.mark.slow
 def test_small_drops_with_demands_are_certified(alpha):
     """Light traffic, where most users are held at their demand and ``dual``'s Newton steps
     used to crawl (4 of 100 such drops at α = 1 and 2 of 100 at α = 2 stopped at

@@ -30,6 +30,7 @@ def femto_traffic(sol):
 
 @pytest.mark.parametrize("seed", range(3))
 @pytest.mark.parametrize("alpha", [1.0, 2.0])
+@pytest.mark.slow
 def test_offload_non_increasing_in_price(seed, alpha):
     prices = [0.0, 0.01, 0.03, 0.1, 0.3, 1.0, 3.0]
     sols = [solve(offload_problem(seed, alpha=alpha, price=p), "alm", tol=1e-8) for p in prices]

@@ -83,6 +83,7 @@ def test_layer_suffixes_are_safe_unique_names():
         "!!": "method", "": "method_2"}
 
 
+@pytest.mark.slow
 def test_a_layer_per_method_and_kind(gis_run):
     assert list(pyogrio.list_layers(gpkg(gis_run))[:, 0]) == LAYERS
     methods = pyogrio.read_dataframe(gpkg(gis_run), layer="methods")
@@ -181,6 +182,7 @@ def test_a_wedge_takes_the_cells_beamwidth_else_the_models():
     assert len(sector_wedges(no_sectors)) == 0
 
 
+@pytest.mark.slow
 def test_study_area_and_region_layers(gis_run, tmp_path):
     net, drop = gis_run.drop.network, gis_run.drop
     region = gpd.read_file(gpkg(gis_run), layer="region")
@@ -223,6 +225,7 @@ def test_no_infinity_in_any_layer_null_instead(gis_run):
     assert np.isinf(csv["backhaul_mbps"]).sum() == len(METHODS) * unlimited.sum()
 
 
+@pytest.mark.slow
 def test_the_chunked_path_writes_the_same_layers(gis_run, tmp_path, monkeypatch):
     import cellopt.study.run as run_module
 

@@ -82,6 +82,7 @@ sweep._run_task = held
 '''
 
 
+@pytest.mark.slow
 def test_ctrl_c_prints_a_resume_command_that_works_as_printed(small, tmp_path, capsys):
     out = tmp_path / "sweep"
     (tmp_path / "held.py").write_text(HELD.format(safety=SAFETY_S), encoding="utf-8")
@@ -130,6 +131,7 @@ def test_keyboard_interrupt_names_grid_drops_and_force(small, tmp_path, capsys, 
                      "--force"]
 
 
+@pytest.mark.slow
 def test_resume_with_another_grid_names_both_and_the_command_that_continues(small, tmp_path,
                                                                             capsys):
     out = tmp_path / "sweep"
@@ -171,6 +173,7 @@ def test_library_refusal_names_stored_and_requested(small, tmp_path):
 
 
 # ------------------------------------------------------------- the drop count
+@pytest.mark.slow
 def test_without_drops_a_new_sweep_takes_the_scenarios_whatever_the_grid(small, tmp_path, capsys):
     out = tmp_path / "grid"
     assert cli.main(["experiment", small, "--out", str(out), "--grid", "users.n=20,30"]) == 0
@@ -179,6 +182,7 @@ def test_without_drops_a_new_sweep_takes_the_scenarios_whatever_the_grid(small, 
     assert index_shape(out) == ({"g000", "g001"}, set(range(6)))
 
 
+@pytest.mark.slow
 def test_a_resume_without_drops_finishes_the_stored_sweep_and_does_not_grow_it(small, tmp_path,
                                                                               capsys):
     out = tmp_path / "sweep"
@@ -232,6 +236,7 @@ def test_option_errors_list_the_common_options_and_guess_tol(small):
 
 
 # ------------------------------------------------------------- cellopt plot on a run folder
+@pytest.mark.slow
 def test_plot_on_a_run_folder_says_what_it_is(small, tmp_path, capsys):
     out = tmp_path / "run"
     assert cli.main(["run", small, "--out", str(out), "--no-progress"]) == 0
@@ -295,6 +300,7 @@ CELLS = "cell_id,lon,lat\n1,2.35,48.85\n2,2.36,48.855\n3,2.345,48.86\n4,2.355,48
 
 
 @pytest.mark.parametrize("command", ["run", "experiment"])
+@pytest.mark.slow
 def test_a_cell_file_is_answered_with_the_scenario_that_runs_it(command, tmp_path, capsys):
     cells = tmp_path / "cells.csv"
     cells.write_text(CELLS, encoding="utf-8")

@@ -356,6 +356,7 @@ def test_disk_full_while_writing_a_drop(small, tmp_path, reference, capsys, monk
     assert_same_results(out, reference)
 
 
+@pytest.mark.slow
 def test_file_size_limit_efbig(small, tmp_path, reference):
     """A real write error: RLIMIT_FSIZE below the index's size, SIGXFSZ ignored so that the
     write fails with EFBIG. Every drop is written; the index is not, and no part of it is."""
@@ -380,6 +381,7 @@ def test_file_size_limit_efbig(small, tmp_path, reference):
 
 
 # ---------------------------------------------------------------------- scheduler, interrupts
+@pytest.mark.slow
 def test_unreachable_scheduler_fails_fast(small, tmp_path, capsys):
     t0 = time.monotonic()
     fails(["experiment", small, "--out", str(tmp_path / "out"), "--scheduler", "tcp://127.0.0.1:1"],
@@ -426,6 +428,7 @@ SAFETY_S = 600.0
 
 
 @pytest.mark.parametrize("workers", [1, 2])
+@pytest.mark.slow
 def test_ctrl_c_during_a_sweep_then_resume(workers, small, tmp_path, reference):
     """SIGINT to the process group, as a terminal sends it (to the worker processes too):
     exit 130, one line, no traceback; the finished drop is kept and --resume completes

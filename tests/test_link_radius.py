@@ -47,6 +47,7 @@ def test_pair_gains_equal_the_dense_gains_bit_for_bit(hetnet):
     assert np.array_equal(pairs.reshape(dense.shape), dense)
 
 
+@pytest.mark.slow
 def test_a_radius_covering_every_cell_gives_the_full_table(hetnet):
     full = radio.link_table(hetnet, rng=3)
     wide = radio.link_table(hetnet, rng=3, interference_radius_m=1e6, far_field=False)
@@ -73,6 +74,7 @@ def test_the_near_only_sinr_bounds_the_exact_one(poisson, far_field):
         np.testing.assert_array_equal(near_only, lt.sinr_db[i])
 
 
+@pytest.mark.slow
 def test_rates_within_the_documented_tolerance(poisson):
     """docs/model.md: at a 4 km radius on this layout (5 cells per km²), the far field
     halves the SINR error; ≥ 97 % of the links are found, best cells agree, the mean

@@ -155,6 +155,7 @@ def test_wrap_shifts_are_the_nine_translations_zero_first():
 
 
 # ---------------------------------------------------------------------- layout
+@pytest.mark.slow
 def test_mean_counts_are_density_times_area():
     draws = 200
     counts = np.array([

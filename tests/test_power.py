@@ -222,6 +222,7 @@ def family_member(k):
 # pricing re-added the patterns the cap pushed out, and the run stalled); 9 × 2, 80 users;
 # 5 × 2, 86 users; 5 × 3, 37 users, energy price 0.99 per W; 4 × 2, 108 users, α = 2.
 @pytest.mark.parametrize("k", [0, 2, 4, 13, 25, 30])
+@pytest.mark.slow
 def test_small_networks_are_solved_exactly_with_the_defaults(k):
     net, levels, alpha, price = family_member(k)
     gains = GainTable.from_network(net, rng=1)
@@ -394,6 +395,7 @@ def test_bad_power_inputs_are_named():
         cellopt.solve_power(power_problem(big), options=ColumnGenerationOptions(bound="exact"))
 
 
+@pytest.mark.slow
 def test_old_call_form_warns_and_gives_the_same_answer():
     """solve_power(network, levels_db, ...) still works for one release, with a warning
     naming the new form, and gives the new form's answer exactly."""
@@ -440,6 +442,7 @@ def test_the_answer_is_a_new_solution_with_a_power_record():
         power.energy_w = 0.0  # frozen
 
 
+@pytest.mark.slow
 def test_tail_off_stop_is_a_prefix_of_the_full_run():
     net = small_network(8, n_cells=10, n_users=60, size_m=900.0)
     problem = power_problem(net)

@@ -125,6 +125,7 @@ def test_subbands_are_refused(tmp_path):
 
 
 # ---------------------------------------------------------------------- solving and tables
+@pytest.mark.slow
 def test_the_power_run_is_exact_and_its_tables_agree_with_its_record(tiny_run):
     _, result = tiny_run
     sol = result.solutions["power (ipm)"]
@@ -201,6 +202,7 @@ def test_the_report_colours_cells_by_mean_power_and_share_off(tiny_run):
     assert "mean power:" in html and "of the band" in html
 
 
+@pytest.mark.slow
 def test_a_run_without_power_offers_no_power_colouring(tmp_path):
     scenario = dataclasses.replace(tiny(tmp_path), power=None)
     result = run_scenario(scenario, tmp_path / "out", methods=scenario.methods)
@@ -210,6 +212,7 @@ def test_a_run_without_power_offers_no_power_colouring(tmp_path):
     assert "energy_w" not in result.method_summary.columns
 
 
+@pytest.mark.slow
 def test_the_same_scenario_gives_the_same_power_answer(tmp_path, tiny_run):
     scenario, result = tiny_run
     again = scenario.solve(scenario.build(result.drop.seed), scenario.power)
@@ -218,6 +221,7 @@ def test_the_same_scenario_gives_the_same_power_answer(tmp_path, tiny_run):
     np.testing.assert_array_equal(again.power.pattern_share, first.power.pattern_share)
 
 
+@pytest.mark.slow
 def test_a_search_run_stops_on_its_work_budget(tmp_path):
     scenario = tiny(tmp_path).with_overrides(power={"max_iter": 2, "levels_db": [0, -3, -6, "off"]})
     drop = scenario.build()
@@ -233,6 +237,7 @@ def outage_drop() -> Drop:
     return problems.outage_drop()
 
 
+@pytest.mark.slow
 def test_the_power_problem_of_a_drop_has_the_drops_users(outage_drop):
     drop = outage_drop
     problem = PowerProblem.from_drop(drop, levels_db=[0, None], n_interferers=8)
@@ -262,6 +267,7 @@ def test_gain_rows_and_sinrs_agree_with_the_rates(outage_drop):
 
 
 # ---------------------------------------------------------------------- the command line
+@pytest.mark.slow
 def test_cli_runs_only_the_power_section_with_method_power(tmp_path, capsys):
     path = tmp_path / "tiny.toml"
     path.write_text(TINY.replace("{extra}", ""))

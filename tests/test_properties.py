@@ -205,6 +205,7 @@ def load_coupled_scenario(n_interferers: int, demand_high: float) -> Scenario:
     (4, 20, 0.8, "reference"),
     pytest.param(0, 12, 1.5, None, id="default-method"),    # ipm: the demands are finite
 ])
+@pytest.mark.slow
 def test_load_coupled_answer_is_an_exact_operating_point(seed, n_interferers, demand_high, method):
     """docs/model.md, "Finite demand and load-coupled interference": after a certified
     load-coupled solve, (a) the answer's link rates and SINRs are those at its loads,
@@ -413,6 +414,7 @@ def certified(p: cellopt.Problem, sol: cellopt.Solution) -> tuple[float, float]:
 
 
 @pytest.mark.parametrize("seed", [1, 2, 4, 5, 8, 9])
+@pytest.mark.slow
 def test_dual_dask_agrees_with_dual_on_random_partitions(dask_client, seed):
     """"drawn" instances (α 0.5 / 1 / 2, caps, prices, demands, 1–3 resources), users split
     into 2–5 parts of uneven sizes under random, non-consecutive labels, one user alone
@@ -479,6 +481,7 @@ def per_method(frame: pd.DataFrame, label: str, key: str, order: np.ndarray) -> 
 
 
 @pytest.mark.parametrize("load_coupled", [False, True], ids=["full_buffer", "load_coupled"])
+@pytest.mark.slow
 def test_run_outputs_read_back_equal_an_in_process_solve(tmp_path, load_coupled):
     """``cellopt run --seed S`` writes user_rates.csv, cell_stats.csv, method_summary.csv and
     results.gpkg; read back, they hold what ``Scenario.build(S)`` and ``Scenario.solve``

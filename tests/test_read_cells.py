@@ -571,6 +571,7 @@ def test_two_continents_refused(tmp_path):
 @settings(max_examples=15, deadline=None)
 @given(lon0=st.floats(-180, 180), lat0=st.floats(-89, 89),
        half_lon=st.floats(0.001, 40), half_lat=st.floats(0.001, 30))
+@pytest.mark.slow
 def test_default_projection_property(lon0, lat0, half_lon, half_lat):
     """Any lon/lat box: either every distance is within 1 % or the data is refused."""
     lon, lat = cloud(lon0, lat0, half_lon, half_lat, n=8)

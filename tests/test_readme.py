@@ -102,6 +102,7 @@ def run_alone(code: str, where: str) -> tuple[dict, str]:
 
 
 # ---------------------------------------------------------------------------- python
+@pytest.mark.slow
 def test_readme_python_blocks_run_alone_and_keep_their_promises(tmp_path, monkeypatch):
     monkeypatch.chdir(tmp_path)
     real_solve_power = cellopt.solve_power
@@ -182,6 +183,7 @@ def test_a_block_that_needs_an_earlier_one_fails_alone(tmp_path, monkeypatch):
         run_alone("import cellopt", "a block that prints nothing")
 
 
+@pytest.mark.slow
 def test_readme_power_numbers_are_the_defaults(tmp_path, monkeypatch):
     """The README's power call with its defaults (about 100 s on 2 cores) gives the
     factors the README quotes, and the objective docs/model.md quotes: the run stops on
@@ -204,6 +206,7 @@ def test_readme_power_numbers_are_the_defaults(tmp_path, monkeypatch):
 
 
 @pytest.mark.parametrize("page", [p for p in DOC_PAGES if blocks(p, "python")], ids=lambda p: p.name)
+@pytest.mark.slow
 def test_python_blocks_of_the_docs_run(tmp_path, monkeypatch, page):
     monkeypatch.chdir(tmp_path)
     ns: dict = {}

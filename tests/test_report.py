@@ -319,6 +319,7 @@ def _chromium(tmp_path, name: str, *args: str) -> subprocess.CompletedProcess:
 
 
 @pytest.mark.skipif(CHROMIUM is None, reason="chromium is not installed (apt-get install chromium)")
+@pytest.mark.slow
 def test_renders_in_headless_chromium(page, tmp_path):
     pil = pytest.importorskip("PIL.Image")
     path, users, _ = page

@@ -58,6 +58,7 @@ def run(tmp_path_factory):
     return run_scenario(load_scenario(path), folder / "out")
 
 
+@pytest.mark.slow
 def test_the_drop_maps_solutions_back_to_every_network_row(run):
     drop, sol = run.drop, run.solutions["optimized"]
     assert (~drop.solvable).sum() > 0, "the scenario should leave some users in outage"
@@ -149,6 +150,7 @@ def test_every_output_file_is_written(run):
     assert not list(run.files[0].parent.glob(".*tmp*"))
 
 
+@pytest.mark.slow
 def test_a_large_run_streams_the_same_tables_in_chunks(run, tmp_path, monkeypatch, capsys):
     """Above CHUNK_USERS users the per-user tables are written a chunk at a time and not
     kept; they hold the same rows and numbers as the whole-table run's."""
@@ -213,6 +215,7 @@ def test_import_cellopt_loads_no_heavy_dependency(tmp_path):
         assert heavy not in loaded, f"import cellopt imports {heavy}"
 
 
+@pytest.mark.slow
 def test_study_functions_are_reachable_after_import_cellopt(tmp_path):
     """`cellopt.capacity...` and `cellopt.scenario...` used to raise AttributeError."""
     out = run_python("import cellopt; print(cellopt.capacity.__module__, cellopt.load_scenario('hetnet')"
@@ -223,6 +226,7 @@ def test_study_functions_are_reachable_after_import_cellopt(tmp_path):
         cellopt.nope  # noqa: B018
 
 
+@pytest.mark.slow
 def test_shipped_scenarios_run_by_name_from_any_folder(tmp_path):
     """`cellopt run hetnet` failed, and only worked from the repository root."""
     code = ("from cellopt.cli import main; import sys; sys.exit(main(['run', 'macro_3gpp', "

@@ -131,6 +131,7 @@ def copy(earlier: Path, tmp_path: Path) -> Path:
 
 
 # ---------------------------------------------------------------------- the lock
+@pytest.mark.slow
 def test_a_run_is_refused_while_a_live_process_holds_the_folder(small, copy, capsys):
     before = snapshot(copy)
     with holder(copy) as proc:
@@ -154,6 +155,7 @@ def test_a_run_is_refused_while_a_live_process_holds_the_folder(small, copy, cap
     assert snapshot(copy) == before  # the holder released its lock as it exited
 
 
+@pytest.mark.slow
 def test_a_sweep_and_a_capacity_sweep_are_refused_too(small, tmp_path):
     from cellopt.study.capacity import capacity_sweep
     from cellopt.study.sweep import run_sweep
@@ -169,6 +171,7 @@ def test_a_sweep_and_a_capacity_sweep_are_refused_too(small, tmp_path):
     assert list(out.iterdir()) == []  # the holder removed its lock as it exited
 
 
+@pytest.mark.slow
 def test_the_command_line_is_refused_while_this_process_holds_the_lock(small, tmp_path):
     out = tmp_path / "run"
     with FolderLock(out) as lock:
@@ -181,6 +184,7 @@ def test_the_command_line_is_refused_while_this_process_holds_the_lock(small, tm
     assert not out.exists()
 
 
+@pytest.mark.slow
 def test_the_lock_of_a_killed_run_is_taken_over(small, copy, capsys):
     with holder(copy) as proc:
         proc.send_signal(signal.SIGKILL)
@@ -274,6 +278,7 @@ def test_a_resume_after_a_killed_sweep_takes_its_lock_over(small, tmp_path, caps
 
 
 # ---------------------------------------------------------------------- stale files
+@pytest.mark.slow
 def test_no_report_removes_the_earlier_report(small, copy, capsys):
     assert (copy / "report.html").is_file()
     assert cli.main(["run", small, "--out", str(copy), "--no-report", "--no-progress"]) == 0
@@ -282,6 +287,7 @@ def test_no_report_removes_the_earlier_report(small, copy, capsys):
     assert_complete(copy, [n for n in WRITTEN if n != "report.html"])
 
 
+@pytest.mark.slow
 def test_files_of_that_name_cellopt_did_not_write_are_kept_with_a_warning(small, tmp_path, capsys):
     out = tmp_path / "run"
     out.mkdir()
@@ -296,6 +302,7 @@ def test_files_of_that_name_cellopt_did_not_write_are_kept_with_a_warning(small,
     assert {n: (out / n).read_bytes() for n in mine} == mine
 
 
+@pytest.mark.slow
 def test_power_patterns_of_an_earlier_power_run_are_removed(small, copy, capsys):
     header = "method,cell_id,x_m,y_m,pattern,pattern_share,tier,power_dbm,off\n"
     (copy / "power_patterns.csv").write_text(header + "power (ipm),c0,0,0,0,1.0,macro,46,False\n",
@@ -305,6 +312,7 @@ def test_power_patterns_of_an_earlier_power_run_are_removed(small, copy, capsys)
     assert_complete(copy, WRITTEN)
 
 
+@pytest.mark.slow
 def test_a_killed_run_leaves_temporary_files_the_next_run_removes(small, tmp_path):
     out = tmp_path / "run"
     out.mkdir()
@@ -318,6 +326,7 @@ def test_a_killed_run_leaves_temporary_files_the_next_run_removes(small, tmp_pat
     assert hidden(out) == sorted(others)  # cellopt's own leftovers only
 
 
+@pytest.mark.slow
 def test_temporary_names_are_unique_per_process(tmp_path):
     target = tmp_path / "results.gpkg"
     code = ("import sys; from cellopt.study.atomic import temporary_path as t; "
@@ -333,6 +342,7 @@ def test_temporary_names_are_unique_per_process(tmp_path):
     assert atomic.temporary_target("results.gpkg") is None
 
 
+@pytest.mark.slow
 def test_a_run_leaves_no_temporary_file(small, tmp_path):
     out = tmp_path / "run"
     assert cli.main(["run", small, "--out", str(out), "--no-progress"]) == 0
@@ -359,6 +369,7 @@ def _failing_to_file(error: BaseException):
     ("disk full in GDAL", ["No space left on device", "database or disk is full", "free space"]),
     ("ENOSPC", ["No space left on device", "free space"]),
 ])
+@pytest.mark.slow
 def test_a_failing_geopackage_writer_is_one_line_and_keeps_the_earlier_files(error, needles, small, copy,
                                                                               capsys, monkeypatch):
     import pyogrio.errors
@@ -381,6 +392,7 @@ def test_a_failing_geopackage_writer_is_one_line_and_keeps_the_earlier_files(err
     assert snapshot(copy) == before  # every earlier file as it was: no partial set, no .tmp
 
 
+@pytest.mark.slow
 def test_a_failure_after_some_files_keeps_the_whole_earlier_set(small, copy, capsys, monkeypatch):
     """The tables and the GeoPackage are written, then a figure fails: none replaces its
     earlier file (a mix of two runs would be worse than either)."""

@@ -50,6 +50,7 @@ def _page(run) -> str:
     return (run.files[0].parent / "report.html").read_text(encoding="utf-8")
 
 
+@pytest.mark.slow
 def test_the_report_says_where_and_how_the_file_was_read(file_run):
     assert "Lyon" in file_run.place and "France" in file_run.place
     assert [r.file for r in file_run.readings] == ["lyon.csv"]
@@ -67,6 +68,7 @@ def test_full_buffer_offers_no_load_colouring(file_run):
     assert 'data-toggle="by-users"' in page and 'data-toggle="by-best"' in page
 
 
+@pytest.mark.slow
 def test_demands_offer_load_and_overload(tmp_path):
     (tmp_path / "lyon.csv").write_text(CELLS)
     (tmp_path / "lyon.toml").write_text(SCENARIO.format(demand="demand_mbps = 40.0"))
@@ -103,6 +105,7 @@ def test_the_report_shows_every_method_and_the_coverage(file_run):
     assert "region" in page  # the region's outline
 
 
+@pytest.mark.slow
 def test_switching_coverage_off_removes_the_geotiffs(tmp_path):
     (tmp_path / "lyon.csv").write_text(CELLS)
     (tmp_path / "lyon.toml").write_text(SCENARIO.format(demand=""))

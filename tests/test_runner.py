@@ -205,6 +205,7 @@ def test_serial_layout(scenario_path: Path, tmp_path: Path) -> None:
         run_sweep(load_scenario(scenario_path), out, progress=False)
 
 
+@pytest.mark.slow
 def test_workers_and_grid_identical(scenario_path: Path, tmp_path: Path) -> None:
     sc = load_scenario(scenario_path)
     grid = {"users.n": [20, 30]}
@@ -248,6 +249,7 @@ def test_resume_recomputes_only_missing(scenario_path: Path, tmp_path: Path) -> 
         run_sweep(load_scenario(other), out, resume=True, progress=False)
 
 
+@pytest.mark.slow
 def test_sigkill_then_resume(scenario_path: Path, tmp_path: Path) -> None:
     out, ref = tmp_path / "killed", tmp_path / "ref"
     # Drops 0 and 1 run; drop 2 says so and holds, so the kill lands mid-sweep, after 2 drops.
@@ -282,6 +284,7 @@ def test_sigkill_then_resume(scenario_path: Path, tmp_path: Path) -> None:
     pd.testing.assert_frame_equal(summaries(resumed), summaries(full))
 
 
+@pytest.mark.slow
 def test_dask_local_cluster_equals_serial(scenario_path: Path, tmp_path: Path) -> None:
     distributed = pytest.importorskip("dask.distributed")
     sc = load_scenario(scenario_path)
@@ -358,6 +361,7 @@ def test_cached_frame_recomputes_a_torn_file(tmp_path: Path) -> None:
     assert again["a"].tolist() == [1.5, 2.5] and pd.read_csv(path)["a"].tolist() == [1.5, 2.5]
 
 
+@pytest.mark.slow
 def test_interrupt_ends_the_worker_processes(marker_tasks, capfd) -> None:
     """Ctrl+C while every worker runs a task: KeyboardInterrupt at once, the workers ended
     (their tasks cut short, not waited for) before it is raised, nothing printed."""
@@ -411,6 +415,7 @@ def test_interrupt_while_a_worker_is_started(marker_tasks, monkeypatch, capfd) -
                 os.waitpid(pid, 0)
 
 
+@pytest.mark.slow
 def test_ctrl_c_reaching_workers_as_they_start(marker_tasks, monkeypatch, capfd) -> None:
     """Ctrl+C goes to the whole process group; a worker still starting up (it ignores SIGINT
     from its initializer on) neither dies nor prints a traceback, and goes on to its task;

@@ -199,6 +199,7 @@ def test_tier_schema_matches_the_builder():
     assert set(POISSON_TIER_KEYS) == set(TIER_KEYS)
 
 
+@pytest.mark.slow
 def test_cellopt_run_writes_a_load_coupled_drop(tmp_path):
     import pandas as pd
 

@@ -22,6 +22,7 @@ TUTORIALS = Path(__file__).resolve().parents[1] / "docs" / "tutorials"
                             "planner_run/cell_config.csv", "planner_run/report.html",
                             "planner_run/coverage_rsrp_dbm.tif"]),
 ])
+@pytest.mark.slow
 def test_tutorial_runs(tmp_path, script, outputs):
     env = {**os.environ, "MPLBACKEND": "Agg", "CELLOPT_TUTORIAL_OUT": str(tmp_path)}
     result = subprocess.run([sys.executable, str(TUTORIALS / script)], env=env, cwd=tmp_path,
