@@ -30,8 +30,9 @@ from cellopt.network import Network, users_frame
 from cellopt.parameters import check_count, check_real
 from cellopt.radio.links import LINK_BYTES, resource_power_dbm
 from cellopt.radio.model import RadioModel, thermal_noise_dbm
+from cellopt.radio.raster_io import RSRP_RANGE_DBM
 
-__all__ = ["MAX_DISTANCE_M", "MEASURED_COLUMNS", "RSRP_RANGE_DBM", "link_table_from_frame"]
+__all__ = ["MAX_DISTANCE_M", "MEASURED_COLUMNS", "link_table_from_frame"]
 
 #: The columns of a measurement table, and what each holds. Exactly one of ``rsrp_dbm``
 #: and ``path_loss_db``; the positions as geometry or as ``x_m``, ``y_m``.
@@ -47,8 +48,6 @@ MEASURED_COLUMNS: dict[str, str] = {
     "weight": "optional: the user's utility weight w_i > 0 (default 1)",
     "demand_mbps": "optional: the user's demand [Mbit/s]; inf = full buffer (default)",
 }
-#: RSRP a receiver can report [dBm]; values outside are refused (a unit or column slip).
-RSRP_RANGE_DBM = (-160.0, -20.0)
 #: Positions farther than this from every cell, and outside the network's region, are
 #: refused [m] (a wrong CRS or swapped coordinates).
 MAX_DISTANCE_M = 50_000.0
@@ -144,8 +143,9 @@ def link_table_from_frame(
         positions that are missing, not Points, NaN or infinite, or farther than
         `max_distance_m` from every cell outside the network's region; missing cell ids;
         RSRP or path loss missing, not a number, infinite; RSRP above 0 (a path loss or a
-        gain in the wrong column) or outside :data:`RSRP_RANGE_DBM`; a negative path loss
-        (an RSRP in the wrong column); weights not finite and > 0, demands not > 0; one
+        gain in the wrong column) or outside
+        :data:`~cellopt.radio.raster_io.RSRP_RANGE_DBM`; a negative path loss (an RSRP in
+        the wrong column); weights not finite and > 0, demands not > 0; one
         user_id at several positions, or with several weights or demands; the same
         (user, cell) twice; no row with a cell of the network.
 

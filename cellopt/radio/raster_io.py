@@ -49,7 +49,8 @@ __all__ = ["KINDS", "RSRP_RANGE_DBM", "RasterInfo", "RasterSet", "SampleReport"]
 #: What a raster holds: path loss [dB] (positive), path gain [dB] (negative, e.g. a Sionna
 #: RT radio map in dB) or RSRP [dBm].
 KINDS: tuple[str, ...] = ("path_loss_db", "gain_db", "rsrp_dbm")
-#: Range the median of an ``rsrp_dbm`` raster must lie in [dBm].
+#: RSRP a receiver can report [dBm]: the median of an ``rsrp_dbm`` raster, and every
+#: measured RSRP (:mod:`cellopt.radio.measured`), must lie in it (else a unit or column slip).
 RSRP_RANGE_DBM: tuple[float, float] = (-160.0, -20.0)
 #: File names read from a folder (any case).
 SUFFIXES: tuple[str, ...] = (".tif", ".tiff")
