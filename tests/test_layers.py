@@ -18,7 +18,7 @@ PACKAGE = Path(__file__).resolve().parents[1] / "cellopt"
 #: Module-name prefixes of each layer, bottom first.
 LAYERS: list[tuple[str, ...]] = [
     ("cellopt.errors", "cellopt._deprecated", "cellopt.status", "cellopt.parameters", "cellopt.checks",
-     "cellopt.crs", "cellopt.cluster"),
+     "cellopt.crs", "cellopt.cluster", "cellopt.jit"),
     ("cellopt.network",),
     ("cellopt.linktable", "cellopt.radio"),
     ("cellopt.topology",),
