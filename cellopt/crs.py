@@ -8,6 +8,8 @@ and CRS".
 
 from __future__ import annotations
 
+import functools
+
 import geopandas as gpd
 import numpy as np
 import pyproj
@@ -99,7 +101,7 @@ def _utm_zone(points: gpd.GeoSeries, west: float, east: float, crosses: bool,
     """The UTM zone of the points' extent, or None where UTM is undefined (poles)."""
     if not crosses:
         try:
-            return points.estimate_utm_crs()
+            return _estimated_utm(points.crs.to_wkt(), tuple(float(v) for v in points.total_bounds))
         except RuntimeError:  # beyond 84° N / 80° S
             return None
     centre = (west + ((east - west) % 360.0) / 2 + 180.0) % 360.0 - 180.0
@@ -108,6 +110,17 @@ def _utm_zone(points: gpd.GeoSeries, west: float, east: float, crosses: bool,
         west_lon_degree=centre, south_lat_degree=mid_lat, east_lon_degree=centre,
         north_lat_degree=mid_lat))
     return pyproj.CRS.from_epsg(found[0].code) if found else None
+
+
+@functools.lru_cache(maxsize=64)
+def _estimated_utm(crs_wkt: str, bounds: tuple[float, float, float, float]) -> pyproj.CRS:
+    """geopandas' ``estimate_utm_crs`` of points with these bounds in this CRS, cached.
+
+    The estimate depends on the bounds alone, and its database query takes 0.05-0.2 s:
+    the same cell file read again does not pay it twice.
+    """
+    corners = gpd.GeoSeries(shapely.points([bounds[:2], bounds[2:]]), crs=crs_wkt)
+    return corners.estimate_utm_crs()
 
 
 def _utm_distance_error(crs: pyproj.CRS | None, lon: np.ndarray, lat: np.ndarray) -> float:

@@ -3,8 +3,14 @@
 from __future__ import annotations
 
 
-def small_scenario(drops: int) -> str:
-    """TOML text of the small scenario with `drops` drops (seed base 3)."""
+#: The deployable settings of the small scenario: fitted on 2 drops, judged on 1 (the
+#: defaults, 16 and 5, are what tests/test_deploy_run.py and `cellopt run hetnet` check).
+FEW_DEPLOY_DROPS = "[deploy]\ntraining_drops = 2\nheld_out_drops = 1\n"
+
+
+def small_scenario(drops: int, deploy: str = FEW_DEPLOY_DROPS) -> str:
+    """TOML text of the small scenario with `drops` drops (seed base 3) and the `[deploy]`
+    section `deploy`."""
     return f"""
 methods = ["max_rsrp", "alm"]
 
@@ -21,4 +27,5 @@ n_candidates = 4
 [seeds]
 base = 3
 drops = {drops}
-"""
+
+{deploy}"""

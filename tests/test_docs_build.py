@@ -99,6 +99,7 @@ def test_threegpp_is_documented_where_it_is_exported_and_where_it_is_defined(sit
     assert "TR 38.901" in page(site, "cellopt.radio.propagation")  # its docstring, rendered
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("module", list(API_PAGES))
 def test_every_public_module_has_a_page_with_each_name_of_its_all(site, module):
     html = page(site, module)
@@ -116,12 +117,14 @@ def test_every_public_module_has_a_page_with_each_name_of_its_all(site, module):
     assert not ROLE_LEFT.search(html), f"{API_PAGES[module]} shows a Sphinx role as written"
 
 
+@pytest.mark.slow
 def test_roles_become_links_to_the_pages(site):
     html = page(site, "cellopt.radio.links")  # link_table's docstring: :class:`RadioModel`, ...
     assert re.search(r'<a class="autorefs autorefs-internal"[^>]*href="\.\./model/#cellopt\.radio\.model\.'
                      r'RadioModel"><code>RadioModel</code></a>', html)
 
 
+@pytest.mark.slow
 def test_tutorials_are_on_the_home_page(site):
     html = (site / "index.html").read_text(encoding="utf-8")
     for script in sorted((ROOT / "docs" / "tutorials").glob("*.py")):

@@ -51,6 +51,10 @@ n_candidates = 4
 
 [seeds]
 base = 4
+
+[deploy]  # fitted on few drops: the layers are what is checked here
+training_drops = 2
+held_out_drops = 1
 """
 #: The methods, then the deployable settings fitted to the optimizer (docs/deploy.md).
 METHODS = {"max_rsrp": "max_rsrp", "ALM (opt)": "alm_opt", "per-cell offsets": "per_cell_offsets",

@@ -49,6 +49,10 @@ energy_price_per_w = 0.01
 
 [seeds]
 base = 5
+
+[deploy]                   # the deployable settings on few drops (tests/test_deploy_run.py: the defaults)
+training_drops = 2
+held_out_drops = 1
 """
 
 

@@ -455,7 +455,7 @@ def run_scenario_text(load_coupled: bool) -> str:
     """The small scenario (7 sites, 30 users; max-RSRP and an optimizer), or its load-coupled
     variant: users wanting 2 Mbit/s, cells interfering in proportion to their load. Without
     the deployable settings (tests/test_deploy_run.py reads those back)."""
-    text = small_scenario(drops=1) + "\n[deploy]\nenabled = false\n"
+    text = small_scenario(drops=1, deploy="[deploy]\nenabled = false\n")
     if not load_coupled:
         return text
     for old, new in (('methods = ["max_rsrp", "alm"]', 'methods = ["max_rsrp", "ipm"]'),

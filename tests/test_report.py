@@ -699,6 +699,7 @@ def test_page_size_methods(tmp_path):
 
 
 @pytest.mark.skipif(CHROMIUM is None, reason="chromium is not installed (apt-get install chromium)")
+@pytest.mark.slow
 def test_methods_and_sorting_in_headless_chromium(tmp_path):
     """The script switches the method (dots, lines, tooltips, counts, cell table) and sorts a table."""
     users, cells = stacked()
@@ -871,6 +872,7 @@ def test_offset_colouring_default(tmp_path, selected, offset_first):
 
 
 @pytest.mark.skipif(CHROMIUM is None, reason="chromium is not installed (apt-get install chromium)")
+@pytest.mark.slow
 def test_offset_labels_in_headless_chromium(tmp_path):
     """Choosing the offset colouring shows the labels of the method shown only; they let the
     mouse through to the cells; another colouring hides them."""

@@ -47,6 +47,10 @@ n_candidates = 4
 
 [seeds]
 base = 5
+
+[deploy]                   # the deployable settings on few drops (tests/test_deploy_run.py: the defaults)
+training_drops = 2
+held_out_drops = 1
 """
 
 

@@ -35,6 +35,9 @@ n = 80
 resolution_m = 50.0
 [seeds]
 base = 2
+[deploy]
+training_drops = 2
+held_out_drops = 1
 """
 
 

@@ -13,6 +13,7 @@ import multiprocessing
 import signal
 import threading
 from collections.abc import Callable, Iterator, Sequence
+from multiprocessing import resource_tracker
 from typing import Any
 
 from cellopt.cluster import connect
@@ -115,6 +116,10 @@ def _sigint_held() -> Iterator[None]:
     every started worker is known to the pool. Elsewhere (another thread, no
     ``pthread_sigmask``) only what is possible of this is done.
     """
+    # The first process a spawn context starts launches multiprocessing's resource tracker,
+    # and unblocks SIGINT after it: inside the block that would leave SIGINT ignored and a
+    # Ctrl+C lost. So the tracker is started before it.
+    resource_tracker.ensure_running()
     main = threading.current_thread() is threading.main_thread()
     previous = signal.getsignal(signal.SIGINT) if main else None
     received: list[int] = []
