@@ -14,9 +14,9 @@ fallback when :func:`cellopt.jit.compiled` is False:
   form of the whole: ``SmoothedDual._users_numpy``);
 - :func:`hessian_csr`: the Hessian of the smoothed users' term in scaled prices, as CSR —
   :meth:`~cellopt.solvers.dual.SmoothedDual.hessian` (``SmoothedDual._hessian_numpy``);
-- :func:`repair`, :func:`demand_first`, :func:`objective_terms` and the composition
-  :func:`recover_feasible`: the primal recovery of :mod:`cellopt.solvers.common`
-  (same names there).
+- :func:`repair`, :func:`demand_first`, :func:`objective_terms`, the three candidates of
+  one pattern-share vector (:func:`recover_candidates`) and :func:`recover_feasible`:
+  the primal recovery of :mod:`cellopt.solvers.common` (same names there).
 
 Nothing here imports numba: a kernel compiles on its first call. The kernels are written
 with ``error_model="numpy"`` (division by zero gives inf / nan, as numpy does).
@@ -32,8 +32,8 @@ from cellopt import jit
 from cellopt.problem import Problem
 from cellopt.solvers.common import energy_cost, feasible_shares, group_capacity
 
-__all__ = ["demand_first", "hessian_csr", "implied_flows", "objective_terms", "recover_feasible",
-           "repair", "soft_min_weights"]
+__all__ = ["demand_first", "hessian_csr", "implied_flows", "objective_terms",
+           "recover_candidates", "recover_feasible", "repair", "soft_min_weights"]
 
 
 #: A link whose soft-min weight exp(−(log π_e − log π_min)/τ) is below exp(−37) < 2⁻⁵³
@@ -168,10 +168,11 @@ def hessian_csr(share, a, pi, r, m, h, starts, group, rate, link_cap, s, n_group
     weight p_e exceeds `active_weight`; J = ∂π/∂y has s_g / R_e at the link's group and
     s_{G+k} at its capped cell's ν (k = ``link_cap``). The link-space diagonal is taken as
     ``h a² + r k (a/π)(1 − p)`` (minus the rank-one coefficient's share for users with
-    several active links: no cancellation). Written as ``Fᵀ diag(w) F`` — a row of F per
-    active link (its two entries of J, weight: that diagonal) and per user with several
-    active links (``aᵀ J``, weight: the rank-one coefficient) — and multiplied out row by
-    row with a dense accumulator (Gustavson), in O(Σ_rows nnz²) time and O(nnz(H)) memory.
+    several active links: no cancellation). Written as ``D + Fᵀ diag(w) F`` — D the terms
+    of links without a cap (diagonal), a row of F per active link with a cap (its two
+    entries of J, weight: that link's diagonal) and per user with several active links
+    (``aᵀ J``, weight: the rank-one coefficient) — and multiplied out row by row with a
+    dense accumulator (Gustavson), in O(Σ_rows nnz²) time and O(nnz(H)) memory.
 
     Parameters
     ----------
@@ -212,8 +213,8 @@ def hessian_csr(share, a, pi, r, m, h, starts, group, rate, link_cap, s, n_group
                 na += 1
                 if link_cap[e] >= 0:
                     nc += 1
-        n_rows += na
-        nnz_f += na + nc
+        n_rows += nc                 # an F row per capped link; the others: the diagonal
+        nnz_f += 2 * nc
         if na > 1:
             n_rows += 1
             nnz_f += na + nc
@@ -221,6 +222,7 @@ def hessian_csr(share, a, pi, r, m, h, starts, group, rate, link_cap, s, n_group
     f_col = np.empty(nnz_f, np.int64)
     f_val = np.empty(nnz_f)
     weight = np.empty(n_rows)
+    dg = np.zeros(n)             # the uncapped links' terms, all on the diagonal
     # ---- F, row by row
     row = 0
     q = 0
@@ -242,14 +244,16 @@ def hessian_csr(share, a, pi, r, m, h, starts, group, rate, link_cap, s, n_group
             diag = h[u] * ae * ae + r[u] * k * (ae / pi[e]) * (1.0 - share[e])
             if split:
                 diag = diag - coef * ae * ae
+            d_grp = s[group[e]] / rate[e]
+            if link_cap[e] < 0:
+                dg[group[e]] += diag * d_grp * d_grp
+                continue
             weight[row] = diag
             f_col[q] = group[e]
-            f_val[q] = s[group[e]] / rate[e]
-            q += 1
-            if link_cap[e] >= 0:
-                f_col[q] = n_groups + link_cap[e]
-                f_val[q] = s[n_groups + link_cap[e]]
-                q += 1
+            f_val[q] = d_grp
+            f_col[q + 1] = n_groups + link_cap[e]
+            f_val[q + 1] = s[n_groups + link_cap[e]]
+            q += 2
             row += 1
             f_ptr[row] = q
         if split:
@@ -293,6 +297,11 @@ def hessian_csr(share, a, pi, r, m, h, starts, group, rate, link_cap, s, n_group
     nnz = 0
     for i in range(n):
         nt = 0
+        if dg[i] != 0.0:
+            mark[i] = i
+            acc[i] = dg[i]
+            touched[0] = i
+            nt = 1
         for kk in range(c_ptr[i], c_ptr[i + 1]):
             rr = c_row[kk]
             f = c_val[kk]
@@ -477,12 +486,75 @@ def objective_terms(x, cell, user, rate, weight, alpha, price, with_price):
     return util, cost
 
 
+@jit.kernel(error_model="numpy")
+def recover_candidates(x, priced, capacity, group, cell, user, rate, backhaul, demand, weight,
+                       alpha, price, with_backhaul, with_demand, with_price):
+    """The best of repair(x), repair(fill(x)) and, with demands, repair(demand_first(x)).
+
+    fill rescales the `priced` groups whose airtime is in (1e-12, capacity) to their
+    capacity (common.recover_feasible, for one candidate of the pattern shares).
+
+    Parameters
+    ----------
+    x : ndarray, shape (L,)
+        Implied shares.
+    priced : ndarray of bool, shape (G,)
+    capacity : ndarray, shape (G,)
+    group, cell, user : ndarray of int64, shape (L,)
+    rate : ndarray, shape (L,)
+        R_e [Mbit/s].
+    backhaul, price : ndarray, shape (n_cells,)
+        C_j [Mbit/s] and c_j [utility per Mbit/s].
+    demand, weight : ndarray, shape (n_users,)
+        d_i [Mbit/s] and w_i.
+    alpha : float
+    with_backhaul, with_demand, with_price : bool
+        Whether some cap / demand is finite, some price ≠ 0.
+
+    Returns
+    -------
+    x : ndarray, shape (L,)
+        The best candidate (feasible).
+    utility, cost : float
+        Its Σ w U(r) and Σ c T.
+    """
+    best = repair(x, group, cell, user, rate, capacity, backhaul, demand, with_backhaul,
+                  with_demand)
+    util, cost = objective_terms(best, cell, user, rate, weight, alpha, price, with_price)
+    air = np.zeros(capacity.shape[0])
+    for e in range(best.shape[0]):
+        air[group[e]] += best[e]
+    factor = np.ones(capacity.shape[0])
+    fill = False
+    for g in range(capacity.shape[0]):
+        if priced[g] and air[g] > 1e-12 and air[g] < capacity[g]:
+            factor[g] = capacity[g] / air[g]
+            fill = True
+    if fill:
+        scaled = np.empty(best.shape[0])
+        for e in range(best.shape[0]):
+            scaled[e] = best[e] * factor[group[e]]
+        trial = repair(scaled, group, cell, user, rate, capacity, backhaul, demand,
+                       with_backhaul, with_demand)
+        u2, c2 = objective_terms(trial, cell, user, rate, weight, alpha, price, with_price)
+        if u2 - c2 > util - cost:
+            best, util, cost = trial, u2, c2
+    if with_demand:
+        first = demand_first(x, group, user, rate, capacity, demand)
+        trial = repair(first, group, cell, user, rate, capacity, backhaul, demand,
+                       with_backhaul, with_demand)
+        u2, c2 = objective_terms(trial, cell, user, rate, weight, alpha, price, with_price)
+        if u2 - c2 > util - cost:
+            best, util, cost = trial, u2, c2
+    return best, util, cost
+
+
 def recover_feasible(problem: Problem, x: np.ndarray, priced: np.ndarray,
                      shares: list[np.ndarray | None]
                      ) -> tuple[np.ndarray, float, np.ndarray | None, float]:
     """:func:`cellopt.solvers.common.recover_feasible` on the kernels: (x, objective, θ,
     utility), the best of repair(x), repair(fill(x)) and, with finite demands,
-    repair(demand_first(x)) for each θ of `shares`.
+    repair(demand_first(x)) for each θ of `shares` (:func:`recover_candidates`).
 
     Parameters
     ----------
@@ -496,34 +568,18 @@ def recover_feasible(problem: Problem, x: np.ndarray, priced: np.ndarray,
     """
     p = problem
     best: tuple = (None, -np.inf, None, -np.inf)
-    with_backhaul = bool(np.isfinite(p.backhaul_mbps).any())
-    with_demand = bool(np.isfinite(p.demand_mbps).any())
-    with_price = bool(np.any(p.price_per_mbps))
+    flags = (bool(np.isfinite(p.backhaul_mbps).any()), bool(np.isfinite(p.demand_mbps).any()),
+             bool(np.any(p.price_per_mbps)))
     x = np.asarray(x, float)
-
-    def fix(xv: np.ndarray, capacity: np.ndarray) -> np.ndarray:
-        return repair(xv, p.group, p.cell, p.user, p.rate_mbps, capacity, p.backhaul_mbps,
-                      p.demand_mbps, with_backhaul, with_demand)
-
+    priced = np.asarray(priced, bool)
     for theta in shares:
         theta = feasible_shares(p, theta)
         energy = energy_cost(p, theta)
         capacity = np.ascontiguousarray(
             np.broadcast_to(group_capacity(p, theta), (p.n_groups,)), dtype=float)
-        x1 = fix(x, capacity)
-        air = np.bincount(p.group, x1, minlength=p.n_groups)
-        fill = priced & (air > 1e-12) & (air < capacity)
-        trials = [x1]
-        if fill.any():
-            factor = np.ones(p.n_groups)
-            factor[fill] = capacity[fill] / air[fill]
-            trials.append(fix(x1 * factor[p.group], capacity))
-        if with_demand:
-            trials.append(fix(demand_first(x, p.group, p.user, p.rate_mbps, capacity,
-                                           p.demand_mbps), capacity))
-        for xt in trials:
-            util, cost = objective_terms(xt, p.cell, p.user, p.rate_mbps, p.weight, p.alpha,
-                                         p.price_per_mbps, with_price)
-            if util - cost - energy > best[1]:
-                best = (xt, util - cost - energy, theta, util)
+        xt, util, cost = recover_candidates(x, priced, capacity, p.group, p.cell, p.user,
+                                            p.rate_mbps, p.backhaul_mbps, p.demand_mbps,
+                                            p.weight, p.alpha, p.price_per_mbps, *flags)
+        if util - cost - energy > best[1]:
+            best = (xt, util - cost - energy, theta, util)
     return best
