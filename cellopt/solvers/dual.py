@@ -469,7 +469,8 @@ class SmoothedDual:
     def _users_compiled(self, mu: np.ndarray, nu: np.ndarray, tau: float) -> tuple:
         """:meth:`_users_numpy` on the kernels: the per-link passes compiled
         (:func:`~cellopt.solvers.kernels.soft_min_weights`,
-        :func:`~cellopt.solvers.kernels.implied_flows`), φ per user in numpy."""
+        :func:`~cellopt.solvers.kernels.implied_flows`), φ per user in numpy; ``a`` is
+        None (:meth:`hessian` derives it from the shares)."""
         pi, weight, pmin, zmax, total = kernels.soft_min_weights(
             mu, nu, self.g, self.R, self.c, self.link_cap, self.starts, float(tau))
         if self.n_links:
@@ -480,10 +481,11 @@ class SmoothedDual:
         else:
             m = r = h = np.zeros(0)
             exact = smooth = 0.0
-        share, a, x, air, traffic = kernels.implied_flows(
+        share, x, air, traffic = kernels.implied_flows(
             weight, total, m, r, pi, self.R, self.g, self.link_cap, self.starts, self.G,
             len(self.capped))
-        return pi, share, a, x, m, r, h, smooth, exact, air, traffic
+        # a = ∂m/∂π is left to the Hessian kernel (share · m / π): one array less
+        return pi, share, None, x, m, r, h, smooth, exact, air, traffic
 
     def _users_numpy(self, mu: np.ndarray, nu: np.ndarray, tau: float) -> tuple:
         """The users' part of :meth:`evaluate` in numpy (the reference, and the fallback of
@@ -625,7 +627,7 @@ class SmoothedDual:
         """∇²_y g_τ at pt: Σ_users Jᵀ [r(1+1/τ) diag(a/π) + (h − r(1+1/τ)/m) a aᵀ] J."""
         if jit.compiled():
             data, indices, indptr = kernels.hessian_csr(
-                pt.share, pt.a, pt.pi, pt.r, pt.m, pt.h, self.starts, self.g, self.R,
+                pt.share, pt.pi, pt.r, pt.m, pt.h, self.starts, self.g, self.R,
                 self.link_cap, self.s, self.G, self.n, float(tau), _ACTIVE_WEIGHT)
             H = sp.csr_array((data, indices, indptr), shape=(self.n, self.n))
         else:
@@ -641,8 +643,10 @@ class SmoothedDual:
         idx = np.flatnonzero(pt.share > _ACTIVE_WEIGHT)
         seg = self.seg[idx]
         k = 1.0 + 1.0 / tau
-        a, pi, share = pt.a[idx], pt.pi[idx], pt.share[idx]
+        pi, share = pt.pi[idx], pt.share[idx]
         r, m, h = pt.r[seg], pt.m[seg], pt.h[seg]
+        # a = ∂m/∂π (None from the compiled evaluation: p m / π)
+        a = pt.a[idx] if pt.a is not None else share * (m / pi)
         # ∂π_e/∂y: s_g / R_e at the link's group and s_j at its cell's cap price.
         grp = self.g[idx]
         d_grp = self.s[grp] / self.R[idx]

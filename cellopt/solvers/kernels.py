@@ -111,12 +111,13 @@ def soft_min_weights(mu, nu, group, rate, price, link_cap, starts, tau):
 
 @jit.kernel(error_model="numpy")
 def implied_flows(weight, total, m, r, pi, rate, group, link_cap, starts, n_groups, n_caps):
-    """The soft-min shares, ∂m/∂π, the implied shares and their airtime and traffic.
+    """The soft-min shares, the implied shares and their airtime and traffic.
 
     Parameters
     ----------
     weight : ndarray, shape (L,)
-        Unnormalized weights of :func:`soft_min_weights`.
+        Unnormalized weights of :func:`soft_min_weights`; overwritten with the shares
+        (one array of L entries less to allocate: a fresh one costs its page faults).
     total, m, r : ndarray, shape (U,)
         Per user: Σ weight, the soft-min m_τ [utility per Mbit/s] and the rate r_i it
         buys [Mbit/s].
@@ -128,8 +129,10 @@ def implied_flows(weight, total, m, r, pi, rate, group, link_cap, starts, n_grou
 
     Returns
     -------
-    share, a, x : ndarray, shape (L,)
-        p_e = weight_e / total, ∂m/∂π_e = p_e m / π_e and x_e = r_i a_e / R_e.
+    share : ndarray, shape (L,)
+        p_e = weight_e / total (the `weight` array).
+    x : ndarray, shape (L,)
+        x_e = r_i a_e / R_e with ∂m/∂π_e = a_e = p_e m / π_e.
     air : ndarray, shape (n_groups,)
         Σ_{e∈g} x_e.
     traffic : ndarray, shape (n_caps,)
@@ -137,8 +140,7 @@ def implied_flows(weight, total, m, r, pi, rate, group, link_cap, starts, n_grou
     """
     n_links = rate.shape[0]
     n_users = starts.shape[0]
-    share = np.empty(n_links)
-    a = np.empty(n_links)
+    share = weight
     x = np.empty(n_links)
     air = np.zeros(n_groups)
     traffic = np.zeros(n_caps)
@@ -148,19 +150,17 @@ def implied_flows(weight, total, m, r, pi, rate, group, link_cap, starts, n_grou
         for e in range(lo, hi):
             p_e = weight[e] / total[u]
             share[e] = p_e
-            a_e = p_e * (m[u] / pi[e])
-            a[e] = a_e
-            flow = r[u] * a_e
+            flow = r[u] * (p_e * (m[u] / pi[e]))
             x[e] = flow / rate[e]
             air[group[e]] += x[e]
             j = link_cap[e]
             if j >= 0:
                 traffic[j] += flow
-    return share, a, x, air, traffic
+    return share, x, air, traffic
 
 
 @jit.kernel(error_model="numpy")
-def hessian_csr(share, a, pi, r, m, h, starts, group, rate, link_cap, s, n_groups, n, tau,
+def hessian_csr(share, pi, r, m, h, starts, group, rate, link_cap, s, n_groups, n, tau,
                 active_weight):
     """The Hessian of Σ_i φ_i(m_τ) in scaled prices y, as CSR arrays of an (n, n) matrix.
 
@@ -176,8 +176,9 @@ def hessian_csr(share, a, pi, r, m, h, starts, group, rate, link_cap, s, n_group
 
     Parameters
     ----------
-    share, a, pi : ndarray, shape (L,)
-        p_e, ∂m/∂π_e and π_e of :func:`implied_flows` and :func:`soft_min_weights`.
+    share, pi : ndarray, shape (L,)
+        p_e and π_e of :func:`implied_flows` and :func:`soft_min_weights`
+        (∂m/∂π_e = a_e = p_e m / π_e).
     r, m, h : ndarray, shape (U,)
         Per user with links.
     starts : ndarray of int64, shape (U,)
@@ -195,7 +196,7 @@ def hessian_csr(share, a, pi, r, m, h, starts, group, rate, link_cap, s, n_group
     data : ndarray, shape (nnz,)
     indices : ndarray of int64, shape (nnz,)
     indptr : ndarray of int64, shape (n + 1,)
-        Canonical CSR (column indices sorted within a row, no duplicates).
+        CSR without duplicates; the column indices within a row are not sorted.
     """
     n_links = rate.shape[0]
     n_users = starts.shape[0]
@@ -240,7 +241,7 @@ def hessian_csr(share, a, pi, r, m, h, starts, group, rate, link_cap, s, n_group
         for e in range(lo, hi):
             if not share[e] > active_weight:
                 continue
-            ae = a[e]
+            ae = share[e] * (m[u] / pi[e])
             diag = h[u] * ae * ae + r[u] * k * (ae / pi[e]) * (1.0 - share[e])
             if split:
                 diag = diag - coef * ae * ae
@@ -261,7 +262,7 @@ def hessian_csr(share, a, pi, r, m, h, starts, group, rate, link_cap, s, n_group
             for e in range(lo, hi):
                 if not share[e] > active_weight:
                     continue
-                ae = a[e]
+                ae = share[e] * (m[u] / pi[e])
                 f_col[q] = group[e]
                 f_val[q] = ae * (s[group[e]] / rate[e])
                 q += 1
@@ -321,10 +322,9 @@ def hessian_csr(share, a, pi, r, m, h, starts, group, rate, link_cap, s, n_group
             grown_i = np.empty(capacity, np.int64)
             grown_i[:nnz] = indices[:nnz]
             indices = grown_i
-        cols = np.sort(touched[:nt])
         for t in range(nt):
-            indices[nnz + t] = cols[t]
-            data[nnz + t] = acc[cols[t]]
+            indices[nnz + t] = touched[t]
+            data[nnz + t] = acc[touched[t]]
         nnz += nt
         indptr[i + 1] = nnz
     return data[:nnz].copy(), indices[:nnz].copy(), indptr
