@@ -118,6 +118,13 @@ per run): at the optimal prices every link in use is among the cheapest, but whi
 the tied users go where — the split that balances the cells — is what smoothed shares
 get only approximately, and users held at their demand cannot absorb the rest.
 
+*Compiled kernels.* The passes over links — the soft-min and the implied shares, the
+Hessian (assembled row by row straight into CSR), the recovery candidates — run as numba
+kernels (:mod:`cellopt.solvers.kernels`) when :func:`cellopt.jit.compiled` is True; the
+numpy forms here and in :mod:`cellopt.solvers.common` are the reference the tests hold
+them to and the fallback (``CELLOPT_JIT=0``, or numba not importable). See
+docs/model.md, "Compiled kernels".
+
 The best feasible x and the best (lowest) exact bound seen — at every evaluation,
 line-search trials included — are kept separately: any prices give a bound and any
 feasible x a lower bound, and the reported gap is the rate-equivalent
@@ -140,10 +147,11 @@ passed to ``callback``. Status "optimal" when the certified gap ≤ tol; otherwi
 Measured (2-core machine, shared)
 ---------------------------------
 On the solver benchmark family (``benchmarks/bench_solvers.py``, 22 networks of 15,000 to
-10⁶ links; docs/model.md, "Measured performance"): 2–20 Newton steps, median 19–24× the
-``reference`` idle and with two busy loops (19× on the same kinds of network from other
-seeds), worst 4–6× on the smallest member (15,000 links, α = 2, demands: 15–17 steps);
-10⁶ links in 0.6–1.2 s. Small random instances
+10⁶ links; docs/model.md, "Measured performance"): 1–22 Newton steps; with the compiled
+kernels median 32–35× the ``reference`` (the tuned seeds and other seeds, on a shared
+machine), worst 9.4× (``ye_500``, 15,700 links, 16 steps) on the tuned seeds and 11.7× on
+the others; 10⁶ links in 0.4–1.1 s. With the numpy forms (``CELLOPT_JIT=0``, the
+previous code): median 19–26×, worst 4–7.5×. Small random instances
 with caps, prices and demands (tests): median 15 steps, 2 of 800 stop at max_iter at
 tol 1e-4 with a gap just above it. Limits: below tol ≈ 1e-6 the last stages run at
 τ ~ 1e-6, where Newton steps get short; an occasional instance then ends at max_iter with
