@@ -22,6 +22,7 @@ from __future__ import annotations
 
 import functools
 import os
+import types
 from collections.abc import Callable
 from typing import Any
 
@@ -58,11 +59,31 @@ class Kernel:
         functools.update_wrapper(self, func)
 
     def __call__(self, *args: Any) -> Any:
+        return (self._compiled or self.dispatcher())(*args)
+
+    def dispatcher(self) -> Callable[..., Any]:
+        """The compiled function (compiled now if it was not yet).
+
+        A kernel may call other kernels: the names of this module's globals that are
+        :class:`Kernel` objects are bound to their compiled functions for the compilation.
+        """
         if self._compiled is None:
             import numba
 
-            self._compiled = numba.njit(cache=True, nogil=True, **self._options)(self.py_func)
-        return self._compiled(*args)
+            func = self.py_func
+            names = func.__code__.co_names
+            calls = {name: value for name, value in func.__globals__.items()
+                     if name in names and isinstance(value, Kernel) and value is not self}
+            if calls:
+                scope = dict(func.__globals__)
+                scope.update({name: kernel.dispatcher() for name, kernel in calls.items()})
+                bound = types.FunctionType(func.__code__, scope, func.__name__,
+                                           func.__defaults__, func.__closure__)
+                bound.__qualname__, bound.__module__ = func.__qualname__, func.__module__
+                bound.__doc__ = func.__doc__
+                func = bound
+            self._compiled = numba.njit(cache=True, nogil=True, **self._options)(func)
+        return self._compiled
 
 
 def kernel(func: Callable[..., Any] | None = None, **options: Any) -> Any:

@@ -6,7 +6,9 @@ the filling of a :class:`~cellopt.Solution` in :mod:`cellopt.solvers.result`.
 
 from __future__ import annotations
 
-from typing import Any
+import contextlib
+import threading
+from collections.abc import Iterator
 
 import numpy as np
 import scipy.linalg  # noqa: F401  (loads scipy's own BLAS before the controller below looks)
@@ -49,10 +51,32 @@ __getattr__ = moved_names("cellopt.solvers.common", {
 _BLAS = ThreadpoolController()
 
 
-def one_blas_thread() -> Any:
+_INSIDE = threading.local()   # .depth: how many one_blas_thread blocks this thread is in
+
+
+@contextlib.contextmanager
+def one_blas_thread() -> Iterator[None]:
     """Context manager: one BLAS thread. Multithreaded OpenBLAS factorizes the small dense
-    Schur / Newton matrices of the solvers orders of magnitude slower (thread start-up)."""
-    return _BLAS.limit(limits=1, user_api="blas")
+    Schur / Newton matrices of the solvers orders of magnitude slower (thread start-up).
+
+    Nested blocks (a solver's factorizations inside ``cellopt.solve``'s own block) cost
+    nothing: only the outermost one sets and restores the limit (threadpoolctl's
+    set-and-restore takes ~0.1 ms, once per Newton step it was a few % of a small solve).
+    """
+    depth = getattr(_INSIDE, "depth", 0)
+    if depth:
+        _INSIDE.depth = depth + 1
+        try:
+            yield
+        finally:
+            _INSIDE.depth = depth
+        return
+    with _BLAS.limit(limits=1, user_api="blas"):
+        _INSIDE.depth = 1
+        try:
+            yield
+        finally:
+            _INSIDE.depth = 0
 
 
 def best_rate(price: np.ndarray, weight: np.ndarray, alpha: float, cap: np.ndarray) -> np.ndarray:

@@ -118,6 +118,13 @@ per run): at the optimal prices every link in use is among the cheapest, but whi
 the tied users go where — the split that balances the cells — is what smoothed shares
 get only approximately, and users held at their demand cannot absorb the rest.
 
+*Compiled kernels.* The passes over links — the soft-min and the implied shares, the
+Hessian (assembled row by row straight into CSR), the recovery candidates — run as numba
+kernels (:mod:`cellopt.solvers.kernels`) when :func:`cellopt.jit.compiled` is True; the
+numpy forms here and in :mod:`cellopt.solvers.common` are the reference the tests hold
+them to and the fallback (``CELLOPT_JIT=0``, or numba not importable). See
+docs/model.md, "Compiled kernels".
+
 The best feasible x and the best (lowest) exact bound seen — at every evaluation,
 line-search trials included — are kept separately: any prices give a bound and any
 feasible x a lower bound, and the reported gap is the rate-equivalent
@@ -140,10 +147,11 @@ passed to ``callback``. Status "optimal" when the certified gap ≤ tol; otherwi
 Measured (2-core machine, shared)
 ---------------------------------
 On the solver benchmark family (``benchmarks/bench_solvers.py``, 22 networks of 15,000 to
-10⁶ links; docs/model.md, "Measured performance"): 2–20 Newton steps, median 19–24× the
-``reference`` idle and with two busy loops (19× on the same kinds of network from other
-seeds), worst 4–6× on the smallest member (15,000 links, α = 2, demands: 15–17 steps);
-10⁶ links in 0.6–1.2 s. Small random instances
+10⁶ links; docs/model.md, "Measured performance"): 1–22 Newton steps; with the compiled
+kernels median 32–35× the ``reference`` (the tuned seeds and other seeds, on a shared
+machine), worst 9.4× (``ye_500``, 15,700 links, 16 steps) on the tuned seeds and 11.7× on
+the others; 10⁶ links in 0.4–1.1 s. With the numpy forms (``CELLOPT_JIT=0``, the
+previous code): median 19–26×, worst 4–7.5×. Small random instances
 with caps, prices and demands (tests): median 15 steps, 2 of 800 stop at max_iter at
 tol 1e-4 with a gap just above it. Limits: below tol ≈ 1e-6 the last stages run at
 τ ~ 1e-6, where Newton steps get short; an occasional instance then ends at max_iter with
@@ -180,10 +188,12 @@ import numpy as np
 import scipy.sparse as sp
 from scipy.special import expit
 
+from cellopt import jit
 from cellopt.checks import check_int, check_number
 from cellopt.errors import ValidationError, describe_rows
 from cellopt.problem import Problem, utility, utility_derivative
 from cellopt.solution import Solution
+from cellopt.solvers import kernels
 from cellopt.solvers.certificate import certified_gap, dual_bound, utility_scale
 from cellopt.solvers.common import block_zero_capacity, recover_feasible, user_value
 from cellopt.solvers.ipm import solve_ipm
@@ -216,7 +226,7 @@ class DualPoint:
     cell, ``smooth`` / ``exact``: Σ_users φ at m_τ / at π*, of the implied shares).
     """
 
-    __slots__ = ("a", "air", "bound", "exact", "g_tau", "grad", "h", "key", "log_pi", "m", "mu",
+    __slots__ = ("a", "air", "bound", "exact", "g_tau", "grad", "h", "key", "m", "mu",
                  "nu", "pi", "q", "r", "share", "smooth", "traffic", "x", "y")
 
 
@@ -450,11 +460,63 @@ class SmoothedDual:
         pt.y = y
         mu, nu = self.prices(y)
         pt.mu, pt.nu = mu, nu
+        nu_term = float(nu @ self.C)
+        users = self._users_compiled if jit.compiled() else self._users_numpy
+        (pt.pi, pt.share, pt.a, x, pt.m, pt.r, pt.h, smooth, exact, pt.air,
+         traffic) = users(mu, nu, tau)
+        pt.x = x
+        pt.smooth, pt.exact = smooth, exact
+        air_smooth, air_exact, capacity = self._airtime_term(pt, mu, tau)
+        pt.g_tau = air_smooth + nu_term + smooth + self.linkless_value
+        pt.bound = air_exact + nu_term + exact + self.linkless_value
+        grad_mu = capacity - pt.air
+        pt.traffic = traffic
+        pt.grad = np.r_[grad_mu, self.C - traffic] * self.s
+        return pt
+
+    def _users_compiled(self, mu: np.ndarray, nu: np.ndarray, tau: float) -> tuple:
+        """:meth:`_users_numpy` on the kernels: the per-link passes compiled
+        (:func:`~cellopt.solvers.kernels.soft_min_weights`,
+        :func:`~cellopt.solvers.kernels.implied_flows`), φ per user in numpy; ``a`` is
+        None (:meth:`hessian` derives it from the shares)."""
+        pi, weight, pmin, zmax, total = kernels.soft_min_weights(
+            mu, nu, self.g, self.R, self.c, self.link_cap, self.starts, float(tau))
+        if self.n_links:
+            m = np.exp(-tau * (zmax + np.log(total)))
+            value, r, h = self._phi(m, tau)
+            exact = float(user_value(pmin, self.wu, self.alpha, self.capu).sum())
+            smooth = float(value.sum())
+        else:
+            m = r = h = np.zeros(0)
+            exact = smooth = 0.0
+        share, x, air, traffic = kernels.implied_flows(
+            weight, total, m, r, pi, self.R, self.g, self.link_cap, self.starts, self.G,
+            len(self.capped))
+        # a = ∂m/∂π is left to the Hessian kernel (share · m / π): one array less
+        return pi, share, None, x, m, r, h, smooth, exact, air, traffic
+
+    def _users_numpy(self, mu: np.ndarray, nu: np.ndarray, tau: float) -> tuple:
+        """The users' part of :meth:`evaluate` in numpy (the reference, and the fallback of
+        :func:`cellopt.solvers.kernels.smoothed_users`, which returns the same tuple).
+
+        Parameters
+        ----------
+        mu : ndarray, shape (G,)
+        nu : ndarray, shape (K,)
+        tau : float
+
+        Returns
+        -------
+        (pi, share, a, x) : ndarray, shape (L,) each
+        (m, r, h) : ndarray, shape (U,) each (users with links)
+        smooth, exact : float
+            Σ φ at m_τ and at the cheapest price.
+        air : ndarray, shape (G,)
+        traffic : ndarray, shape (K,)
+        """
         nu_link = np.zeros(self.n_links)
         nu_link[self.capped_links] = nu[self.link_cap[self.capped_links]]
         pi = np.maximum(mu[self.g] / self.R + self.c + nu_link, 1e-300)
-        pt.pi = pi
-        nu_term = float(nu @ self.C)
         if self.n_links:
             log_pi = np.log(pi)
             z = -log_pi / tau
@@ -469,24 +531,16 @@ class SmoothedDual:
             flow = r[self.seg] * a                                # R_e x_e
             pi_star = np.minimum.reduceat(pi, self.starts)
             exact = float(user_value(pi_star, self.wu, self.alpha, self.capu).sum())
-            pt.log_pi, pt.m, pt.r, pt.h, pt.share, pt.a = log_pi, m, r, h, share, a
             smooth = float(value.sum())
         else:
-            flow = np.zeros(0)
+            share = a = flow = np.zeros(0)
+            m = r = h = np.zeros(0)
             exact = smooth = 0.0
         x = flow / self.R
-        pt.x = x
-        pt.smooth, pt.exact = smooth, exact
-        air_smooth, air_exact, capacity = self._airtime_term(pt, mu, tau)
-        pt.g_tau = air_smooth + nu_term + smooth + self.linkless_value
-        pt.bound = air_exact + nu_term + exact + self.linkless_value
-        pt.air = np.bincount(self.g, x, minlength=self.G)
-        grad_mu = capacity - pt.air
+        air = np.bincount(self.g, x, minlength=self.G)
         traffic = np.bincount(self.link_cap[self.capped_links], flow[self.capped_links],
                               minlength=len(self.capped))
-        pt.traffic = traffic
-        pt.grad = np.r_[grad_mu, self.C - traffic] * self.s
-        return pt
+        return pi, share, a, x, m, r, h, smooth, exact, air, traffic
 
     def _airtime_term(self, pt: DualPoint, mu: np.ndarray, tau: float
                       ) -> tuple[float, float, np.ndarray | float]:
@@ -533,7 +587,8 @@ class SmoothedDual:
         x_full = np.zeros(p.n_links)
         x_full[self.keep] = pt.x
         shares = self.implied_shares(pt) if self.free else [None]
-        x_feas, obj, theta, util = recover_feasible(p, x_full, pt.y[:self.G] > 0, shares)
+        recover = kernels.recover_feasible if jit.compiled() else recover_feasible
+        x_feas, obj, theta, util = recover(p, x_full, pt.y[:self.G] > 0, shares)
         return Recovered(x=x_feas, objective=obj, theta=theta, utility=util)
 
     def at_floor(self, pt: DualPoint) -> np.ndarray:
@@ -578,11 +633,28 @@ class SmoothedDual:
 
     def hessian(self, pt: DualPoint, tau: float) -> SymmetricSystem:
         """∇²_y g_τ at pt: Σ_users Jᵀ [r(1+1/τ) diag(a/π) + (h − r(1+1/τ)/m) a aᵀ] J."""
+        if jit.compiled():
+            data, indices, indptr = kernels.hessian_csr(
+                pt.share, pt.pi, pt.r, pt.m, pt.h, self.starts, self.g, self.R,
+                self.link_cap, self.s, self.G, self.n, float(tau), _ACTIVE_WEIGHT)
+            H = sp.csr_array((data, indices, indptr), shape=(self.n, self.n))
+        else:
+            H = self._hessian_numpy(pt, tau)
+        hess = SymmetricSystem(H)
+        if self.free:
+            self._add_airtime_hessian(hess, pt, tau)
+        return hess
+
+    def _hessian_numpy(self, pt: DualPoint, tau: float) -> sp.csr_array:
+        """The users' part of :meth:`hessian` in numpy, shape (n, n) (the reference, and the
+        fallback of :func:`cellopt.solvers.kernels.hessian_csr`)."""
         idx = np.flatnonzero(pt.share > _ACTIVE_WEIGHT)
         seg = self.seg[idx]
         k = 1.0 + 1.0 / tau
-        a, pi, share = pt.a[idx], pt.pi[idx], pt.share[idx]
+        pi, share = pt.pi[idx], pt.share[idx]
         r, m, h = pt.r[seg], pt.m[seg], pt.h[seg]
+        # a = ∂m/∂π (None from the compiled evaluation: p m / π)
+        a = pt.a[idx] if pt.a is not None else share * (m / pi)
         # ∂π_e/∂y: s_g / R_e at the link's group and s_j at its cell's cap price.
         grp = self.g[idx]
         d_grp = self.s[grp] / self.R[idx]
@@ -616,10 +688,7 @@ class SmoothedDual:
             scaled = sp.csr_array((B.data * np.repeat(cu, np.diff(B.indptr)), B.indices,
                                    B.indptr), shape=B.shape)
             H = H + B.T @ scaled
-        hess = SymmetricSystem(H)
-        if self.free:
-            self._add_airtime_hessian(hess, pt, tau)
-        return hess
+        return sp.csr_array(H)
 
     def _add_airtime_hessian(self, hess: SymmetricSystem, pt: DualPoint, tau: float) -> None:
         """The curvature of the smoothed airtime term, in y.

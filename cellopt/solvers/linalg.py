@@ -73,12 +73,25 @@ class _Factorizable:
         self.dense = len(free) <= _DENSE_MAX
         diag = scale_diag[free]
         self.d = 1.0 / np.sqrt(np.maximum(diag, 1e-300 + 1e-30 * float(np.max(diag, initial=0.0))))
-        sub = system.sparse[free][:, free]
-        if self.dense:
-            self.A = sub.toarray() * self.d[:, None] * self.d[None, :]
+        n = system.sparse.shape[0]
+        if self.dense and n <= _DENSE_MAX * 2:
+            # the same entries without scipy's sparse fancy indexing (~1 ms per call)
+            full = system.sparse.toarray()
+            self.A = full[np.ix_(free, free)] * self.d[:, None] * self.d[None, :]
+        elif self.dense:
+            self.A = system.sparse[free][:, free].toarray() * self.d[:, None] * self.d[None, :]
         else:
-            Dm = sp.diags_array(self.d)
-            self.A = sp.csc_matrix(Dm @ sub @ Dm)
+            # D^{-1/2} A_FF D^{-1/2} picked out of the CSR arrays in one pass (the same
+            # products as two sparse matrix products, without their overhead)
+            H = sp.csr_array(system.sparse)
+            pos = np.full(n, -1, np.int64)
+            pos[free] = np.arange(len(free))
+            rows = pos[np.repeat(np.arange(n), np.diff(H.indptr))]
+            cols = pos[H.indices]
+            keep = (rows >= 0) & (cols >= 0)
+            r, c = rows[keep], cols[keep]
+            self.A = sp.csc_matrix(((self.d[r] * H.data[keep]) * self.d[c], (r, c)),
+                                   shape=(len(free), len(free)))
         self._cache: tuple | None = None
         self._woodbury: tuple | None = None
         self._shift = 0.0
