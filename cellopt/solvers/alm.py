@@ -1,27 +1,57 @@
-"""Augmented-Lagrangian method with projected-Newton inner steps.
+"""Augmented-Lagrangian method with a semismooth Newton inner solver (method ``alm``).
 
 The coupling constraints — airtime per (cell, resource), backhaul per cell, demand per
-user — are priced by multipliers and a quadratic penalty σ (the augmented Lagrangian);
-``x ≥ 0`` stays a hard bound. Each outer iteration takes a few projected Newton steps on
-the augmented Lagrangian, then updates the multipliers
-``y ← max(0, y + σ (a(x) − 1))`` — prices rise where a cell is overloaded. The multipliers
-are the prices μ (airtime) and ν (backhaul) of the certificate: every outer iteration
-evaluates the dual function g(μ, ν) (an upper bound for any prices ≥ 0) and the
-objective of the repaired, feasible shares, and the method stops when their
-rate-equivalent gap is at most ``tol``.
+user — are priced by multipliers y and a quadratic penalty σ (the augmented Lagrangian
+L_σ); ``x ≥ 0`` stays a hard bound. Outer iteration k (a proximal method of
+multipliers, Rockafellar 1976):
 
-Why Newton, and why it is cheap here: a plain ADMM needs thousands of iterations for a
-1e-4 gap. The Newton matrix on the free links (those not held at 0) is
+1. minimize, inexactly, ``Φ_k(x) = L_σ(x; y_k) + ½ Σ_e τ_e (x_e − x_k,e)²`` over x ≥ 0;
+2. ``y ← max(0, y + σ (a(x) − 1))`` — prices rise where a cell is overloaded;
+3. evaluate the dual function g(μ, ν) at the new prices (an upper bound for any prices
+   ≥ 0) and the objective of the best feasible point recovered from x
+   (:func:`~cellopt.solvers.common.recover_feasible`); stop when their rate-equivalent
+   gap is at most ``tol``;
+4. raise σ ×4 when the violation did not fall 4× (and the inner solve reached its
+   target), and ask the next inner solve for a residual η_{k+1} ≤ min(0.2 η_k,
+   violation_k) × the price scale: inexact early, exact as the violation vanishes.
+
+The proximal term τ_e = 1e-2 h_i R_e² + 1e-3 × the price scale (h_i the user's utility
+curvature) makes Φ_k strongly convex: without it the Newton matrix is singular along
+every tie (a user indifferent between two links, two users sharing a cell), and the
+regularized steps of the former projected-Newton loop were cut by the line search to
+1e-4 of their length, fifty times per outer iteration. τ does not grow with σ: a weight
+that did would freeze x as the penalty rises.
+
+Semismooth Newton (the inner solver). Φ_k is C¹ with a semismooth gradient (the
+penalty is a squared plus-function). Each step solves for the natural residual
+``x − Π_{≥0}(x − ∇Φ / diag H)``: links where it equals x (``x_e H_ee ≤ ∂Φ/∂x_e``, at
+zero or heading there) are set to zero and leave the system — so links whose share is
+driven to zero drop out and users stop being spread over all their candidate cells —
+and the free links move by the generalized Hessian restricted to them, with the rows
+whose plus-function is positive counted as active. A backtracking (Armijo) search on
+Φ_k along the projection arc takes the step; a user whose rate the step would cut by
+more than 75 % has its own step shortened (the utility's curvature grows like
+r^(−α−1)). The certificate is unaffected by which links are zero: the bound depends on
+the prices only, and the feasible side is repaired from x.
+
+The Newton matrix on the free links is
 
     H = D + Σ_i h_i R_i R_iᵀ + σ Σ_{active groups g} 1_g 1_gᵀ + σ Σ_{active cells j} ρ_j ρ_jᵀ
 
-— a small diagonal regularization D, one rank-one block per user (its utility
-curvature) and one per active cell constraint. The user blocks are inverted in closed
-form (Sherman–Morrison, all users at once); what remains is a Schur complement in the
-cell dimension, of size (active groups + active backhaul caps), whose off-diagonal
-entries come only from users with free links in several cells. Near the optimum most
-users are served by one link, so the Schur matrix is nearly diagonal; it is factorized
-densely when small and with a sparse LU otherwise.
+— the proximal diagonal D = τ, one rank-one block per user (its utility curvature, and
+its demand row when active) and one per active cell constraint. The user blocks are
+inverted in closed form (Sherman–Morrison, all users at once); what remains is a Schur
+complement in the cell dimension, of size (active groups + active backhaul caps),
+whose off-diagonal entries come only from users with free links in several cells. It is
+assembled by a compiled kernel (:mod:`cellopt.solvers.alm_kernels`) and factorized
+densely up to 2,500 rows, and with a sparse LU beyond.
+
+Rows are scaled to read in shares: airtime as is, backhaul divided by the cap, demand
+by the user's fastest link rate (divided by a small demand, the demand rows' curvature
+would be orders larger than the airtime rows' and every step that moves a rate would be
+cut short). The method starts from the prices and shares of ``dual`` run to a loose gap,
+with each demand-bound user's multiplier set to the marginal utility its price does not
+pay for.
 """
 
 from __future__ import annotations
@@ -38,7 +68,7 @@ from cellopt.checks import check_int, check_number
 from cellopt.errors import ValidationError
 from cellopt.problem import Problem, utility, utility_derivative
 from cellopt.solution import Solution
-from cellopt.solvers.alm_kernels import flows, schur_dense, schur_dense_numpy
+from cellopt.solvers.alm_kernels import flows, link_terms, schur_dense, schur_dense_numpy
 from cellopt.solvers.certificate import certified_gap, dual_bound
 from cellopt.solvers.common import (
     block_zero_capacity,
@@ -59,6 +89,7 @@ from cellopt.status import MAX_ITER, OPTIMAL, STOPPED, TIME_LIMIT
 __all__ = ["solve_alm"]
 
 _DENSE_SCHUR_MAX = 2500  # Schur sizes up to this are factorized densely
+_WARM_TOL = 3e-3         # gap of the `dual` warm start
 _PROX = 1e-2             # proximal weight, relative to each variable's own curvature
 _PROX_FLOOR = 1e-3       # ... plus this × the price scale
 _SIGMA0 = 3.0            # first penalty, relative to the price scale
@@ -99,6 +130,8 @@ class _Lagrangian:
         self.inv_demand = np.where(self.has_demand & (fastest > 0),
                                    1.0 / np.maximum(fastest, floor), 0.0)
         self.link_cost = p.price_per_mbps[p.cell] * self.R
+        self.rho = self.R * self.inv_cap[p.cell]  # coefficient in the scaled backhaul row
+        self._no_curvature = np.zeros(p.n_users)
         self.has_link = np.bincount(p.user, minlength=p.n_users) > 0
         capped_mask = np.zeros(p.n_cells, bool)
         capped_mask[self.capped] = True
@@ -136,21 +169,29 @@ class _Lagrangian:
             f += np.dot(self.energy, theta) + y[3] * h + 0.5 * sigma * h * h
         return float(f)
 
-    def gradient(self, x: np.ndarray, theta: np.ndarray | None, y: tuple, sigma: float):
-        """Gradients in x and θ, and the per-row penalty prices s = max(0, y + σ excess)."""
+    def gradient(self, x: np.ndarray, theta: np.ndarray | None, y: tuple, sigma: float,
+                 with_diag: bool = False):
+        """Gradients in x and θ, the rates and the per-row penalty prices s = max(0, y + σ
+        excess); with `with_diag`, also the generalized-Hessian diagonal of :meth:`curvature`."""
         r, air, bh, dm = self.rows(x, theta)
         mu, nu, lam = y[:3]
         s_g = np.maximum(mu + sigma * air, 0.0)
         s_c = np.where(self.row_masks[1], np.maximum(nu + sigma * bh, 0.0), 0.0)
         s_d = np.where(self.has_demand, np.maximum(lam + sigma * dm, 0.0), 0.0)
-        marginal = self.w * utility_derivative(r, self.alpha)
-        per_user = -marginal + s_d * self.inv_demand
-        grad = self.R * (per_user[self.p.user] + (s_c * self.inv_cap)[self.p.cell]) \
-            + self.p.price_per_mbps[self.p.cell] * self.R + s_g[self.g]
+        a_user = -self.w * utility_derivative(r, self.alpha) + s_d * self.inv_demand
+        h = self.user_curvature(r, s_d, sigma) if with_diag else self._no_curvature
+        p = self.p
+        grad, diag = link_terms(p.user, self.g, p.cell, self.R, self.rho, self.link_cost,
+                                a_user, h, s_g, s_c, self.inv_cap, sigma)
         grad_theta = None
+        diag_theta = None
         if self.free:
-            per_pattern = s_g.reshape(self.p.n_cells, self.p.n_resources).sum(axis=0)
+            per_pattern = s_g.reshape(p.n_cells, p.n_resources).sum(axis=0)
             grad_theta = self.energy - per_pattern + (y[3] + sigma * (theta.sum() - 1.0))
+            active = (s_g > 0).reshape(p.n_cells, p.n_resources).sum(axis=0)
+            diag_theta = sigma * (1.0 + active)
+        if with_diag:
+            return grad, grad_theta, r, (s_g, s_c, s_d), (diag, diag_theta)
         return grad, grad_theta, r, (s_g, s_c, s_d)
 
     def curvature(self, r: np.ndarray, s: tuple[np.ndarray, ...], sigma: float
@@ -164,9 +205,8 @@ class _Lagrangian:
         p = self.p
         s_g, s_c, s_d = s
         h = self.user_curvature(r, s_d, sigma)
-        rho = self.R * self.inv_cap[p.cell]
         diag = h[p.user] * self.R * self.R + sigma * ((s_g > 0)[self.g]
-                                                      + (s_c > 0)[p.cell] * rho * rho)
+                                                      + (s_c > 0)[p.cell] * self.rho * self.rho)
         diag_theta = None
         if self.free:
             active = (s_g > 0).reshape(p.n_cells, p.n_resources).sum(axis=0)
@@ -310,7 +350,7 @@ def solve_alm(
     theta0: np.ndarray | None = None,
     warm_start: str | None = "dual",
 ) -> Solution:
-    """Augmented-Lagrangian method with projected-Newton inner steps.
+    """Augmented-Lagrangian method with semismooth Newton inner steps.
 
     Parameters
     ----------
@@ -346,7 +386,7 @@ def solve_alm(
     -------
     Solution
         ``history`` columns: iteration, objective, upper_bound, gap, sigma,
-        max_violation, newton_steps, time_s.
+        max_violation, newton_steps, inner_residual (relative to the price scale), time_s.
     """
     t0 = time.perf_counter()
     p = problem
@@ -368,11 +408,19 @@ def solve_alm(
     if isinstance(warm_start, (bool, np.bool_)) or warm_start not in ("dual", None):
         raise ValidationError(f"warm_start={warm_start!r}; fix: 'dual' or None")
     said = ""
+    # The certificate pairs the best feasible point and the lowest bound found so far
+    # (each valid on its own): (objective, x, θ, utility) and (bound, μ, ν).
+    best_primal: tuple | None = None
+    best_bound: tuple | None = None
     if warm_start == "dual" and x0 is None and prices0 is None and p.n_links:
-        warm = solve_dual(p, tol=max(tol, 1e-2), time_limit_s=time_limit_s)
+        warm = solve_dual(p, tol=max(tol, _WARM_TOL), time_limit_s=time_limit_s)
         x0, prices0 = warm.x, (warm.prices["airtime"], warm.prices["backhaul"])
         theta0 = warm.pattern_share if theta0 is None else theta0
         said = f"warm-started from dual prices (gap {warm.gap:.1e}, {warm.n_iter} steps); "
+        # Its feasible point and its bound are candidates of the certificate too.
+        best_primal = (warm.objective, warm.x, warm.pattern_share, warm.utility)
+        best_bound = (warm.upper_bound, warm.prices["airtime"].reshape(-1),
+                      warm.prices["backhaul"])
     lag = _Lagrangian(p)
     theta = feasible_shares(p, theta0)
     if x0 is not None and prices0 is not None:
@@ -409,10 +457,10 @@ def solve_alm(
         y += (float(np.max(mu.reshape(p.n_cells, -1).sum(axis=0) - p.pattern_cost)),)
     scale = max(float(np.mean(mu[mu > 0])) if (mu > 0).any() else 1.0, 1e-12)
     sigma = float(sigma0) if sigma0 is not None else _SIGMA0 * scale
+    sigma_first = sigma
 
     history: list[dict[str, Any]] = []
     status, message = MAX_ITER, f"reached max_iter={max_iter} before gap ≤ tol={tol:g}"
-    best: tuple[float, np.ndarray, np.ndarray, np.ndarray, float] | None = None
     prev_violation = np.inf
     eta = _ETA0 * scale
     n_iter = 0
@@ -444,10 +492,12 @@ def solve_alm(
         # The feasible side: the shares repaired, or with the saturated (priced) groups
         # filled, or demand-bound users served first — the best of these.
         x_feas, objective, theta_feas, util = recover_feasible(p, x, mu_k > 0, [theta])
-        gap = certified_gap(p, bound, objective, util)
-        if best is None or bound - objective < best[0]:
-            best = (bound - objective, x_feas, mu_k.copy(), nu_k.copy(), bound, theta_feas)
-        row = dict(iteration=n_iter, objective=objective, upper_bound=bound, gap=gap,
+        if best_primal is None or objective > best_primal[0]:
+            best_primal = (objective, x_feas, theta_feas, util)
+        if best_bound is None or bound < best_bound[0]:
+            best_bound = (bound, mu_k.copy(), nu_k.copy())
+        gap = certified_gap(p, best_bound[0], best_primal[0], best_primal[3])
+        row = dict(iteration=n_iter, objective=best_primal[0], upper_bound=best_bound[0], gap=gap,
                    sigma=sigma, max_violation=violation, newton_steps=steps,
                    inner_residual=residual / scale, time_s=time.perf_counter() - t0)
         history.append(row)
@@ -462,15 +512,22 @@ def solve_alm(
             break
         # The penalty rises when the violation did not fall enough; the next inner solve
         # is asked for a residual that shrinks with the violation (inexact ALM).
+        # An inner solve that ran out of steps had a penalty too stiff for its start:
+        # lower it back (never below its first value).
         if residual <= eta and violation > _VIOLATION_DROP * prev_violation:
             sigma = min(sigma * _SIGMA_UP, _SIGMA_MAX * scale)
+        elif residual > eta and steps >= inner_steps:
+            sigma = max(sigma / _SIGMA_UP, sigma_first)
         prev_violation = violation
         eta = max(inner_tol, min(_ETA_DROP * eta / scale, _ETA_VIOLATION * violation)) * scale
-    if best is None:  # max_iter=0: the starting point, repaired, and the bound at its prices
+    if best_primal is None:  # max_iter=0: the starting point, repaired
         theta_feas = feasible_shares(p, theta)
+        best_primal = (None, repair(p, x, theta_feas), theta_feas, None)
+    if best_bound is None:  # ... and the bound at its prices
         nu0 = block_zero_capacity(p, y[0], y[1] * lag.inv_cap)
-        best = (np.inf, repair(p, x, theta_feas), y[0], nu0, dual_bound(p, y[0], nu0), theta_feas)
-    _, x_best, mu_best, nu_best, bound_best, theta_best = best
+        best_bound = (dual_bound(p, y[0], nu0), y[0], nu0)
+    _, x_best, theta_best, _ = best_primal
+    bound_best, mu_best, nu_best = best_bound
     return build_solution(
         p, x_best, method="alm", status=status, message=said + message, mu=mu_best, nu=nu_best,
         upper_bound=bound_best, n_iter=n_iter, wall_s=time.perf_counter() - t0, history=history,
@@ -529,7 +586,8 @@ def _ssn_inner(lag: _Lagrangian, x: np.ndarray, theta: np.ndarray | None, y: tup
 
     f0 = merit(x, theta)
     while True:
-        grad, grad_theta, r, s = lag.gradient(x, theta, y, sigma)
+        grad, grad_theta, r, s, (diag, diag_theta) = lag.gradient(x, theta, y, sigma,
+                                                                  with_diag=True)
         grad += tx * (x - xc)
         res = np.where(x > 0, np.abs(grad), np.maximum(-grad, 0.0))
         res[blocked] = 0.0
@@ -541,7 +599,6 @@ def _ssn_inner(lag: _Lagrangian, x: np.ndarray, theta: np.ndarray | None, y: tup
         if residual <= eta or steps >= max_steps:
             return steps, residual
         steps += 1
-        diag, diag_theta = lag.curvature(r, s, sigma)
         diag += tx
         active = blocked | (x * diag <= grad)
         free = ~active

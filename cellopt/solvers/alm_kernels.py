@@ -20,7 +20,7 @@ import scipy.sparse as sp
 
 from cellopt import jit
 
-__all__ = ["flows", "schur_dense", "schur_dense_numpy"]
+__all__ = ["flows", "link_terms", "schur_dense", "schur_dense_numpy"]
 
 
 @jit.kernel
@@ -148,3 +148,65 @@ def flows(user: np.ndarray, group: np.ndarray, cell: np.ndarray, rate: np.ndarra
     return (np.bincount(user, flow, minlength=n_users),
             np.bincount(group, x, minlength=n_groups),
             np.bincount(cell, flow, minlength=n_cells))
+
+
+@jit.kernel
+def _link_terms_kernel(user, group, cell, rate, rho, cost, a_user, h_user, s_g, s_c, inv_cap,
+                       sigma):  # pragma: no cover
+    n = rate.shape[0]
+    grad = np.empty(n)
+    diag = np.empty(n)
+    for e in range(n):
+        u, g, c = user[e], group[e], cell[e]
+        grad[e] = rate[e] * (a_user[u] + s_c[c] * inv_cap[c]) + cost[e] + s_g[g]
+        d = h_user[u] * rate[e] * rate[e]
+        if s_g[g] > 0.0:
+            d += sigma
+        if s_c[c] > 0.0:
+            d += sigma * rho[e] * rho[e]
+        diag[e] = d
+    return grad, diag
+
+
+def link_terms(user: np.ndarray, group: np.ndarray, cell: np.ndarray, rate: np.ndarray,
+               rho: np.ndarray, cost: np.ndarray, a_user: np.ndarray, h_user: np.ndarray,
+               s_g: np.ndarray, s_c: np.ndarray, inv_cap: np.ndarray, sigma: float
+               ) -> tuple[np.ndarray, np.ndarray]:
+    """Gradient and generalized-Hessian diagonal of the augmented Lagrangian, per link.
+
+    ``grad_e = R_e (a_i + s_c,j / C_j) + c_e + s_g`` and
+    ``diag_e = h_i R_e² + σ (1[s_g > 0] + 1[s_c,j > 0] ρ_e²)`` for link e of user i, cell j,
+    group g.
+
+    Parameters
+    ----------
+    user, group, cell : ndarray of int64, shape (L,)
+    rate : ndarray, shape (L,)
+        R_e [Mbit/s].
+    rho : ndarray, shape (L,)
+        R_e / C_j, the link's coefficient in its cell's scaled backhaul row (0: no row).
+    cost : ndarray, shape (L,)
+        c_j R_e, the price paid per unit share [utility units].
+    a_user : ndarray, shape (n_users,)
+        ``−w U'(r) + s_d / scale_d`` per user [utility per Mbit/s].
+    h_user : ndarray, shape (n_users,)
+        Curvature of the user's terms along its rate [utility per (Mbit/s)²].
+    s_g : ndarray, shape (n_groups,)
+        Airtime penalty prices max(0, μ + σ excess) [utility units].
+    s_c : ndarray, shape (n_cells,)
+        Scaled backhaul penalty prices (0 where no row).
+    inv_cap : ndarray, shape (n_cells,)
+        1 / C_j (0 where no row) [1 / (Mbit/s)].
+    sigma : float
+        Penalty σ [utility units].
+
+    Returns
+    -------
+    (ndarray (L,), ndarray (L,))
+    """
+    if jit.compiled():
+        return _link_terms_kernel(user, group, cell, rate, rho, cost, a_user, h_user, s_g, s_c,
+                                  inv_cap, float(sigma))
+    grad = rate * (a_user[user] + (s_c * inv_cap)[cell]) + cost + s_g[group]
+    diag = h_user[user] * rate * rate + sigma * ((s_g > 0)[group] + (s_c > 0)[cell] * rho * rho)
+    return grad, diag
