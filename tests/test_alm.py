@@ -169,7 +169,7 @@ def test_inner_solver_matches_lbfgsb_on_a_subproblem():
 
 
 # ---------------------------------------------------------------------------- kernels
-def test_kernels_equal_their_numpy_forms():
+def test_kernels_equal_their_numpy_forms(monkeypatch):
     rng = np.random.default_rng(0)
     n, n_users, m = 4000, 700, 80
     user = np.sort(rng.integers(0, n_users, n))
@@ -186,6 +186,17 @@ def test_kernels_equal_their_numpy_forms():
     flow = rate * x
     want = (np.bincount(user, flow, minlength=n_users), np.bincount(group, x, minlength=50),
             np.bincount(cell, flow, minlength=30))
+    for a, b in zip(got, want, strict=True):
+        assert np.allclose(a, b, rtol=1e-13, atol=1e-12)
+    rho, cost = rng.random(n), rng.random(n)
+    a_user, h_user = rng.normal(size=n_users), rng.random(n_users)
+    s_g = np.where(rng.random(50) < 0.5, rng.random(50), 0.0)
+    s_c = np.where(rng.random(30) < 0.5, rng.random(30), 0.0)
+    inv_cap = rng.random(30)
+    args = (user, group, cell, rate, rho, cost, a_user, h_user, s_g, s_c, inv_cap, 3.0)
+    got = alm_kernels.link_terms(*args)
+    monkeypatch.setenv(jit.ENV_SWITCH, "0")
+    want = alm_kernels.link_terms(*args)
     for a, b in zip(got, want, strict=True):
         assert np.allclose(a, b, rtol=1e-13, atol=1e-12)
 
