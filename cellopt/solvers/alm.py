@@ -92,6 +92,7 @@ _DENSE_SCHUR_MAX = 2500  # Schur sizes up to this are factorized densely
 _WARM_TOL = 3e-3         # gap of the `dual` warm start
 _PROX = 1e-2             # proximal weight, relative to each variable's own curvature
 _PROX_FLOOR = 1e-3       # ... plus this × the price scale
+_DEMAND_SCALE = 1e-2     # the price scale is at least this × the mean demand multiplier
 _SIGMA0 = 3.0            # first penalty, relative to the price scale
 _SIGMA_MAX = 1e6         # largest penalty, relative to the price scale
 _SIGMA_UP = 4.0          # penalty factor when the violation did not fall enough
@@ -455,7 +456,13 @@ def solve_alm(
     y: tuple = (mu, nu_hat, lam_hat)
     if lag.free:  # η of Σ θ = 1: at the optimum, the best pattern's net airtime value
         y += (float(np.max(mu.reshape(p.n_cells, -1).sum(axis=0) - p.pattern_cost)),)
-    scale = max(float(np.mean(mu[mu > 0])) if (mu > 0).any() else 1.0, 1e-12)
+    # The price scale: the mean positive airtime price — but with most users held at their
+    # demand the airtime prices can be ~0 while the demand multipliers carry the prices,
+    # so never below a fraction of their mean (both in share units).
+    lam_pos = lam_hat[lam_hat > 0]
+    scale = max(float(np.mean(mu[mu > 0])) if (mu > 0).any() else 0.0,
+                _DEMAND_SCALE * float(np.mean(lam_pos)) if len(lam_pos) else 0.0)
+    scale = scale if scale > 0 else 1.0
     sigma = float(sigma0) if sigma0 is not None else _SIGMA0 * scale
     sigma_first = sigma
 
