@@ -49,7 +49,7 @@ densely up to 2,500 rows, and with a sparse LU beyond.
 Rows are scaled to read in shares: airtime as is, backhaul divided by the cap, demand
 by the user's fastest link rate (divided by a small demand, the demand rows' curvature
 would be orders larger than the airtime rows' and every step that moves a rate would be
-cut short). The method starts from the prices and shares of ``dual`` run to a loose gap,
+cut short). The method starts from the prices and shares of ``dual`` run to a gap of 3e-3,
 with each demand-bound user's multiplier set to the marginal utility its price does not
 pay for.
 """
@@ -379,7 +379,7 @@ def solve_alm(
         n_resources) with share blocks. Only for problems with free pattern shares.
     warm_start : {"dual", None}
         Without `x0` and `prices0`: ``"dual"`` (default) starts from the prices, shares
-        and pattern shares of the ``dual`` method run to a loose gap (1e-2, or `tol` if
+        and pattern shares of the ``dual`` method run to a loose gap (3e-3, or `tol` if
         looser); the multiplier updates then start next to the optimal prices. None
         starts cold: each user on its fastest link, equal-share prices.
 
