@@ -306,7 +306,7 @@ def test_every_option_of_every_method_is_documented():
         for option in method_info(name).options.values():
             assert option.doc and not option.doc.startswith("As for"), (name, option.name)
     assert method_info("alm").options["inner_steps"].doc == \
-        "Most projected Newton steps per outer iteration."
+        "Most semismooth Newton steps per outer iteration."
     assert method_info("max_sinr").options["inner_method"].doc == \
         method_info("max_rsrp").options["inner_method"].doc
 

@@ -1,27 +1,57 @@
-"""Augmented-Lagrangian method with projected-Newton inner steps.
+"""Augmented-Lagrangian method with a semismooth Newton inner solver (method ``alm``).
 
 The coupling constraints — airtime per (cell, resource), backhaul per cell, demand per
-user — are priced by multipliers and a quadratic penalty σ (the augmented Lagrangian);
-``x ≥ 0`` stays a hard bound. Each outer iteration takes a few projected Newton steps on
-the augmented Lagrangian, then updates the multipliers
-``y ← max(0, y + σ (a(x) − 1))`` — prices rise where a cell is overloaded. The multipliers
-are the prices μ (airtime) and ν (backhaul) of the certificate: every outer iteration
-evaluates the dual function g(μ, ν) (an upper bound for any prices ≥ 0) and the
-objective of the repaired, feasible shares, and the method stops when their
-rate-equivalent gap is at most ``tol``.
+user — are priced by multipliers y and a quadratic penalty σ (the augmented Lagrangian
+L_σ); ``x ≥ 0`` stays a hard bound. Outer iteration k (a proximal method of
+multipliers, Rockafellar 1976):
 
-Why Newton, and why it is cheap here: a plain ADMM needs thousands of iterations for a
-1e-4 gap. The Newton matrix on the free links (those not held at 0) is
+1. minimize, inexactly, ``Φ_k(x) = L_σ(x; y_k) + ½ Σ_e τ_e (x_e − x_k,e)²`` over x ≥ 0;
+2. ``y ← max(0, y + σ (a(x) − 1))`` — prices rise where a cell is overloaded;
+3. evaluate the dual function g(μ, ν) at the new prices (an upper bound for any prices
+   ≥ 0) and the objective of the best feasible point recovered from x
+   (:func:`~cellopt.solvers.common.recover_feasible`); stop when their rate-equivalent
+   gap is at most ``tol``;
+4. raise σ ×4 when the violation did not fall 4× (and the inner solve reached its
+   target), and ask the next inner solve for a residual η_{k+1} ≤ min(0.2 η_k,
+   violation_k) × the price scale: inexact early, exact as the violation vanishes.
+
+The proximal term τ_e = 1e-2 h_i R_e² + 1e-3 × the price scale (h_i the user's utility
+curvature) makes Φ_k strongly convex: without it the Newton matrix is singular along
+every tie (a user indifferent between two links, two users sharing a cell), and the
+regularized steps of the former projected-Newton loop were cut by the line search to
+1e-4 of their length, fifty times per outer iteration. τ does not grow with σ: a weight
+that did would freeze x as the penalty rises.
+
+Semismooth Newton (the inner solver). Φ_k is C¹ with a semismooth gradient (the
+penalty is a squared plus-function). Each step solves for the natural residual
+``x − Π_{≥0}(x − ∇Φ / diag H)``: links where it equals x (``x_e H_ee ≤ ∂Φ/∂x_e``, at
+zero or heading there) are set to zero and leave the system — so links whose share is
+driven to zero drop out and users stop being spread over all their candidate cells —
+and the free links move by the generalized Hessian restricted to them, with the rows
+whose plus-function is positive counted as active. A backtracking (Armijo) search on
+Φ_k along the projection arc takes the step; a user whose rate the step would cut by
+more than 75 % has its own step shortened (the utility's curvature grows like
+r^(−α−1)). The certificate is unaffected by which links are zero: the bound depends on
+the prices only, and the feasible side is repaired from x.
+
+The Newton matrix on the free links is
 
     H = D + Σ_i h_i R_i R_iᵀ + σ Σ_{active groups g} 1_g 1_gᵀ + σ Σ_{active cells j} ρ_j ρ_jᵀ
 
-— a small diagonal regularization D, one rank-one block per user (its utility
-curvature) and one per active cell constraint. The user blocks are inverted in closed
-form (Sherman–Morrison, all users at once); what remains is a Schur complement in the
-cell dimension, of size (active groups + active backhaul caps), whose off-diagonal
-entries come only from users with free links in several cells. Near the optimum most
-users are served by one link, so the Schur matrix is nearly diagonal; it is factorized
-densely when small and with a sparse LU otherwise.
+— the proximal diagonal D = τ, one rank-one block per user (its utility curvature, and
+its demand row when active) and one per active cell constraint. The user blocks are
+inverted in closed form (Sherman–Morrison, all users at once); what remains is a Schur
+complement in the cell dimension, of size (active groups + active backhaul caps),
+whose off-diagonal entries come only from users with free links in several cells. It is
+assembled by a compiled kernel (:mod:`cellopt.solvers.alm_kernels`) and factorized
+densely up to 2,500 rows, and with a sparse LU beyond.
+
+Rows are scaled to read in shares: airtime as is, backhaul divided by the cap, demand
+by the user's fastest link rate (divided by a small demand, the demand rows' curvature
+would be orders larger than the airtime rows' and every step that moves a rate would be
+cut short). The method starts from the prices and shares of ``dual`` run to a gap of 3e-3,
+with each demand-bound user's multiplier set to the marginal utility its price does not
+pay for.
 """
 
 from __future__ import annotations
@@ -32,23 +62,24 @@ from typing import Any
 
 import numpy as np
 import scipy.linalg
-import scipy.sparse as sp
 import scipy.sparse.linalg as spla
 
 from cellopt.checks import check_int, check_number
 from cellopt.errors import ValidationError
 from cellopt.problem import Problem, utility, utility_derivative
 from cellopt.solution import Solution
+from cellopt.solvers.alm_kernels import flows, link_terms, schur_dense, schur_dense_numpy
 from cellopt.solvers.certificate import certified_gap, dual_bound
 from cellopt.solvers.common import (
     block_zero_capacity,
-    energy_cost,
     feasible_shares,
     group_capacity,
+    link_prices,
     loads,
-    objective_terms,
     one_blas_thread,
+    recover_feasible,
     repair,
+    user_min,
 )
 from cellopt.solvers.dual import solve_dual
 from cellopt.solvers.registry import check_arguments, check_problem, check_warm_start, register
@@ -58,10 +89,18 @@ from cellopt.status import MAX_ITER, OPTIMAL, STOPPED, TIME_LIMIT
 __all__ = ["solve_alm"]
 
 _DENSE_SCHUR_MAX = 2500  # Schur sizes up to this are factorized densely
-_REG = 1e-4              # Newton-matrix regularization, relative to each link's curvature
+_WARM_TOL = 3e-3         # gap of the `dual` warm start
+_PROX = 1e-2             # proximal weight, relative to each variable's own curvature
+_PROX_FLOOR = 1e-3       # ... plus this × the price scale
+_DEMAND_SCALE = 1e-2     # the price scale is at least this × the mean demand multiplier
+_SIGMA0 = 3.0            # first penalty, relative to the price scale
 _SIGMA_MAX = 1e6         # largest penalty, relative to the price scale
-_X_MAX = 2.0             # loose upper box on shares during the inner steps
-_EPS_ACTIVE = 1e-3       # ε of the ε-active set (Bertsekas)
+_SIGMA_UP = 4.0          # penalty factor when the violation did not fall enough
+_VIOLATION_DROP = 0.25   # ... i.e. by this factor
+_RATE_KEEP = 0.75        # a Newton step lowers a user's rate by at most this fraction
+_ETA0 = 1.0              # first inner residual, relative to the price scale
+_ETA_DROP = 0.2          # each later one at most this × the previous
+_ETA_VIOLATION = 1.0     # ... and at most this × the outer violation
 
 
 class _Lagrangian:
@@ -83,8 +122,17 @@ class _Lagrangian:
         floor = 1e-2 * float(np.median(self.R)) if len(self.R) else 1.0
         self.inv_cap = np.zeros(p.n_cells)
         self.inv_cap[self.capped] = 1.0 / np.maximum(p.backhaul_mbps[self.capped], floor)
-        self.inv_demand = np.where(self.has_demand, 1.0 / np.maximum(p.demand_mbps, floor), 0.0)
+        # Demand rows are divided by the user's fastest link rate instead: the row then reads
+        # in shares of that link, like an airtime row, and its penalty's curvature σ R_e²/R̄²
+        # stays ≤ σ (divided by a small demand it would be orders larger than the airtime
+        # rows', and every projected step that moves a rate would be cut to nothing).
+        fastest = np.zeros(p.n_users)
+        np.maximum.at(fastest, p.user, self.R)
+        self.inv_demand = np.where(self.has_demand & (fastest > 0),
+                                   1.0 / np.maximum(fastest, floor), 0.0)
         self.link_cost = p.price_per_mbps[p.cell] * self.R
+        self.rho = self.R * self.inv_cap[p.cell]  # coefficient in the scaled backhaul row
+        self._no_curvature = np.zeros(p.n_users)
         self.has_link = np.bincount(p.user, minlength=p.n_users) > 0
         capped_mask = np.zeros(p.n_cells, bool)
         capped_mask[self.capped] = True
@@ -100,7 +148,9 @@ class _Lagrangian:
     def rows(self, x: np.ndarray, theta: np.ndarray | None
              ) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
         """Rates, and the scaled excess of each row: airtime − θ (or 1), (T − C)/C, (r − d)/d."""
-        r, air, traffic = loads(self.p, x)
+        p = self.p
+        r, air, traffic = flows(p.user, p.group, p.cell, self.R, x, p.n_users, p.n_groups,
+                                p.n_cells)
         with np.errstate(invalid="ignore"):
             bh = np.where(self.inv_cap > 0, (traffic - self.p.backhaul_mbps) * self.inv_cap, 0.0)
             dm = np.where(self.has_demand, (r - self.p.demand_mbps) * self.inv_demand, 0.0)
@@ -120,28 +170,63 @@ class _Lagrangian:
             f += np.dot(self.energy, theta) + y[3] * h + 0.5 * sigma * h * h
         return float(f)
 
-    def gradient(self, x: np.ndarray, theta: np.ndarray | None, y: tuple, sigma: float):
-        """Gradients in x and θ, and the per-row penalty prices s = max(0, y + σ excess)."""
+    def gradient(self, x: np.ndarray, theta: np.ndarray | None, y: tuple, sigma: float,
+                 with_diag: bool = False):
+        """Gradients in x and θ, the rates and the per-row penalty prices s = max(0, y + σ
+        excess); with `with_diag`, also the generalized-Hessian diagonal of :meth:`curvature`."""
         r, air, bh, dm = self.rows(x, theta)
         mu, nu, lam = y[:3]
         s_g = np.maximum(mu + sigma * air, 0.0)
         s_c = np.where(self.row_masks[1], np.maximum(nu + sigma * bh, 0.0), 0.0)
         s_d = np.where(self.has_demand, np.maximum(lam + sigma * dm, 0.0), 0.0)
-        marginal = self.w * utility_derivative(r, self.alpha)
-        per_user = -marginal + s_d * self.inv_demand
-        grad = self.R * (per_user[self.p.user] + (s_c * self.inv_cap)[self.p.cell]) \
-            + self.p.price_per_mbps[self.p.cell] * self.R + s_g[self.g]
+        a_user = -self.w * utility_derivative(r, self.alpha) + s_d * self.inv_demand
+        h = self.user_curvature(r, s_d, sigma) if with_diag else self._no_curvature
+        p = self.p
+        grad, diag = link_terms(p.user, self.g, p.cell, self.R, self.rho, self.link_cost,
+                                a_user, h, s_g, s_c, self.inv_cap, sigma)
         grad_theta = None
+        diag_theta = None
         if self.free:
-            per_pattern = s_g.reshape(self.p.n_cells, self.p.n_resources).sum(axis=0)
+            per_pattern = s_g.reshape(p.n_cells, p.n_resources).sum(axis=0)
             grad_theta = self.energy - per_pattern + (y[3] + sigma * (theta.sum() - 1.0))
+            active = (s_g > 0).reshape(p.n_cells, p.n_resources).sum(axis=0)
+            diag_theta = sigma * (1.0 + active)
+        if with_diag:
+            return grad, grad_theta, r, (s_g, s_c, s_d), (diag, diag_theta)
         return grad, grad_theta, r, (s_g, s_c, s_d)
+
+    def curvature(self, r: np.ndarray, s: tuple[np.ndarray, ...], sigma: float
+                  ) -> tuple[np.ndarray, np.ndarray | None]:
+        """Diagonal of the generalized Hessian: per link, shape (L,), and per pattern share.
+
+        ``h_i R_e² + σ (1[airtime row active] + 1[backhaul row active] ρ_e²)`` with h_i the
+        user's curvature (utility and active demand row); for a free pattern share k,
+        ``σ (1 + its active airtime rows)``.
+        """
+        p = self.p
+        s_g, s_c, s_d = s
+        h = self.user_curvature(r, s_d, sigma)
+        diag = h[p.user] * self.R * self.R + sigma * ((s_g > 0)[self.g]
+                                                      + (s_c > 0)[p.cell] * self.rho * self.rho)
+        diag_theta = None
+        if self.free:
+            active = (s_g > 0).reshape(p.n_cells, p.n_resources).sum(axis=0)
+            diag_theta = sigma * (1.0 + active)
+        return diag, diag_theta
+
+    def user_curvature(self, r: np.ndarray, s_d: np.ndarray, sigma: float) -> np.ndarray:
+        """h_i, shape (n_users,): curvature of −w U(r) plus the active demand penalty."""
+        h = np.zeros(self.p.n_users)
+        if self.alpha > 0:
+            with np.errstate(divide="ignore", invalid="ignore", over="ignore"):
+                h = self.w * self.alpha * np.where(r > 0, r ** (-self.alpha - 1.0), 0.0)
+        return h + sigma * (s_d > 0) * self.inv_demand ** 2
 
     # --- Newton direction -------------------------------------------------------
     def newton_direction(
-        self, x: np.ndarray, grad: np.ndarray, r: np.ndarray, s: tuple[np.ndarray, ...],
-        sigma: float, free: np.ndarray, grad_theta: np.ndarray | None = None,
-        free_theta: np.ndarray | None = None,
+        self, grad: np.ndarray, r: np.ndarray, s: tuple[np.ndarray, ...], sigma: float,
+        free: np.ndarray, tau: np.ndarray, grad_theta: np.ndarray | None = None,
+        free_theta: np.ndarray | None = None, tau_theta: np.ndarray | None = None,
     ) -> tuple[np.ndarray, np.ndarray | None]:
         """Solve H_FF d_F = −grad_F by Sherman–Morrison per user and a Schur complement.
 
@@ -157,16 +242,11 @@ class _Lagrangian:
         f = np.flatnonzero(free)
         R, u, g, c = self.R[f], p.user[f], self.g[f], p.cell[f]
         # Per-user curvature of −w U(r) plus the active demand penalty (rank one in R_i).
-        h = np.zeros(p.n_users)
-        if self.alpha > 0:
-            with np.errstate(divide="ignore", invalid="ignore"):
-                h = self.w * self.alpha * np.where(r > 0, r ** (-self.alpha - 1.0), 0.0)
-        h = h + sigma * (s_d > 0) * self.inv_demand ** 2
+        h = self.user_curvature(r, s_d, sigma)
         act_g = s_g > 0
         act_c = s_c > 0
         rho = R * self.inv_cap[c]  # coefficient of the link in its cell's scaled backhaul row
-        diag = h[u] * R * R + sigma * (act_g[g] + act_c[c] * rho * rho)
-        D = _REG * (diag + sigma * 1e-3) + 1e-300
+        D = tau[f]  # the proximal term: every link's own curvature, > 0
 
         # B = D + Σ_i h_i R_i R_iᵀ;  B⁻¹ v = v/D − (R/D) β_i Σ_{e∈i} R_e v_e / D_e.
         a = np.bincount(u, R * R / D, minlength=p.n_users)
@@ -195,7 +275,7 @@ class _Lagrangian:
             keep = p_cols >= 0
             P = np.zeros((m, len(ft)))
             P[row_g[act_rows[keep]], p_cols[keep]] = 1.0
-            d_reg = _REG * sigma * (1.0 + P.sum(axis=0)) + 1e-300
+            d_reg = tau_theta[ft]
         if m == 0:
             if not self.free:
                 return rhs_u, None
@@ -213,31 +293,17 @@ class _Lagrangian:
             return out + np.where(in_c, rho * z[np.maximum(rc, 0)], 0.0)
 
         # M = I/σ + Wᵀ D⁻¹ W − Σ_i β_i t_i t_iᵀ with t_i = Wᵀ D⁻¹ R_i.
-        rows, cols, vals = [np.arange(m)], [np.arange(m)], [np.full(m, 1.0 / sigma)]
-        for ra, ma, ca_ in ((rg, in_g, 1.0), (rc, in_c, rho)):
-            for rb, mb, cb in ((rg, in_g, 1.0), (rc, in_c, rho)):
-                both = ma & mb
-                rows.append(ra[both])
-                cols.append(rb[both])
-                vals.append((np.broadcast_to(ca_, R.shape) * np.broadcast_to(cb, R.shape)
-                             / D)[both])
-        t_rows = np.concatenate([rg[in_g], rc[in_c]])
-        t_users = np.concatenate([u[in_g], u[in_c]])
-        t_vals = np.concatenate([(R / D)[in_g], (rho * R / D)[in_c]])
-        corr = beta[t_users] > 0
-        T = sp.csr_matrix((t_vals[corr], (t_rows[corr], t_users[corr])), shape=(m, p.n_users))
-        TbT = (T @ sp.diags(beta) @ T.T).tocoo()
-        rows.append(TbT.row)
-        cols.append(TbT.col)
-        vals.append(-TbT.data)
-        M = sp.csr_matrix((np.concatenate(vals), (np.concatenate(rows), np.concatenate(cols))),
-                          shape=(m, m))
+        if m <= _DENSE_SCHUR_MAX:
+            M = schur_dense(m, sigma, u, rg, rc, rho, R, 1.0 / D, beta)
+        else:
+            M = schur_dense_numpy(m, sigma, u, rg, rc, rho, R, 1.0 / D, beta)
         rhs = w_t(rhs_u)
         if self.free:
             rhs = np.column_stack([rhs, P])
         if m <= _DENSE_SCHUR_MAX:
             with one_blas_thread():
-                z = scipy.linalg.cho_solve(scipy.linalg.cho_factor(M.toarray(), check_finite=False),
+                M = M if isinstance(M, np.ndarray) else M.toarray()
+                z = scipy.linalg.cho_solve(scipy.linalg.cho_factor(M, check_finite=False),
                                            rhs, check_finite=False)
         else:
             z = spla.splu(M.tocsc(), permc_spec="MMD_AT_PLUS_A").solve(rhs)
@@ -285,7 +351,7 @@ def solve_alm(
     theta0: np.ndarray | None = None,
     warm_start: str | None = "dual",
 ) -> Solution:
-    """Augmented-Lagrangian method with projected-Newton inner steps.
+    """Augmented-Lagrangian method with semismooth Newton inner steps.
 
     Parameters
     ----------
@@ -300,9 +366,9 @@ def solve_alm(
     sigma0 : float, optional
         Initial penalty [utility units]; default 10 × the mean equal-share airtime price.
     inner_steps : int
-        Most projected Newton steps per outer iteration.
+        Most semismooth Newton steps per outer iteration.
     inner_tol : float
-        Inner stop: largest projected-gradient entry ≤ inner_tol × the price scale.
+        Floor of the inexact inner stop η_k (× the price scale), which shrinks with the violation.
     x0 : ndarray, shape (L,), optional
         Warm start for the shares (finite, ≥ 0).
     prices0 : (ndarray (n_cells, n_resources), ndarray (n_cells,)), optional
@@ -313,7 +379,7 @@ def solve_alm(
         n_resources) with share blocks. Only for problems with free pattern shares.
     warm_start : {"dual", None}
         Without `x0` and `prices0`: ``"dual"`` (default) starts from the prices, shares
-        and pattern shares of the ``dual`` method run to a loose gap (1e-2, or `tol` if
+        and pattern shares of the ``dual`` method run to a loose gap (3e-3, or `tol` if
         looser); the multiplier updates then start next to the optimal prices. None
         starts cold: each user on its fastest link, equal-share prices.
 
@@ -321,7 +387,7 @@ def solve_alm(
     -------
     Solution
         ``history`` columns: iteration, objective, upper_bound, gap, sigma,
-        max_violation, newton_steps, time_s.
+        max_violation, newton_steps, inner_residual (relative to the price scale), time_s.
     """
     t0 = time.perf_counter()
     p = problem
@@ -343,14 +409,25 @@ def solve_alm(
     if isinstance(warm_start, (bool, np.bool_)) or warm_start not in ("dual", None):
         raise ValidationError(f"warm_start={warm_start!r}; fix: 'dual' or None")
     said = ""
+    # The certificate pairs the best feasible point and the lowest bound found so far
+    # (each valid on its own): (objective, x, θ, utility) and (bound, μ, ν).
+    best_primal: tuple | None = None
+    best_bound: tuple | None = None
     if warm_start == "dual" and x0 is None and prices0 is None and p.n_links:
-        warm = solve_dual(p, tol=max(tol, 1e-2), time_limit_s=time_limit_s)
+        warm = solve_dual(p, tol=max(tol, _WARM_TOL), time_limit_s=time_limit_s)
         x0, prices0 = warm.x, (warm.prices["airtime"], warm.prices["backhaul"])
         theta0 = warm.pattern_share if theta0 is None else theta0
         said = f"warm-started from dual prices (gap {warm.gap:.1e}, {warm.n_iter} steps); "
+        # Its feasible point and its bound are candidates of the certificate too.
+        best_primal = (warm.objective, warm.x, warm.pattern_share, warm.utility)
+        best_bound = (warm.upper_bound, warm.prices["airtime"].reshape(-1),
+                      warm.prices["backhaul"])
     lag = _Lagrangian(p)
     theta = feasible_shares(p, theta0)
-    x, mu = _initial_point(p, theta)
+    if x0 is not None and prices0 is not None:
+        x, mu = np.clip(np.asarray(x0, float), 0.0, None), None
+    else:
+        x, mu = _initial_point(p, theta)
     nu_hat = np.zeros(p.n_cells)
     if x0 is not None:
         x = np.clip(np.asarray(x0, float), 0.0, None)
@@ -365,24 +442,47 @@ def solve_alm(
     r, _, _ = loads(p, x)
     if p.alpha > 0 and (r[lag.has_link] <= 0).any():
         x = np.maximum(x, 1e-6 * (~blocked))
+    # Demand multipliers: the marginal utility a user's price does not pay for (the dual
+    # bound has no demand price: r̄ caps the user's best response instead), per unit of the
+    # scaled row. Zero for users below their demand at these prices.
     lam_hat = np.zeros(p.n_users)
+    if lag.has_demand.any():
+        r, _, _ = loads(p, x)
+        cheapest = user_min(p, link_prices(p, mu, nu_hat * lag.inv_cap))
+        with np.errstate(divide="ignore", invalid="ignore", over="ignore"):
+            gain = p.weight * utility_derivative(np.maximum(r, 1e-300), p.alpha) - cheapest
+            lam_hat = np.where(lag.has_demand & np.isfinite(gain) & (gain > 0),
+                               gain / np.where(lag.has_demand, lag.inv_demand, 1.0), 0.0)
     y: tuple = (mu, nu_hat, lam_hat)
     if lag.free:  # η of Σ θ = 1: at the optimum, the best pattern's net airtime value
         y += (float(np.max(mu.reshape(p.n_cells, -1).sum(axis=0) - p.pattern_cost)),)
-    scale = max(float(np.mean(mu[mu > 0])) if (mu > 0).any() else 1.0, 1e-12)
-    sigma = float(sigma0) if sigma0 is not None else 10.0 * scale
+    # The price scale: the mean positive airtime price — but with most users held at their
+    # demand the airtime prices can be ~0 while the demand multipliers carry the prices,
+    # so never below a fraction of their mean (both in share units).
+    lam_pos = lam_hat[lam_hat > 0]
+    scale = max(float(np.mean(mu[mu > 0])) if (mu > 0).any() else 0.0,
+                _DEMAND_SCALE * float(np.mean(lam_pos)) if len(lam_pos) else 0.0)
+    scale = scale if scale > 0 else 1.0
+    sigma = float(sigma0) if sigma0 is not None else _SIGMA0 * scale
+    sigma_first = sigma
 
     history: list[dict[str, Any]] = []
     status, message = MAX_ITER, f"reached max_iter={max_iter} before gap ≤ tol={tol:g}"
-    best: tuple[float, np.ndarray, np.ndarray, np.ndarray, float] | None = None
     prev_violation = np.inf
+    eta = _ETA0 * scale
     n_iter = 0
     for n_iter in range(1, max_iter + 1):
-        steps, inner_done = 0, False
-        while steps < inner_steps and not inner_done:
-            steps += 1
-            inner_done = _projected_newton_step(lag, x, theta, y, sigma, blocked,
-                                                inner_tol * scale)
+        # The proximal term of this outer iteration: centre the current point, weight a
+        # fraction of each variable's own curvature (fixed during the inner solve).
+        # The weight follows the utility's curvature, not σ: a weight that grew with σ
+        # would freeze x as the penalty rises.
+        r, _, _ = loads(p, x)
+        h = lag.user_curvature(r, np.zeros(p.n_users), 0.0)
+        tau = _PROX * h[p.user] * lag.R * lag.R + _PROX_FLOOR * scale
+        tau_theta = np.full(p.n_resources, _PROX_FLOOR * scale) if lag.free else None
+        centre = (x.copy(), None if theta is None else theta.copy())
+        steps, residual = _ssn_inner(lag, x, theta, y, sigma, blocked, centre,
+                                     (tau, tau_theta), eta, inner_steps)
         _, *excess = lag.rows(x, theta)
         violation = max(float(np.max(np.where(mk, e, 0.0), initial=0.0))
                         for e, mk in zip(excess, lag.row_masks, strict=True))
@@ -396,16 +496,17 @@ def solve_alm(
         mu_k, nu_k = y[0], y[1] * lag.inv_cap
         nu_k = block_zero_capacity(p, mu_k, nu_k)
         bound = dual_bound(p, mu_k, nu_k)
-        theta_feas = feasible_shares(p, theta)
-        x_feas = repair(p, x, theta_feas)
-        util, cost = objective_terms(p, x_feas)
-        objective = util - cost - energy_cost(p, theta_feas)
-        gap = certified_gap(p, bound, objective, util)
-        if best is None or bound - objective < best[0]:
-            best = (bound - objective, x_feas, mu_k.copy(), nu_k.copy(), bound, theta_feas)
-        row = dict(iteration=n_iter, objective=objective, upper_bound=bound, gap=gap,
+        # The feasible side: the shares repaired, or with the saturated (priced) groups
+        # filled, or demand-bound users served first — the best of these.
+        x_feas, objective, theta_feas, util = recover_feasible(p, x, mu_k > 0, [theta])
+        if best_primal is None or objective > best_primal[0]:
+            best_primal = (objective, x_feas, theta_feas, util)
+        if best_bound is None or bound < best_bound[0]:
+            best_bound = (bound, mu_k.copy(), nu_k.copy())
+        gap = certified_gap(p, best_bound[0], best_primal[0], best_primal[3])
+        row = dict(iteration=n_iter, objective=best_primal[0], upper_bound=best_bound[0], gap=gap,
                    sigma=sigma, max_violation=violation, newton_steps=steps,
-                   time_s=time.perf_counter() - t0)
+                   inner_residual=residual / scale, time_s=time.perf_counter() - t0)
         history.append(row)
         if callback is not None and callback(dict(row)):
             status, message = STOPPED, "the callback asked to stop"
@@ -416,71 +517,142 @@ def solve_alm(
         if time_limit_s is not None and time.perf_counter() - t0 > time_limit_s:
             status, message = TIME_LIMIT, f"reached time_limit_s={time_limit_s:g}"
             break
-        # A larger penalty only helps once the inner problem is actually solved; raising
-        # it on an unfinished inner solve makes the next one harder still.
-        if inner_done and violation > 0.25 * prev_violation:
-            sigma = min(sigma * 4.0, _SIGMA_MAX * scale)
+        # The penalty rises when the violation did not fall enough; the next inner solve
+        # is asked for a residual that shrinks with the violation (inexact ALM).
+        # An inner solve that ran out of steps had a penalty too stiff for its start:
+        # lower it back (never below its first value).
+        if residual <= eta and violation > _VIOLATION_DROP * prev_violation:
+            sigma = min(sigma * _SIGMA_UP, _SIGMA_MAX * scale)
+        elif residual > eta and steps >= inner_steps:
+            sigma = max(sigma / _SIGMA_UP, sigma_first)
         prev_violation = violation
-    if best is None:  # max_iter=0: the starting point, repaired, and the bound at its prices
+        eta = max(inner_tol, min(_ETA_DROP * eta / scale, _ETA_VIOLATION * violation)) * scale
+    if best_primal is None:  # max_iter=0: the starting point, repaired
         theta_feas = feasible_shares(p, theta)
+        best_primal = (None, repair(p, x, theta_feas), theta_feas, None)
+    if best_bound is None:  # ... and the bound at its prices
         nu0 = block_zero_capacity(p, y[0], y[1] * lag.inv_cap)
-        best = (np.inf, repair(p, x, theta_feas), y[0], nu0, dual_bound(p, y[0], nu0), theta_feas)
-    _, x_best, mu_best, nu_best, bound_best, theta_best = best
+        best_bound = (dual_bound(p, y[0], nu0), y[0], nu0)
+    _, x_best, theta_best, _ = best_primal
+    bound_best, mu_best, nu_best = best_bound
     return build_solution(
         p, x_best, method="alm", status=status, message=said + message, mu=mu_best, nu=nu_best,
         upper_bound=bound_best, n_iter=n_iter, wall_s=time.perf_counter() - t0, history=history,
         theta=theta_best)
 
 
-def _projected_newton_step(lag: _Lagrangian, x: np.ndarray, theta: np.ndarray | None, y: tuple,
-                           sigma: float, blocked: np.ndarray, stop_at: float) -> bool:
-    """One projected Newton step with an Armijo search along the projection arc (in place).
+def _ssn_inner(lag: _Lagrangian, x: np.ndarray, theta: np.ndarray | None, y: tuple,
+               sigma: float, blocked: np.ndarray, centre: tuple, tau: tuple, eta: float,
+               max_steps: int) -> tuple[int, float]:
+    """Semismooth Newton on the proximal augmented Lagrangian over x ≥ 0 (in place).
 
-    Free pattern shares θ ≥ 0 move with x. Returns True when (x, θ) is stationary
-    (projected gradient ≤ `stop_at`) or no step decreases the augmented Lagrangian any more.
+    Minimizes ``Φ(x, θ) = L_σ(x, θ; y) + ½ Σ_e τ_e (x_e − x̄_e)² + ½ Σ_k τ_k (θ_k − θ̄_k)²``
+    until the largest entry of its minimal-norm subgradient (``|∂Φ/∂x_e|`` on a positive
+    share, ``max(0, −∂Φ/∂x_e)`` on a zero one) is at most `eta`, or `max_steps` steps.
+    Each step is a Newton step on the natural residual ``x − Π(x − ∇Φ / diag H)``: links
+    where that residual is x itself (``x_e diag_e ≤ ∂Φ/∂x_e``: at zero, or heading there)
+    are set to zero, the others move by the generalized Hessian restricted to them, and
+    an Armijo search along the projection arc on Φ takes the step.
+
+    Parameters
+    ----------
+    lag : _Lagrangian
+    x : ndarray, shape (L,)
+        Shares, updated in place.
+    theta : ndarray, shape (n_resources,), or None
+        Free pattern shares, updated in place.
+    y : tuple
+        Multipliers (airtime (n_groups,), scaled backhaul (n_cells,), scaled demand
+        (n_users,)[, η of Σ θ = 1]).
+    sigma : float
+        Penalty [utility units].
+    blocked : ndarray of bool, shape (L,)
+        Links pinned at zero.
+    centre : (ndarray (L,), ndarray or None)
+        x̄ and θ̄.
+    tau : (ndarray (L,), ndarray or None)
+        Proximal weights τ > 0 [utility units per share²].
+    eta : float
+        Residual to reach [utility units per share].
+    max_steps : int
+
+    Returns
+    -------
+    (int, float)
+        Newton steps taken and the final residual.
     """
-    grad, grad_theta, r, s = lag.gradient(x, theta, y, sigma)
-    # A loose box 0 ≤ x ≤ _X_MAX keeps the Newton steps of users with several free links
-    # bounded. It is never active at a solution (airtime keeps every share ≤ 1), so the
-    # airtime price, not the box, holds a lone user's share at 1.
-    pg = x - np.clip(x - grad, 0.0, _X_MAX)
-    pg[blocked] = 0.0
-    pg_theta = theta - np.clip(theta - grad_theta, 0.0, 1.0) if lag.free else np.zeros(0)
-    if max(np.max(np.abs(pg), initial=0.0), np.max(np.abs(pg_theta), initial=0.0)) <= stop_at:
-        return True
-    # ε-active set (Bertsekas): links within ε of a bound that the gradient pushes out.
-    eps = min(_EPS_ACTIVE, float(np.sqrt(np.dot(pg, pg) + np.dot(pg_theta, pg_theta))))
-    active = ((x <= eps) & (grad > 0)) | ((x >= _X_MAX - eps) & (grad < 0)) | blocked
-    free = ~active
-    free_theta = None if not lag.free else ~((theta <= eps) & (grad_theta > 0))
-    d = np.zeros_like(x)
-    d_theta = None
-    if free.any() or (lag.free and free_theta.any()):
-        d_free, d_theta_free = lag.newton_direction(x, grad, r, s, sigma, free, grad_theta,
-                                                    free_theta)
-        d[free] = d_free
+    xc, thc = centre
+    tx, tt = tau
+    steps = 0
+
+    def merit(xv: np.ndarray, tv: np.ndarray | None) -> float:
+        f = lag.value(xv, tv, y, sigma) + 0.5 * float(np.dot(tx, (xv - xc) ** 2))
         if lag.free:
-            d_theta = -theta.copy()  # shares held at 0 by a positive gradient stay there
-            d_theta[free_theta] = d_theta_free
-    d[active] = np.where(grad[active] > 0, -x[active], _X_MAX - x[active])
-    f0 = lag.value(x, theta, y, sigma)
-    step = 1.0
-    for _ in range(40):
-        trial = np.clip(x + step * d, 0.0, _X_MAX)
-        trial[blocked] = 0.0
-        decrease = np.dot(grad, trial - x)
-        trial_theta = None
+            f += 0.5 * float(np.dot(tt, (tv - thc) ** 2))
+        return f
+
+    f0 = merit(x, theta)
+    while True:
+        grad, grad_theta, r, s, (diag, diag_theta) = lag.gradient(x, theta, y, sigma,
+                                                                  with_diag=True)
+        grad += tx * (x - xc)
+        res = np.where(x > 0, np.abs(grad), np.maximum(-grad, 0.0))
+        res[blocked] = 0.0
+        residual = float(np.max(res, initial=0.0))
         if lag.free:
-            trial_theta = np.clip(theta + step * d_theta, 0.0, 1.0)
-            decrease += np.dot(grad_theta, trial_theta - theta)
-        f1 = lag.value(trial, trial_theta, y, sigma)
-        if np.isfinite(f1) and f1 <= f0 + 1e-4 * min(decrease, 0.0):
-            x[:] = trial
+            grad_theta = grad_theta + tt * (theta - thc)
+            residual = max(residual, float(np.max(np.where(
+                theta > 0, np.abs(grad_theta), np.maximum(-grad_theta, 0.0)), initial=0.0)))
+        if residual <= eta or steps >= max_steps:
+            return steps, residual
+        steps += 1
+        diag += tx
+        active = blocked | (x * diag <= grad)
+        free = ~active
+        d_theta = None
+        free_theta = None
+        if lag.free:
+            diag_theta = diag_theta + tt
+            free_theta = theta * diag_theta > grad_theta
+        d = np.where(active, -x, 0.0)
+        if lag.free:
+            d_theta = np.where(free_theta, 0.0, -theta)
+        if free.any() or (lag.free and free_theta.any()):
+            d_free, d_theta_free = lag.newton_direction(grad, r, s, sigma, free, tx, grad_theta,
+                                                        free_theta, tt)
+            d[free] = d_free
             if lag.free:
-                theta[:] = trial_theta
-            return f1 >= f0  # no progress left at working precision
-        step *= _backtrack(f0, f1, decrease)
-    return True
+                d_theta[free_theta] = d_theta_free
+        if lag.alpha > 0:
+            # The utility's curvature grows like r^(−α−1) as a rate falls: a Newton step
+            # that takes a user's rate below a fraction of its current value has left
+            # the region where its model holds. Shorten that user's step alone, so that
+            # one such user does not cut the step of all the others.
+            dr = np.bincount(lag.p.user, lag.R * np.maximum(d, -x), minlength=lag.p.n_users)
+            with np.errstate(divide="ignore", invalid="ignore"):
+                cut = np.where(dr < 0, np.minimum(1.0, _RATE_KEEP * r / -dr), 1.0)
+            d *= np.where(np.isfinite(cut), cut, 1.0)[lag.p.user]
+        step = 1.0
+        for _ in range(40):
+            trial = np.maximum(x + step * d, 0.0)
+            trial[blocked] = 0.0
+            decrease = float(np.dot(grad, trial - x))
+            trial_theta = None
+            if lag.free:
+                trial_theta = np.maximum(theta + step * d_theta, 0.0)
+                decrease += float(np.dot(grad_theta, trial_theta - theta))
+            f1 = merit(trial, trial_theta)
+            if np.isfinite(f1) and f1 <= f0 + 1e-4 * min(decrease, 0.0):
+                break
+            step *= _backtrack(f0, f1, decrease)
+        else:
+            return steps, residual  # no decrease left at working precision
+        x[:] = trial
+        if lag.free:
+            theta[:] = trial_theta
+        if f1 >= f0:
+            return steps, residual
+        f0 = f1
 
 
 def _backtrack(f0: float, f1: float, decrease: float) -> float:
