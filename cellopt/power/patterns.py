@@ -26,6 +26,7 @@ from cellopt.errors import ValidationError
 from cellopt.network import TIERS, Network
 from cellopt.parameters import is_real
 from cellopt.power.gains import GainTable
+from cellopt.power.kernels import cell_max
 
 __all__ = [
     "PatternSpace",
@@ -229,9 +230,8 @@ def cell_best(gains: GainTable, values: np.ndarray) -> np.ndarray:
 
     `values` has shape (n_users, n_candidates), aligned with the candidate columns.
     """
-    best = np.zeros(gains.n_cells)
-    np.maximum.at(best, gains.cell[:, :gains.n_candidates].ravel(), np.ravel(values))
-    return best
+    return cell_max(np.ravel(values)[None], gains.cell[:, :gains.n_candidates].ravel(),
+                    gains.n_cells)[0]
 
 
 def reduced_values(gains: GainTable, space: PatternSpace, coef: np.ndarray,
@@ -251,9 +251,7 @@ def reduced_values(gains: GainTable, space: PatternSpace, coef: np.ndarray,
     for start in range(0, len(patterns), chunk):  # chunks of patterns bound the memory
         part = patterns[start:start + chunk]
         value = gains.rates_mbps(space.power_mw(part)) * coef[None]  # (S, U, n)
-        best = np.zeros((len(part), gains.n_cells))
-        rows = np.repeat(np.arange(len(part)), cand.size)
-        np.maximum.at(best, (rows, np.tile(cand, len(part))), value.reshape(len(part), -1).ravel())
+        best = cell_max(value.reshape(len(part), -1), cand, gains.n_cells)
         out[start:start + chunk] = best.sum(axis=1) - space.energy_cost(part)
     return out
 
