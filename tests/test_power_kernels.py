@@ -76,3 +76,22 @@ def test_gain_table_sinr_is_the_same_without_numba(monkeypatch):
     fast = gains.sinr(power)
     monkeypatch.setenv(jit.ENV_SWITCH, "0")
     np.testing.assert_array_equal(gains.sinr(power), fast)
+
+
+@pytest.mark.parametrize("seed", range(3))
+def test_move_gains_kernel_equals_numpy_bit_for_bit(monkeypatch, seed):
+    from cellopt.power.patterns import _MoveEvaluator, link_coefficients
+
+    net = random_cells_network(10 + seed, n_cells=14, n_users=80)
+    gains = GainTable.from_network(net, rng=1, n_interferers=9, n_candidates=4)
+    space = PatternSpace.from_network(net, [0.0, -10.0, None], 0.3)
+    rng = np.random.default_rng(seed)
+    coef = link_coefficients(gains, rng.uniform(0.01, 0.2, net.n_users), np.zeros(net.n_cells))
+    evaluator = _MoveEvaluator(gains, space, coef)
+    for pattern in rng.integers(0, 3, (4, net.n_cells)):
+        fast = evaluator.gains_of_moves(pattern)
+        monkeypatch.setenv(jit.ENV_SWITCH, "0")
+        slow = evaluator.gains_of_moves(pattern)
+        monkeypatch.setenv(jit.ENV_SWITCH, "1")
+        for x, y in zip(fast, slow, strict=True):
+            np.testing.assert_array_equal(x, y)

@@ -21,8 +21,13 @@ import numpy as np
 
 from cellopt import jit
 
-__all__ = ["PAIRWISE_MAX", "cell_max", "cell_max_numpy", "link_brackets", "link_brackets_numpy",
-           "pattern_sinr", "pattern_sinr_numpy"]
+__all__ = ["MOVE_TABLE_MAX", "PAIRWISE_MAX", "cell_max", "cell_max_numpy", "link_brackets",
+           "link_brackets_numpy", "move_gains", "move_gains_fits", "pattern_sinr",
+           "pattern_sinr_numpy"]
+
+#: Most entries of the dense (move, cell) and (move, user) tables of :func:`move_gains`;
+#: beyond, local search takes its numpy form (sorted keys).
+MOVE_TABLE_MAX = 1 << 25
 
 #: Most table entries per user for which :func:`pattern_sinr`'s kernel reproduces numpy's
 #: pairwise row sum of a single pattern bit for bit (numpy splits longer rows; the numpy
@@ -75,6 +80,43 @@ def cell_max_numpy(values: np.ndarray, cell: np.ndarray, n_cells: int) -> np.nda
     rows = np.repeat(np.arange(n_s), len(cell))
     np.maximum.at(best, (rows, np.tile(cell, n_s)), np.ravel(values))
     return best
+
+
+def move_gains_fits(n_moves: int, n_cells: int, n_users: int) -> bool:
+    """Whether :func:`move_gains`'s kernel runs (numba there, its dense tables small enough)."""
+    return jit.compiled() and max(n_moves * n_cells, n_moves * n_users) <= MOVE_TABLE_MAX
+
+
+def move_gains(move: np.ndarray, user: np.ndarray, new_value: np.ndarray, cand_cell: np.ndarray,
+               top1: np.ndarray, top1_user: np.ndarray, top2: np.ndarray, top2_user: np.ndarray,
+               cell_value: np.ndarray, n_moves: int) -> tuple[np.ndarray, np.ndarray]:
+    """The value change of every single-cell move of local search, and the (move, cell)
+    pairs it touches: the compiled form of the numpy steps of
+    ``cellopt.power.patterns._MoveEvaluator.gains_of_moves`` (which remain its fallback),
+    bit for bit (the sums in the same order).
+
+    Affected pair p is user ``user[p]`` under move ``move[p]``, its candidate links' new
+    values ``new_value[p]``. A touched (move, cell) gets the max of its affected links —
+    only those above the cell's second-best value or of its best or second user count —
+    and of the cell's best unaffected link (its best unless that user is affected, then
+    its second, else 0); the move's gain is the sum of (new − old) over its touched cells,
+    in the order of the keys ``move · n_cells + cell``.
+
+    Returns
+    -------
+    gain : ndarray, shape (n_moves,)
+    keys : ndarray of int64
+        The touched ``move · n_cells + cell``, increasing.
+    """
+    return _move_gains_kernel(np.ascontiguousarray(move, np.int64),
+                              np.ascontiguousarray(user, np.int64),
+                              np.ascontiguousarray(new_value, np.float64),
+                              np.ascontiguousarray(cand_cell, np.int64),
+                              np.ascontiguousarray(top1, np.float64),
+                              np.ascontiguousarray(top1_user, np.int64),
+                              np.ascontiguousarray(top2, np.float64),
+                              np.ascontiguousarray(top2_user, np.int64),
+                              np.ascontiguousarray(cell_value, np.float64), int(n_moves))
 
 
 def link_brackets(rate: np.ndarray, a: np.ndarray, delta: np.ndarray, slot: np.ndarray,
@@ -261,3 +303,51 @@ def _cell_max_kernel(values, cell, n_cells):  # pragma: no cover - numba
             if v > best[s, j]:
                 best[s, j] = v
     return best
+
+
+@jit.kernel
+def _move_gains_kernel(move, user, new_value, cand_cell, top1, top1_user, top2, top2_user,
+                       cell_value, n_moves):  # pragma: no cover - numba
+    n_pairs, n_cand = new_value.shape
+    n_cells = top1.shape[0]
+    n_users = cand_cell.shape[0]
+    touched = np.zeros(n_moves * n_cells, np.bool_)
+    best = np.zeros(n_moves * n_cells)
+    affected = np.zeros(n_moves * n_users, np.bool_)
+    for p in range(n_pairs):
+        m, u = move[p], user[p]
+        affected[m * n_users + u] = True
+        for c in range(n_cand):
+            j = cand_cell[u, c]
+            key = m * n_cells + j
+            touched[key] = True
+            v = new_value[p, c]
+            if v > top2[j] or u == top1_user[j] or u == top2_user[j]:
+                if v > best[key]:
+                    best[key] = v
+    gain = np.zeros(n_moves)
+    count = 0
+    for key in range(n_moves * n_cells):
+        if touched[key]:
+            count += 1
+    keys = np.empty(count, np.int64)
+    k = 0
+    for key in range(n_moves * n_cells):
+        if not touched[key]:
+            continue
+        keys[k] = key
+        k += 1
+        m = key // n_cells
+        j = key % n_cells
+        u1, u2 = top1_user[j], top2_user[j]
+        hit1 = u1 >= 0 and affected[m * n_users + u1]
+        hit2 = u2 >= 0 and affected[m * n_users + u2]
+        if not hit1:
+            rest = top1[j]
+        elif not hit2:
+            rest = top2[j]
+        else:
+            rest = 0.0
+        new = best[key] if best[key] > rest else rest
+        gain[m] += new - cell_value[j]
+    return gain, keys

@@ -26,7 +26,7 @@ from cellopt.errors import ValidationError
 from cellopt.network import TIERS, Network
 from cellopt.parameters import is_real
 from cellopt.power.gains import GainTable
-from cellopt.power.kernels import cell_max
+from cellopt.power.kernels import cell_max, move_gains, move_gains_fits
 
 __all__ = [
     "PatternSpace",
@@ -382,6 +382,10 @@ class _MoveEvaluator:
         # Affected links below the cell's second-best value, of users who are neither its
         # best nor its second, cannot raise the maximum: they only mark the cell touched.
         n_moves = n_cells * n_levels
+        if move_gains_fits(n_moves, n_cells, g.n_users):  # the same in one compiled pass
+            gain, touched = move_gains(move, u, new_value, self.cand_cell, top1, top1_user,
+                                       top2, top2_user, cell_value, n_moves)
+            return self._finish_moves(pattern, p_mw, gain, touched)
         t_cell = self.cand_cell[u].ravel()
         t_move = np.repeat(move, self.n_cand)
         t_user = np.repeat(u, self.n_cand)
@@ -398,8 +402,16 @@ class _MoveEvaluator:
         rest = np.where(~hit1, top1[k_cell], np.where(~hit2, top2[k_cell], 0.0))
         delta = np.maximum(best_aff, rest) - cell_value[k_cell]
         gain = np.bincount(k_move, delta, minlength=n_moves).astype(float)
+        return self._finish_moves(pattern, p_mw, gain, keys)
+
+    def _finish_moves(self, pattern: np.ndarray, p_mw: np.ndarray, gain: np.ndarray,
+                      keys: np.ndarray) -> tuple[np.ndarray, ...]:
+        """The energy term of every move, and the touched pairs with each move's own cell."""
+        space = self.space
+        n_cells, n_levels = space.n_cells, space.n_levels
+        n_moves = n_cells * n_levels
         cells_all = np.repeat(np.arange(n_cells), n_levels)
-        lv_all = np.tile(levels, n_cells)
+        lv_all = np.tile(np.arange(n_levels), n_cells)
         price = space.energy_price_per_w[cells_all] * 1e-3
         gain -= price * (10.0 ** (space.level_dbm[cells_all, lv_all] / 10.0) - p_mw[cells_all])
         gain[lv_all == pattern[cells_all]] = -np.inf  # not a move
