@@ -199,8 +199,9 @@ class ColumnGenerationOptions:
     scope_cells : int or None
         With the relaxed bound and no time limit: also the decomposition bound
         (:func:`~cellopt.power.bounds.decomposition_bound`), in which every link sees
-        this many of its user's strongest cells exactly (default 4; about 40 s on the
-        README's 285-cell network), and the smaller of the two is reported. None: the
+        this many of its user's strongest cells exactly (default 4; about 20 s of CPU on
+        the README's 285-cell network on a busy 2-core machine), and the smaller of the
+        two is reported. None: the
         cluster relaxation only.
     master_options : mapping
         Passed to the convex method of the masters (e.g. ``{"max_iter": 200}``).
