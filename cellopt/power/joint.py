@@ -324,7 +324,9 @@ def solve_power(
         (of the table's model; not a bound: the joint bound with the best pattern the
         pricing found in place of ``max_s V``) and the column-generation ``history``, one
         row per iteration: ``iteration, n_patterns, objective, estimate, bound, n_new,
-        pricing, inner_iterations, inner_time_s, search_time_s, time_s``. The same values
+        pricing, inner_iterations, inner_time_s, search_time_s, time_s``; and ``stop``,
+        what stopped column generation and what the bound then said, in words
+        (:func:`explain_stop`). The same values
         are on the solution's own fields (``patterns``, ``pattern_share``,
         ``cell_power_dbm``, ``energy_w``, ``bound_kind``, ``bound_info``, ``estimate``,
         ``history``). ``status`` follows the rule of every solve
