@@ -52,6 +52,9 @@ class PowerResult:
         resource k is pattern ``patterns[k]`` (its share of the band
         ``pattern_share[k]``); its links carry that pattern's rates and SINRs.
         :meth:`cellopt.Drop.frames` reads it.
+    stop : str
+        Why column generation stopped, in words (what ended it, after how many
+        iterations), and what the bounds then said; :func:`cellopt.power.explain_stop`.
     """
 
     patterns: np.ndarray
@@ -63,6 +66,7 @@ class PowerResult:
     estimate: float
     history: pd.DataFrame
     master: Problem
+    stop: str = ""
 
 
 

@@ -454,6 +454,8 @@ def test_tail_off_stop_is_a_prefix_of_the_full_run():
     assert full.status == "local_optimum" and tail.status == "tail_off"
     assert n < len(full.history)
     assert "tailing off" in tail.message
+    assert f"stopped after {n} of at most 20 iterations" in tail.power.stop
+    assert "tail_off: tailing off: the last three iterations gained" in tail.power.stop
     np.testing.assert_allclose(tail.history["objective"], full.history["objective"][:n])
     gained = tail.history["objective"].to_numpy()[3:] - tail.history["objective"].to_numpy()[:-3]
     assert gained[-1] < 0.02 * net.n_users and (gained[:-1] >= 0.02 * net.n_users).all()
@@ -470,6 +472,37 @@ def test_progress_bar_and_callback():
     assert len(rows) == len(sol.history) and rows[0]["iteration"] == 1
     stopped = cellopt.solve_power(problem, progress=False, callback=lambda row: True)
     assert stopped.status in ("stopped", "optimal") and len(stopped.history) == 1
+
+
+def test_progress_reaches_every_phase_and_the_stop_is_explained():
+    """A progress callable sees column generation, the finish and both relaxed bounds, in
+    that order, each counted to its end; the answer is the same as without it, and says
+    in words what stopped column generation."""
+    net = small_network(3, n_cells=6, n_users=40)
+    problem = power_problem(net, price=0.05)
+    options = ColumnGenerationOptions(bound="relaxed", pricing="search", cluster_cells=2,
+                                      scope_cells=2)
+    events = []
+    sol = cellopt.solve_power(problem, max_iter=3, progress=events.append, options=options)
+    quiet = cellopt.solve_power(problem, max_iter=3, progress=False, options=options)
+    assert sol.objective == quiet.objective and sol.upper_bound == quiet.upper_bound
+    phases = list(dict.fromkeys(e["phase"] for e in events))
+    assert phases == ["column generation", "finishing the answer", "relaxed bound",
+                      "decomposition bound"]
+    by_phase = {p: [e for e in events if e["phase"] == p] for p in phases}
+    assert [e["step"] for e in by_phase["column generation"]] == list(range(len(sol.history) + 1))
+    assert by_phase["relaxed bound"][-1]["step"] >= 1
+    last = by_phase["decomposition bound"][-1]
+    assert last["step"] == last["total"] == 900 and "bound" in last
+    stop = cellopt.power.explain_stop(sol)
+    assert stop == sol.power.stop
+    n = len(sol.history)
+    assert stop.startswith(f"column generation stopped after {n} of at most 3 iterations")
+    if sol.status == "max_iter":
+        assert "the work budget is spent" in stop
+    assert "bound factor" in stop and "estimate factor" in stop
+    assert cellopt.power.explain_stop(cellopt.solve(problem.master(problem.space.full_power()[None]),
+                                                    "ipm")) == ""
 
 
 # --- eICIC / almost-blank subframes -------------------------------------------------------

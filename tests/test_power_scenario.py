@@ -303,3 +303,17 @@ def test_the_shipped_power_scenario_loads_and_says_what_it_runs():
     scenario = load_scenario("hetnet_power")
     assert scenario.power is not None and scenario.power.options["max_iter"] == 20
     assert scenario.runs[-1] is scenario.power
+
+
+def test_cli_progress_explains_what_stopped_column_generation(tmp_path, capsys):
+    """With --progress the power run shows a bar per phase and ends with the stop in
+    words: what ended column generation after how many of its iterations, and the bound."""
+    path = tmp_path / "tiny.toml"
+    path.write_text(TINY.replace("{extra}", "max_iter = 2"))
+    assert cli.main(["run", str(path), "--out", str(tmp_path / "o"), "--method", "power",
+                     "--no-report", "--progress"]) == 0
+    err = capsys.readouterr().err
+    line = next(x for x in err.splitlines() if "power (ipm):" in x and "stopped after" in x)
+    assert "column generation stopped after" in line and "of at most 2 iterations" in line
+    assert "master iterations" in line and "bound factor" in line
+    assert "solve_power: column generation" in err

@@ -49,8 +49,9 @@ SETUP = re.compile(r"^python3 -m venv \.venv && \.venv/bin/pip install ((?:-e )?
 #: In the test of the blocks, the README's power call runs with this budget
 #: and the interference-free relaxed bound (a fraction of a second) instead of its
 #: defaults (20 column-generation iterations, then the cluster and decomposition bounds:
-#: about 100 s); what it returns has the same fields. The defaults, and the numbers the
-#: README quotes from them, are checked by test_readme_power_numbers_are_the_defaults.
+#: about 100 s of CPU on a busy 2-core machine); what it returns has the same fields.
+#: The defaults, and the numbers the README quotes from them, are checked by
+#: test_readme_power_numbers_are_the_defaults.
 POWER_MAX_ITER = 3
 POWER_OPTIONS = ColumnGenerationOptions(cluster_cells=1, scope_cells=None)
 
@@ -185,8 +186,8 @@ def test_a_block_that_needs_an_earlier_one_fails_alone(tmp_path, monkeypatch):
 
 @pytest.mark.slow
 def test_readme_power_numbers_are_the_defaults(tmp_path, monkeypatch):
-    """The README's power call with its defaults (about 100 s on 2 cores) gives the
-    factors the README quotes, and the objective docs/model.md quotes: the run stops on
+    """The README's power call with its defaults (about 100 s of CPU on a busy 2-core
+    machine) gives the factors the README quotes, and the objective docs/model.md quotes: the run stops on
     its work budget, so the numbers do not depend on the machine's speed or load. They do
     depend, in later digits, on the CPU (column generation follows the last digits of the
     masters' duals, docs/model.md): checked to the precision they hold across machines,

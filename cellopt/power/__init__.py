@@ -2,10 +2,10 @@
 
 from cellopt.power.eicic import abs_grid, abs_problem, solve_abs
 from cellopt.power.gains import GainTable
-from cellopt.power.joint import ColumnGenerationOptions, master_problem, solve_power
+from cellopt.power.joint import ColumnGenerationOptions, explain_stop, master_problem, solve_power
 from cellopt.power.patterns import PatternSpace
 from cellopt.power.problem import PowerProblem
 from cellopt.solution import PowerResult
 
 __all__ = ["ColumnGenerationOptions", "GainTable", "PatternSpace", "PowerProblem", "PowerResult", "abs_grid",
-           "abs_problem", "master_problem", "solve_abs", "solve_power"]
+           "abs_problem", "explain_stop", "master_problem", "solve_abs", "solve_power"]

@@ -35,8 +35,10 @@ physical optimum ≤ bound. The gap then includes the truncation's looseness.
 
 from __future__ import annotations
 
+import functools
 import time
-from typing import Any
+from collections.abc import Callable
+from typing import Any, TypeVar, cast
 
 import numpy as np
 from scipy.optimize import minimize
@@ -44,14 +46,28 @@ from scipy.optimize import minimize
 from cellopt.network import Network
 from cellopt.power.clusters import ClusterConfigs, cluster_cells_by_coupling
 from cellopt.power.gains import GainTable
+from cellopt.power.kernels import link_brackets
 from cellopt.power.patterns import PatternSpace, link_coefficients
 from cellopt.power.problem import PowerProblem
 from cellopt.problem import Problem
 from cellopt.solvers.api import solve
 from cellopt.solvers.certificate import utility_scale
-from cellopt.solvers.common import best_rate, link_prices, user_min, user_value
+from cellopt.solvers.common import best_rate, link_prices, one_blas_thread, user_min, user_value
 
 __all__ = ["bound_gains", "decomposition_bound", "joint_bound", "relaxed_bound"]
+
+_F = TypeVar("_F", bound=Callable[..., Any])
+
+
+def _on_one_blas_thread(func: _F) -> _F:
+    """`func` run on one BLAS thread: scipy's L-BFGS-B on tens of thousands of variables
+    is about ten times slower with multithreaded BLAS on a busy machine, and its sums
+    would depend on the thread count."""
+    @functools.wraps(func)
+    def wrapped(*args: Any, **kwargs: Any) -> Any:
+        with one_blas_thread():
+            return func(*args, **kwargs)
+    return cast(_F, wrapped)
 
 
 def bound_gains(gains: GainTable, space: PatternSpace) -> GainTable:
@@ -184,11 +200,13 @@ class _Relaxation:
             price_per_mbps=arrays.price_per_mbps, pattern_cost=cost, share_block=self.cluster)
 
 
+@_on_one_blas_thread
 def relaxed_bound(network: Network | PowerProblem, gains: GainTable, space: PatternSpace,
                   alpha: float = 1.0, *, cluster_cells: int = 5, tol: float = 1e-4,
                   time_limit_s: float | None = None,
                   prices: tuple[np.ndarray, np.ndarray] | None = None, method: str = "ipm",
-                  max_rounds: int = 50) -> dict[str, Any]:
+                  max_rounds: int = 50, progress: Callable[..., Any] | None = None
+                  ) -> dict[str, Any]:
     """A valid upper bound on the joint problem: the cluster relaxation, prices optimized.
 
     Valid for the physical model (every cell at its pattern's power): the cells lumped
@@ -221,6 +239,9 @@ def relaxed_bound(network: Network | PowerProblem, gains: GainTable, space: Patt
     method : str
         Convex method for the relaxed masters (one that handles share blocks).
     max_rounds : int
+    progress : callable, optional
+        Called after every round as ``progress(rounds_done, relaxation=..., bound=...)``
+        (display only).
 
     Returns
     -------
@@ -235,13 +256,20 @@ def relaxed_bound(network: Network | PowerProblem, gains: GainTable, space: Patt
         network, gains, space, alpha)
     # The interference-free relaxation first (one round, a fraction of a second); then,
     # with the time left, the clusters, started from its prices. The better bound wins.
+    done = [0]
+
+    def report(relaxation: str, bound: float) -> None:
+        done[0] += 1
+        if progress is not None:
+            progress(done[0], relaxation=relaxation, bound=f"{bound:.6g}")
+
     out = _solve_relaxation(arrays, gains, space, alpha, 1, tol, None, prices, method,
-                            max_rounds)
+                            max_rounds, report)
     if cluster_cells > 1:
         left = None if time_limit_s is None else time_limit_s - (time.perf_counter() - t0)
         if left is None or left > 0:
             clustered = _solve_relaxation(arrays, gains, space, alpha, cluster_cells, tol,
-                                          left, out.pop("prices"), method, max_rounds)
+                                          left, out.pop("prices"), method, max_rounds, report)
             if clustered["upper_bound"] < out["upper_bound"]:
                 out = clustered
     out.pop("prices", None)
@@ -252,7 +280,8 @@ def relaxed_bound(network: Network | PowerProblem, gains: GainTable, space: Patt
 def _solve_relaxation(arrays: PowerProblem, gains: GainTable, space: PatternSpace, alpha: float,
                       cluster_cells: int, tol: float, time_limit_s: float | None,
                       prices: tuple[np.ndarray, np.ndarray] | None, method: str,
-                      max_rounds: int) -> dict[str, Any]:
+                      max_rounds: int, report: Callable[[str, float], None] | None = None
+                      ) -> dict[str, Any]:
     """Column generation on one cluster relaxation: its best bound and last prices."""
     t0 = time.perf_counter()
     cluster = cluster_cells_by_coupling(gains, cluster_cells)
@@ -286,6 +315,8 @@ def _solve_relaxation(arrays: PowerProblem, gains: GainTable, space: PatternSpac
         bound = joint_bound(gains, space, problem, lam, nu, float(values.max(axis=1).sum()))
         if bound < best_bound:
             best_bound, best_prices = bound, (lam, nu)
+        if report is not None:
+            report("interference-free" if rel.m == 1 else f"clusters of {rel.m}", best_bound)
         current = np.where(in_set, values, -np.inf).max(axis=1)
         scale = utility_scale(problem, sol.utility)  # objective change per rate factor
         margin = tol * scale / rel.n_clusters
@@ -394,16 +425,10 @@ class _ScopedFactors:
         temperature : float
             0: the max; T > 0: the smooth bound (gradient only then).
         """
-        n, k, L, T = self.n_links, self.K, self.L, temperature
-        shape = (n,) + (L,) * (k + 1)
-        z = (self.rate * a[:, None]).reshape(shape)
-        d = delta[self.slot]                                                    # (E, K+1, L)
-        for p in range(k + 1):
-            z = z + d[:, p].reshape((n,) + (1,) * p + (L,) + (1,) * (k - p))
-        z = z.reshape(n, -1)
+        k, L, T = self.K, self.L, temperature
+        link_max, expected, marginal = link_brackets(self.rate, a, delta, self.slot, L, T, grad)
         d_max, d_prob = _soft_max(delta, T)
         per_factor = np.bincount(self.pair_factor, d_max, minlength=len(self.starts))
-        link_max, link_prob = _soft_max(z, T)
         link = link_max - d_max[self.slot].sum(axis=1) + per_factor[self.factor]
         unary = -self.energy - np.stack(
             [np.bincount(self.pair_cell, delta[:, q], minlength=self.n_cells) for q in range(L)],
@@ -421,12 +446,10 @@ class _ScopedFactors:
         value = float(f_max.sum() + u_max.sum())
         if not grad:
             return value
-        g_a = weight * np.einsum("ec,ec->e", link_prob, self.rate)
-        prob = link_prob.reshape(shape)
+        g_a = weight * expected
         g_d = np.zeros(self.n_pairs * L)
         for p in range(k + 1):  # the marginal of each scope position
-            marginal = prob.sum(axis=tuple(1 + q for q in range(k + 1) if q != p))   # (E, L)
-            contrib = weight[:, None] * (marginal - d_prob[self.slot[:, p]])
+            contrib = weight[:, None] * (marginal[:, p] - d_prob[self.slot[:, p]])
             g_d += np.bincount((self.slot[:, p][:, None] * L + np.arange(L)).ravel(),
                                contrib.ravel(), minlength=self.n_pairs * L)
         g_d = g_d.reshape(self.n_pairs, L) + d_prob - u_prob[self.pair_cell]
@@ -443,12 +466,26 @@ def _soft_max(x: np.ndarray, temperature: float) -> tuple[np.ndarray, np.ndarray
     return top + temperature * np.log(total), e / total[:, None]
 
 
+def _iteration_callback(progress: Callable[..., Any], offset: int, stage: str,
+                        bound: float) -> Callable[[Any], None]:
+    """scipy's per-iteration callback, reporting to `progress` (display only)."""
+    count = [offset]
+
+    def each(intermediate_result: Any) -> None:  # scipy passes the state by this name
+        count[0] += 1
+        progress(count[0], stage=stage, smooth=f"{intermediate_result.fun:.6g}",
+                 bound=f"{bound:.6g}")
+    return each
+
+
+@_on_one_blas_thread
 def decomposition_bound(network: Network | PowerProblem, gains: GainTable, space: PatternSpace,
                         alpha: float = 1.0, *, scope_cells: int = 4,
                         prices: tuple[np.ndarray, np.ndarray] | None = None,
                         max_iter: int = 300,
                         temperatures: tuple[float, ...] = (0.015, 0.005, 0.0017),
-                        baseline: dict[str, Any] | None = None) -> dict[str, Any]:
+                        baseline: dict[str, Any] | None = None,
+                        progress: Callable[..., Any] | None = None) -> dict[str, Any]:
     """A valid upper bound on the joint problem by dual decomposition of ``max_s V(s)``.
 
     Valid for the physical model (every cell at its pattern's power): the bound is
@@ -488,6 +525,9 @@ def decomposition_bound(network: Network | PowerProblem, gains: GainTable, space
         Smoothing temperatures, relative (see above), decreasing.
     baseline : dict, optional
         Another bound's result (e.g. :func:`relaxed_bound`'s): returned instead if smaller.
+    progress : callable, optional
+        Called after every optimizer iteration as ``progress(iterations_done,
+        temperature=..., bound=...)`` (display only).
 
     Returns
     -------
@@ -549,11 +589,17 @@ def decomposition_bound(network: Network | PowerProblem, gains: GainTable, space
                         np.zeros(n_delta)])
     limits = [(-30.0, 30.0)] * n_users + [(0.0, None)] * n_cap + [(None, None)] * n_delta
     best, iterations, evaluations = exact(z), 0, 0
-    for t in temperatures:  # a few stages, each a fixed number of iterations
+    for stage, t in enumerate(temperatures):  # a few stages, each a fixed number of iterations
+        each = None if progress is None else _iteration_callback(
+            progress, stage * int(max_iter), f"{stage + 1}/{len(temperatures)}", best)
         res = minimize(smooth, z, args=(t * scale,), jac=True, method="L-BFGS-B", bounds=limits,
-                       options=dict(maxiter=int(max_iter), maxcor=20))
-        z, iterations, evaluations = res.x, iterations + res.nit, evaluations + res.nfev
+                       options=dict(maxiter=int(max_iter), maxcor=20), callback=each)
+        z, nit, nfev = res.x, res.nit, res.nfev
+        iterations, evaluations = iterations + nit, evaluations + nfev
         best = min(best, exact(z))
+        if progress is not None:  # the stage's end, with its exact bound
+            progress((stage + 1) * int(max_iter), stage=f"{stage + 1}/{len(temperatures)}",
+                     bound=f"{best:.6g}")
     info = dict(kind="relaxed", relaxation="decomposition", scope_cells=factors.K + 1,
                 n_factors=len(factors.starts), iterations=iterations, evaluations=evaluations,
                 time_s=time.perf_counter() - t0)
@@ -563,3 +609,4 @@ def decomposition_bound(network: Network | PowerProblem, gains: GainTable, space
                         info={**baseline["info"], "decomposition_bound": best})
         info["baseline_bound"] = baseline["upper_bound"]
     return dict(upper_bound=float(best), info=info)
+

@@ -25,6 +25,7 @@ from cellopt.drop import Drop
 from cellopt.errors import ValidationError, describe_rows
 from cellopt.linktable import LinkTable
 from cellopt.network import Network
+from cellopt.power.kernels import pattern_sinr
 from cellopt.radio.links import BLOCK_ELEMENTS, shadowing_seed
 from cellopt.radio.model import Coupling, RadioModel, thermal_noise_dbm
 
@@ -300,10 +301,8 @@ class GainTable:
             0 where the serving cell is off.
         """
         power_mw = np.atleast_2d(np.asarray(power_mw, float))
-        rx = self.gain_mw_per_mw[None] * power_mw[:, self.cell]  # (S, U, n_interferers)
-        total = rx.sum(axis=2) + self.background_mw + self.noise_mw
-        signal = rx[:, :, :self.n_candidates]
-        return signal / np.maximum(total[:, :, None] - signal, self.noise_mw)
+        return pattern_sinr(power_mw, self.cell, self.gain_mw_per_mw, self.background_mw,
+                            self.noise_mw, self.n_candidates)
 
     def full_power_links(self, user: np.ndarray, cell: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
         """Rate and SINR of some links when every cell transmits at full power.

@@ -38,13 +38,14 @@ from cellopt.radio.model import RadioModel
 from cellopt.solution import PowerResult, Solution
 from cellopt.solvers.api import solve
 from cellopt.solvers.certificate import certified_gap, utility_scale
-from cellopt.solvers.common import link_prices, repair, user_min
+from cellopt.solvers.common import link_prices, one_blas_thread, repair, user_min
 from cellopt.solvers.registry import PATTERN_METHODS
 from cellopt.solvers.result import apply_status_rule, build_solution
 from cellopt.status import CONVERGED, LOCAL_OPTIMUM, MAX_ITER, OPTIMAL, STOPPED, TAIL_OFF, TIME_LIMIT
 
 __all__ = ["EXACT_WORK_MAX", "MAX_ITER_EXACT", "MAX_ITER_SEARCH", "PRICING_WORK_MAX",
-           "ColumnGenerationOptions", "master_duals", "master_problem", "solve_power"]
+           "ColumnGenerationOptions", "Progress", "explain_stop", "master_duals",
+           "master_problem", "solve_power"]
 
 #: Most (patterns × users × table entries) that bound="auto" still enumerates exactly for
 #: the final bound; an explicit bound="exact" is allowed up to 10× more.
@@ -70,6 +71,8 @@ _UNUSED_SHARE = 1e-4  # a pattern with less share of the band than this is unuse
 #: that when no pattern improves, the bound certifies the answer.
 _EXACT_SHARE = 0.25
 _SMALL_SHARE = 1e-3   # ... and is dropped from the answer if that costs (next to) nothing
+#: Optimizer iterations per temperature of the decomposition bound (three temperatures).
+_DECOMPOSITION_ITER = 300
 
 
 def master_problem(gains: GainTable, space: PatternSpace, patterns: np.ndarray,
@@ -196,8 +199,9 @@ class ColumnGenerationOptions:
     scope_cells : int or None
         With the relaxed bound and no time limit: also the decomposition bound
         (:func:`~cellopt.power.bounds.decomposition_bound`), in which every link sees
-        this many of its user's strongest cells exactly (default 4; about 40 s on the
-        README's 285-cell network), and the smaller of the two is reported. None: the
+        this many of its user's strongest cells exactly (default 4; about 20 s of CPU on
+        the README's 285-cell network on a busy 2-core machine), and the smaller of the
+        two is reported. None: the
         cluster relaxation only.
     master_options : mapping
         Passed to the convex method of the masters (e.g. ``{"max_iter": 200}``).
@@ -246,7 +250,7 @@ def solve_power(
     max_iter: int | str | None = "auto",
     time_limit_s: float | None = None,
     callback: Callable[[dict[str, Any]], bool | None] | None = None,
-    progress: bool = True,
+    progress: bool | Callable[[dict[str, Any]], Any] = True,
     options: ColumnGenerationOptions | None = None,
 ) -> Solution:
     """Optimize transmit powers jointly with association and bandwidth.
@@ -295,9 +299,13 @@ def solve_power(
         `max_iter`, the answer then depends on the machine's speed and load.
     callback : callable, optional
         Called after each iteration with its history row; True stops.
-    progress : bool
-        Show a progress bar (iterations against `max_iter`; patterns, objective,
-        estimate). It only displays: the answer is the same with or without it.
+    progress : bool or callable
+        Show the progress of every phase (default True): a tqdm bar per phase —
+        column generation (iterations against `max_iter`; patterns, objective, estimate),
+        finishing the answer, and the relaxed and decomposition bounds (rounds and
+        optimizer iterations, with the bound so far). A callable instead receives every
+        event as a dict (:class:`Progress`: ``phase``, ``step``, ``total`` and the phase's
+        numbers). It only displays: the answer is the same with or without it.
     options : ColumnGenerationOptions, optional
         Bound, pricing, stabilization, pattern-set management, the relaxed bound's
         clusters and the masters' own options (default: ``ColumnGenerationOptions()``).
@@ -316,7 +324,9 @@ def solve_power(
         (of the table's model; not a bound: the joint bound with the best pattern the
         pricing found in place of ``max_s V``) and the column-generation ``history``, one
         row per iteration: ``iteration, n_patterns, objective, estimate, bound, n_new,
-        pricing, inner_iterations, inner_time_s, search_time_s, time_s``. The same values
+        pricing, inner_iterations, inner_time_s, search_time_s, time_s``; and ``stop``,
+        what stopped column generation and what the bound then said, in words
+        (:func:`explain_stop`). The same values
         are on the solution's own fields (``patterns``, ``pattern_share``,
         ``cell_power_dbm``, ``energy_w``, ``bound_kind``, ``bound_info``, ``estimate``,
         ``history``). ``status`` follows the rule of every solve
@@ -388,8 +398,24 @@ def _solve_power_old_form(
 
 def _solve(problem: PowerProblem, method: str, tol: float, max_iter: int | str | None,
            time_limit_s: float | None, callback: Callable[[dict[str, Any]], bool | None] | None,
-           progress: bool, options: ColumnGenerationOptions | None, t0: float) -> Solution:
-    """Column generation on `problem` (see :func:`solve_power`); `t0` starts its clock."""
+           progress: bool | Callable[[dict[str, Any]], Any],
+           options: ColumnGenerationOptions | None, t0: float) -> Solution:
+    """Column generation on `problem` (see :func:`solve_power`); `t0` starts its clock.
+
+    All of it on one BLAS thread, like every solve: the answer then does not depend on
+    the thread count, and scipy's optimizers on large vectors are far faster so on a busy
+    machine."""
+    with one_blas_thread():
+        return _column_generation(problem, method, tol, max_iter, time_limit_s, callback,
+                                  progress, options, t0)
+
+
+def _column_generation(problem: PowerProblem, method: str, tol: float,
+                       max_iter: int | str | None, time_limit_s: float | None,
+                       callback: Callable[[dict[str, Any]], bool | None] | None,
+                       progress: bool | Callable[[dict[str, Any]], Any],
+                       options: ColumnGenerationOptions | None, t0: float) -> Solution:
+    """The body of :func:`_solve`."""
     if not isinstance(problem, PowerProblem):
         raise ValidationError(f"solve_power got a {type(problem).__name__}; fix: pass a "
                               "PowerProblem, e.g. PowerProblem.from_drop(drop, levels_db=[0, -10, "
@@ -432,7 +458,8 @@ def _solve(problem: PowerProblem, method: str, tol: float, max_iter: int | str |
     # (the best master finished to `tol`, and a margin) need at the end.
     reserve = (_RELAXED_SHARE if bound == "relaxed" else 0.0) + _FINISH_SHARE
     budget = None if time_limit_s is None else time_limit_s * (1.0 - reserve)
-    bar = _ProgressBar(max_iter) if progress else None
+    bar = Progress(progress)
+    bar.phase("column generation", max_iter, "it")
     history: list[dict[str, Any]] = []
     try:
         while True:
@@ -448,14 +475,13 @@ def _solve(problem: PowerProblem, method: str, tol: float, max_iter: int | str |
                                 budget, time_limit_s, t0, exact_pricing, max_iter)
             if stop is None:
                 row["n_new"] = patterns.add(it["new"], max_patterns, options.retire_after)
-            if bar is not None:
-                bar.update(row)
+            bar.step(row["iteration"], patterns=row["n_patterns"],
+                     objective=f"{row['objective']:.6g}", estimate=f"{row['estimate']:.6g}")
             if stop is not None:
                 break
+        return run.finish(*stop, bound, history, t0, time_limit_s, options, bar, max_iter)
     finally:
-        if bar is not None:
-            bar.close()
-    return run.finish(*stop, bound, history, t0, time_limit_s, options)
+        bar.close()
 
 
 def _stop_reason(run: _ColumnGeneration, it: dict[str, Any], history: list[dict[str, Any]],
@@ -472,26 +498,46 @@ def _stop_reason(run: _ColumnGeneration, it: dict[str, Any], history: list[dict[
     gap = certified_gap(run.best_problem, run.certified_bound, run.best.objective,
                         run.best.utility)
     if gap is not None and gap <= tol:
-        return OPTIMAL, f"certified gap {gap:.2e} ≤ tol={tol:g}"
+        return OPTIMAL, (f"certified gap {gap:.2e} ≤ tol={tol:g}: the bound certifies the "
+                         "answer, nothing left to gain")
     if not len(it["new"]):
         if exact_pricing:
-            return CONVERGED, (f"no pattern improves (exact pricing), but the certified gap "
-                               f"is {gap:.2e} > tol={tol:g}")
-        return LOCAL_OPTIMUM, "the search finds no improving pattern"
+            return CONVERGED, (f"no pattern improves (exact pricing: every pattern enumerated "
+                               f"at the master's prices), but the certified gap is {gap:.2e} > "
+                               f"tol={tol:g}")
+        return LOCAL_OPTIMUM, ("the search finds no improving pattern: no new pattern would "
+                               "raise the objective at the master's prices (a local optimum "
+                               "of the search, not certified)")
     if asked:
         return STOPPED, "the callback asked to stop"
     # The next iteration is assumed to take as long as this one: stop if it would not fit.
     spent = history[-1]["time_s"] - (history[-2]["time_s"] if len(history) > 1 else 0.0)
     if it["cut_short"] or (budget is not None and time.perf_counter() - t0 + spent > budget):
-        return TIME_LIMIT, f"reached time_limit_s={time_limit_s:g}"
+        return TIME_LIMIT, (f"reached time_limit_s={time_limit_s:g}: the next iteration would "
+                            "not fit in the time left")
     if not exact_pricing and gain_tol is not None and len(history) > 3:
         gained = history[-1]["objective"] - history[-4]["objective"]
         if gained < gain_tol * total_weight:
-            return TAIL_OFF, (f"tailing off: three iterations gained {gained:.3g} < gain_tol × "
-                              f"Σw = {gain_tol * total_weight:.3g}")
+            return TAIL_OFF, (f"tailing off: the last three iterations gained {gained:.3g} in "
+                              f"all, less than gain_tol × Σw = {gain_tol * total_weight:.3g} "
+                              f"(gain_tol={gain_tol:g}), so more patterns were not worth "
+                              "their time")
     if max_iter is not None and len(history) >= max_iter:
-        return MAX_ITER, f"reached max_iter={max_iter} iterations"
+        return MAX_ITER, (f"reached max_iter={max_iter} iterations: the work budget is spent "
+                          "(the estimate factor says how much more column generation could "
+                          "gain)")
     return None
+
+
+def explain_stop(sol: Solution) -> str:
+    """Why column generation stopped, in words, from a :func:`solve_power` answer.
+
+    E.g. "column generation stopped after 10 of at most 20 iterations (241 master
+    iterations), tail_off: tailing off: the last three iterations gained 1.08 in all, ...;
+    then the relaxed bound (decomposition): bound factor 2.29, estimate factor 1.05".
+    An empty string for a solution without a power part.
+    """
+    return "" if sol.power is None else sol.power.stop
 
 
 class _ColumnGeneration:
@@ -679,9 +725,11 @@ class _ColumnGeneration:
     # ------------------------------------------------------------------ the answer
     def finish(self, status: str, message: str, bound: str | None,
                history: list[dict[str, Any]], t0: float, time_limit_s: float | None,
-               options: ColumnGenerationOptions) -> Solution:
+               options: ColumnGenerationOptions, progress: Progress,
+               max_iter: int | None) -> Solution:
         """A new solution: the best master's allocation, with the joint bound, the status
         and the :class:`PowerResult` (the masters' solutions are left as they are)."""
+        progress.phase("finishing the answer", 1)
         if self.best_tol > self.tol:  # solved loosely during the run: finish it to `tol`
             left = None if time_limit_s is None else max(
                 0.9 * time_limit_s - (time.perf_counter() - t0), 1.0)
@@ -690,6 +738,7 @@ class _ColumnGeneration:
             if tight.objective > self.best.objective:
                 self.best = tight
         self.best = _without_small_shares(self.best_problem, self.best, self.tol)
+        progress.step(1, objective=f"{self.best.objective:.6g}")
         sol, problem, patterns = self.best, self.best_problem, self.best_patterns
         lam, nu = self.best_duals
         if bound == "exact" and not self.exact_pricing:  # one enumeration at the best prices
@@ -707,13 +756,16 @@ class _ColumnGeneration:
         if bound == "relaxed":
             left = None if time_limit_s is None else max(
                 0.97 * time_limit_s - (time.perf_counter() - t0), 0.02 * time_limit_s)
+            progress.phase("relaxed bound", None, "round")
             relaxed = relaxed_bound(self.problem, self.gains, self.space, self.alpha,
                                     cluster_cells=options.cluster_cells, tol=self.tol,
-                                    time_limit_s=left, prices=(lam, nu))
+                                    time_limit_s=left, prices=(lam, nu), progress=progress.step)
             if time_limit_s is None and options.scope_cells is not None:  # work-bounded
+                progress.phase("decomposition bound", 3 * _DECOMPOSITION_ITER, "it")
                 relaxed = decomposition_bound(self.problem, self.gains, self.space, self.alpha,
                                               scope_cells=options.scope_cells, prices=(lam, nu),
-                                              baseline=relaxed)
+                                              baseline=relaxed, max_iter=_DECOMPOSITION_ITER,
+                                              progress=progress.step)
             bounds["relaxed"], infos["relaxed"] = float(relaxed["upper_bound"]), relaxed["info"]
         # The reported bound is the tightest of them (each is valid for the physical model).
         kind = min(bounds, key=bounds.__getitem__) if bounds else None
@@ -722,6 +774,7 @@ class _ColumnGeneration:
         if len(bounds) > 1:
             info["bounds"] = dict(bounds)
         gap = certified_gap(problem, upper, sol.objective, sol.utility)
+        stopped_by, why = status, message
         if status in (CONVERGED, LOCAL_OPTIMUM, TAIL_OFF) and gap is not None \
                 and gap <= self.tol:
             status, message = OPTIMAL, f"{message}; the {kind} bound certifies gap {gap:.2e}"
@@ -757,7 +810,29 @@ class _ColumnGeneration:
         # The one status rule: "optimal" only where the reported bound certifies tol (a
         # run that stopped on its certificate and lost it when its best master was
         # finished is "converged"); a −inf or NaN objective is "failed".
-        return apply_status_rule(problem, out, self.tol, uncertified=CONVERGED)
+        out = apply_status_rule(problem, out, self.tol, uncertified=CONVERGED)
+        stop = _stop_text(stopped_by, why, len(history), max_iter, self.inner_iterations,
+                          kind, info, out.status)
+        power = dataclasses.replace(power, stop=stop)
+        return dataclasses.replace(out, power=power)
+
+
+def _stop_text(stopped_by: str, why: str, n_iter: int, max_iter: int | None, inner: int,
+               kind: str | None, info: dict[str, Any], final: str) -> str:
+    """Why column generation stopped and what the bounds then said, in words."""
+    budget = "" if max_iter is None else f" of at most {max_iter}"
+    text = (f"column generation stopped after {n_iter}{budget} iterations ({inner} master "
+            f"iterations), {stopped_by}: {why}")
+    if kind is None:
+        text += "; no bound computed"
+    else:
+        what = f"{kind} bound" + (f" ({info['relaxation']})" if "relaxation" in info else "")
+        text += f"; then the {what}: bound factor {info.get('bound_factor', np.inf):.4g}"
+    if "estimate_factor" in info:
+        text += f", estimate factor {info['estimate_factor']:.4g}"
+    if final != stopped_by:
+        text += f"; status {final}"
+    return text
 
 
 def _without_small_shares(problem: Problem, sol: Solution, tol: float) -> Solution:
@@ -864,22 +939,53 @@ def _check_run(method: Any, tol: Any, max_iter: Any, time_limit_s: Any) -> None:
     ])
 
 
-class _ProgressBar:
-    """A tqdm bar of the iterations against `max_iter`, with the run's numbers.
+class Progress:
+    """What :func:`solve_power` shows of every phase while it runs.
 
-    Display only: nothing of the run depends on it (tqdm's own refresh timing included).
+    Phases, in order: ``"column generation"`` (one step per iteration, against
+    `max_iter`), ``"finishing the answer"`` (the best master solved to `tol`), and with a
+    relaxed bound ``"relaxed bound"`` (one step per round of each cluster relaxation) and
+    ``"decomposition bound"`` (one step per optimizer iteration, against their budget).
+    `show` True draws a tqdm bar per phase on stderr; a callable receives every event as
+    a dict: ``phase``, ``step`` (0 when the phase starts), ``total`` (None: unknown) and
+    the phase's numbers; False shows nothing. Display only: nothing of the run depends on
+    it (tqdm's own refresh timing included).
     """
 
-    def __init__(self, max_iter: int | None):
-        from tqdm.auto import tqdm
+    def __init__(self, show: bool | Callable[[dict[str, Any]], Any]):
+        self.sink = show if callable(show) else None
+        self.draw = bool(show) and self.sink is None
+        self.bar: Any = None
+        self.name: str | None = None
+        self.total: int | None = None
 
-        self.bar = tqdm(total=max_iter, unit="it", desc="solve_power", leave=False,
-                        bar_format="{desc} {n}/{total_fmt} it |{bar:20}| {elapsed} {postfix}")
+    def phase(self, name: str, total: int | None, unit: str = "step") -> None:
+        """Start phase `name` of `total` steps (None: unknown)."""
+        self._close_bar()
+        self.name, self.total = name, total
+        if self.draw:
+            from tqdm.auto import tqdm
 
-    def update(self, row: dict[str, Any]) -> None:
-        self.bar.n = row["iteration"]
-        self.bar.set_postfix(patterns=row["n_patterns"], objective=f"{row['objective']:.6g}",
-                             estimate=f"{row['estimate']:.6g}", refresh=True)
+            self.bar = tqdm(total=total, unit=unit, desc=f"solve_power: {name}", leave=False,
+                            bar_format="{desc} {n}/{total_fmt} " + unit
+                                       + " |{bar:20}| {elapsed} {postfix}")
+        self._emit(0, {})
+
+    def step(self, done: int, **info: Any) -> None:
+        """`done` steps of the current phase are finished; `info`: numbers to show."""
+        if self.bar is not None:
+            self.bar.n = done
+            self.bar.set_postfix(**info, refresh=True)
+        self._emit(done, info)
+
+    def _emit(self, done: int, info: dict[str, Any]) -> None:
+        if self.sink is not None:
+            self.sink(dict(phase=self.name, step=done, total=self.total, **info))
+
+    def _close_bar(self) -> None:
+        if self.bar is not None:
+            self.bar.close()
+            self.bar = None
 
     def close(self) -> None:
-        self.bar.close()
+        self._close_bar()

@@ -26,6 +26,7 @@ from cellopt.errors import ValidationError
 from cellopt.network import TIERS, Network
 from cellopt.parameters import is_real
 from cellopt.power.gains import GainTable
+from cellopt.power.kernels import cell_max, move_gains, move_gains_fits
 
 __all__ = [
     "PatternSpace",
@@ -229,9 +230,8 @@ def cell_best(gains: GainTable, values: np.ndarray) -> np.ndarray:
 
     `values` has shape (n_users, n_candidates), aligned with the candidate columns.
     """
-    best = np.zeros(gains.n_cells)
-    np.maximum.at(best, gains.cell[:, :gains.n_candidates].ravel(), np.ravel(values))
-    return best
+    return cell_max(np.ravel(values)[None], gains.cell[:, :gains.n_candidates].ravel(),
+                    gains.n_cells)[0]
 
 
 def reduced_values(gains: GainTable, space: PatternSpace, coef: np.ndarray,
@@ -251,9 +251,7 @@ def reduced_values(gains: GainTable, space: PatternSpace, coef: np.ndarray,
     for start in range(0, len(patterns), chunk):  # chunks of patterns bound the memory
         part = patterns[start:start + chunk]
         value = gains.rates_mbps(space.power_mw(part)) * coef[None]  # (S, U, n)
-        best = np.zeros((len(part), gains.n_cells))
-        rows = np.repeat(np.arange(len(part)), cand.size)
-        np.maximum.at(best, (rows, np.tile(cand, len(part))), value.reshape(len(part), -1).ravel())
+        best = cell_max(value.reshape(len(part), -1), cand, gains.n_cells)
         out[start:start + chunk] = best.sum(axis=1) - space.energy_cost(part)
     return out
 
@@ -384,6 +382,10 @@ class _MoveEvaluator:
         # Affected links below the cell's second-best value, of users who are neither its
         # best nor its second, cannot raise the maximum: they only mark the cell touched.
         n_moves = n_cells * n_levels
+        if move_gains_fits(n_moves, n_cells, g.n_users):  # the same in one compiled pass
+            gain, touched = move_gains(move, u, new_value, self.cand_cell, top1, top1_user,
+                                       top2, top2_user, cell_value, n_moves)
+            return self._finish_moves(pattern, p_mw, gain, touched)
         t_cell = self.cand_cell[u].ravel()
         t_move = np.repeat(move, self.n_cand)
         t_user = np.repeat(u, self.n_cand)
@@ -400,8 +402,16 @@ class _MoveEvaluator:
         rest = np.where(~hit1, top1[k_cell], np.where(~hit2, top2[k_cell], 0.0))
         delta = np.maximum(best_aff, rest) - cell_value[k_cell]
         gain = np.bincount(k_move, delta, minlength=n_moves).astype(float)
+        return self._finish_moves(pattern, p_mw, gain, keys)
+
+    def _finish_moves(self, pattern: np.ndarray, p_mw: np.ndarray, gain: np.ndarray,
+                      keys: np.ndarray) -> tuple[np.ndarray, ...]:
+        """The energy term of every move, and the touched pairs with each move's own cell."""
+        space = self.space
+        n_cells, n_levels = space.n_cells, space.n_levels
+        n_moves = n_cells * n_levels
         cells_all = np.repeat(np.arange(n_cells), n_levels)
-        lv_all = np.tile(levels, n_cells)
+        lv_all = np.tile(np.arange(n_levels), n_cells)
         price = space.energy_price_per_w[cells_all] * 1e-3
         gain -= price * (10.0 ** (space.level_dbm[cells_all, lv_all] / 10.0) - p_mw[cells_all])
         gain[lv_all == pattern[cells_all]] = -np.inf  # not a move

@@ -70,6 +70,7 @@ import rasterio
 from cellopt.coverage import CoverageMap, coverage_map
 from cellopt.drop import Drop
 from cellopt.errors import ValidationError
+from cellopt.power.joint import explain_stop
 from cellopt.solution import Solution
 from cellopt.study.atomic import AtomicFiles, atomic_files, leftover_temporaries, png_writer
 from cellopt.study.deployment import Deployment, check_memory_of, deploy_run, rule_offsets
@@ -77,6 +78,7 @@ from cellopt.study.gis import gis_layers, write_geopackage
 from cellopt.study.rasters import COVERAGE_FILES, write_geotiff
 from cellopt.study.report import CoverageLayer, is_report, render_report
 from cellopt.study.scenario import MethodSpec, Scenario
+from cellopt.study.schema import POWER
 from cellopt.study.store import FolderLock
 from cellopt.study.summary import link_summary, method_summary, network_place, traffic_model
 from cellopt.topology.cellfiles import ColumnReading, recorded_readings
@@ -478,7 +480,10 @@ def _solve(scenario: Scenario, drop: Drop, spec: MethodSpec, progress: bool) -> 
     """`scenario.solve` with `spec`, showing the iterations on stderr with `progress`."""
     t = time.perf_counter()
     options = dict(spec.options)
-    if progress and "callback" not in options:
+    power = spec.name == POWER
+    if progress and power:  # a bar per phase: column generation, then the bounds
+        options["progress"] = True
+    elif progress and "callback" not in options:
         shown = [0.0]
 
         def show(row: dict[str, Any]) -> None:  # one line, rewritten at most twice a second
@@ -494,7 +499,10 @@ def _solve(scenario: Scenario, drop: Drop, spec: MethodSpec, progress: bool) -> 
     if progress:
         print("\r", end="", file=sys.stderr)
     gap = "" if solution.gap is None else f", gap {solution.gap:.2e}"
-    _say(progress, f"{spec.label}: {solution.status}{gap}, {solution.n_iter} iterations", t)
+    if power and solution.power is not None:  # what stopped column generation, in words
+        _say(progress, f"{spec.label}: {solution.status}{gap}; {explain_stop(solution)}", t)
+    else:
+        _say(progress, f"{spec.label}: {solution.status}{gap}, {solution.n_iter} iterations", t)
     return solution
 
 

@@ -338,7 +338,9 @@ class Scenario:
             A drop of this scenario (:meth:`build`).
         spec : MethodSpec
         **extra
-            More options, e.g. ``callback`` (called with each iteration's history row).
+            More options, e.g. ``callback`` (called with each iteration's history row);
+            for ``[power]`` also ``progress`` (:func:`~cellopt.power.solve_power`'s, off
+            by default).
 
         Raises
         ------
@@ -353,7 +355,8 @@ class Scenario:
         options = {k: v for k, v in options.items() if k not in _POWER_PROBLEM_KEYS}
         if "master_method" in options:
             options["method"] = options.pop("master_method")
-        return solve_power(problem, progress=False, **options)
+        options.setdefault("progress", False)
+        return solve_power(problem, **options)
 
     def power_problem(self, drop: _drop.Drop, spec: MethodSpec | None = None) -> PowerProblem:
         """The power problem of a drop under the ``[power]`` section (or `spec`): its
