@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-
 #: The deployable settings of the small scenario: fitted on 2 drops, judged on 1 (the
 #: defaults, 16 and 5, are what tests/test_deploy_run.py and `cellopt run hetnet` check).
 FEW_DEPLOY_DROPS = "[deploy]\ntraining_drops = 2\nheld_out_drops = 1\n"
