@@ -210,6 +210,7 @@ _ACTIVE_WEIGHT = 1e-14   # links with soft-min weight p_e below this are left ou
 _DAMPING = (1.0, 10.0)   # Levenberg–Marquardt damping of the fallback Newton steps
 _HUGE_REACH = 1e3        # ... tried before the plain Newton step when it moves a price this far
 _SHORT_STEP = 1e-2       # after a shorter Newton step, every price is scaled too
+_BACKTRACK = (0.3, 0.5)   # a rejected step t is followed by one in [0.3 t, 0.5 t] (_backtrack)
 _MAX_POLISH = 3          # restricted solves (SmoothedDual.polish) per run, at most
 _ADJUST_STEPS = 3        # multiplicative price adjustments before Newton, from a cold start
 # The Newton systems are small (groups + caps): multithreaded BLAS only adds overhead, and
@@ -226,8 +227,38 @@ class DualPoint:
     cell, ``smooth`` / ``exact``: Σ_users φ at m_τ / at π*, of the implied shares).
     """
 
-    __slots__ = ("a", "air", "bound", "exact", "g_tau", "grad", "h", "key", "m", "mu",
-                 "nu", "pi", "q", "r", "share", "smooth", "traffic", "x", "y")
+    __slots__ = ("_air", "_grad", "_share", "_traffic", "_x", "a", "bound", "exact", "g_tau",
+                 "h", "key", "m", "mu", "nu", "pending", "pi", "q", "r", "smooth", "y")
+
+    def __init__(self) -> None:
+        # A model may leave the implied flows (share, x, air, traffic, grad) to a function
+        # of the point, run when one of them is first read: a line-search trial that is
+        # rejected needs only g_τ and the bound.
+        self.pending: Callable[[DualPoint], None] | None = None
+
+    def _complete(self) -> None:
+        finish, self.pending = self.pending, None
+        if finish is not None:
+            finish(self)
+
+
+def _lazy(name: str) -> property:
+    slot = "_" + name
+
+    def get(pt: DualPoint) -> Any:
+        if pt.pending is not None:
+            pt._complete()
+        return getattr(pt, slot)
+
+    def put(pt: DualPoint, value: Any) -> None:
+        setattr(pt, slot, value)
+
+    return property(get, put)
+
+
+for _name in ("air", "grad", "share", "traffic", "x"):
+    setattr(DualPoint, _name, _lazy(_name))
+del _name
 
 
 @dataclasses.dataclass
@@ -455,30 +486,56 @@ class SmoothedDual:
         return value, r, h
 
     def evaluate(self, y: np.ndarray, tau: float) -> DualPoint:
-        """g_τ, the exact bound g and ∇_y g_τ at scaled prices y, shape (n,)."""
+        """g_τ, the exact bound g and ∇_y g_τ at scaled prices y, shape (n,).
+
+        On the kernels the implied flows (and so the gradient) are computed when first
+        read (``DualPoint.pending``): not at all at a rejected line-search trial.
+        """
         pt = DualPoint()
         pt.y = y
         mu, nu = self.prices(y)
         pt.mu, pt.nu = mu, nu
         nu_term = float(nu @ self.C)
-        users = self._users_compiled if jit.compiled() else self._users_numpy
-        (pt.pi, pt.share, pt.a, x, pt.m, pt.r, pt.h, smooth, exact, pt.air,
-         traffic) = users(mu, nu, tau)
-        pt.x = x
-        pt.smooth, pt.exact = smooth, exact
         air_smooth, air_exact, capacity = self._airtime_term(pt, mu, tau)
+        if jit.compiled():
+            pi, weight, total, pt.m, pt.r, pt.h, smooth, exact = self._soft_min(mu, nu, tau)
+            pt.pi, pt.a = pi, None
+
+            def flows(point: DualPoint) -> None:
+                share, x, air, traffic = self._flows(weight, total, point.m, point.r, pi)
+                point.share, point.x = share, x
+                self._finish(point, capacity, air, traffic)
+
+            pt.pending = flows
+        else:
+            (pt.pi, pt.share, pt.a, pt.x, pt.m, pt.r, pt.h, smooth, exact, air,
+             traffic) = self._users_numpy(mu, nu, tau)
+            self._finish(pt, capacity, air, traffic)
+        pt.smooth, pt.exact = smooth, exact
         pt.g_tau = air_smooth + nu_term + smooth + self.linkless_value
         pt.bound = air_exact + nu_term + exact + self.linkless_value
-        grad_mu = capacity - pt.air
-        pt.traffic = traffic
-        pt.grad = np.r_[grad_mu, self.C - traffic] * self.s
         return pt
+
+    def _finish(self, pt: DualPoint, capacity: np.ndarray | float, air: np.ndarray,
+                traffic: np.ndarray) -> None:
+        """The gradient from the airtime per group and the traffic per capped cell."""
+        pt.air, pt.traffic = air, traffic
+        pt.grad = np.r_[capacity - air, self.C - traffic] * self.s
 
     def _users_compiled(self, mu: np.ndarray, nu: np.ndarray, tau: float) -> tuple:
         """:meth:`_users_numpy` on the kernels: the per-link passes compiled
         (:func:`~cellopt.solvers.kernels.soft_min_weights`,
         :func:`~cellopt.solvers.kernels.implied_flows`), φ per user in numpy; ``a`` is
-        None (:meth:`hessian` derives it from the shares)."""
+        None (:meth:`hessian` derives it from the shares). :meth:`evaluate` runs the two
+        halves separately, the second only when the flows are read."""
+        pi, weight, total, m, r, h, smooth, exact = self._soft_min(mu, nu, tau)
+        share, x, air, traffic = self._flows(weight, total, m, r, pi)
+        # a = ∂m/∂π is left to the Hessian kernel (share · m / π): one array less
+        return pi, share, None, x, m, r, h, smooth, exact, air, traffic
+
+    def _soft_min(self, mu: np.ndarray, nu: np.ndarray, tau: float) -> tuple:
+        """Link prices, soft-min weights and sums, (m, r, h) per user, Σ φ smoothed and
+        exact: what g_τ and the bound need (compiled)."""
         pi, weight, pmin, zmax, total = kernels.soft_min_weights(
             mu, nu, self.g, self.R, self.c, self.link_cap, self.starts, float(tau))
         if self.n_links:
@@ -489,11 +546,13 @@ class SmoothedDual:
         else:
             m = r = h = np.zeros(0)
             exact = smooth = 0.0
-        share, x, air, traffic = kernels.implied_flows(
-            weight, total, m, r, pi, self.R, self.g, self.link_cap, self.starts, self.G,
-            len(self.capped))
-        # a = ∂m/∂π is left to the Hessian kernel (share · m / π): one array less
-        return pi, share, None, x, m, r, h, smooth, exact, air, traffic
+        return pi, weight, total, m, r, h, smooth, exact
+
+    def _flows(self, weight: np.ndarray, total: np.ndarray, m: np.ndarray, r: np.ndarray,
+               pi: np.ndarray) -> tuple:
+        """(share, x, air, traffic): the implied flows (compiled), the gradient's part."""
+        return kernels.implied_flows(weight, total, m, r, pi, self.R, self.g, self.link_cap,
+                                     self.starts, self.G, len(self.capped))
 
     def _users_numpy(self, mu: np.ndarray, nu: np.ndarray, tau: float) -> tuple:
         """The users' part of :meth:`evaluate` in numpy (the reference, and the fallback of
@@ -1201,8 +1260,11 @@ def _line_search(evaluate: Callable[[np.ndarray, float], DualPoint], pt: DualPoi
 
     The first trial step changes no price by more than 4× its size (in the optimizer's
     units, at least 1): far from the minimizer, where the local curvature says little,
-    this saves the evaluations of many halvings. At the limit of floating point (a
-    predicted decrease below 1e-13 |g_τ|) a step that does not increase g_τ is accepted.
+    this saves the evaluations of many halvings. A rejected step t is followed by the
+    minimizer of the quadratic through g_τ(0), its slope and g_τ(t), kept within
+    [0.3 t, t/2] (:func:`_backtrack`), which takes fewer trials than halving when the
+    acceptable step is short. At the limit of floating point (a predicted decrease below
+    1e-13 |g_τ|) a step that does not increase g_τ is accepted.
     """
     f0, y, grad = pt.g_tau, pt.y, pt.grad
     reach = float(np.max(np.abs(np.maximum(lb, y + d) - y) / np.maximum(y, 1.0), initial=0.0))
@@ -1215,5 +1277,15 @@ def _line_search(evaluate: Callable[[np.ndarray, float], DualPoint], pt: DualPoi
         if pt_try.g_tau <= f0 + 1e-4 * predicted or (
                 abs(predicted) <= floor and pt_try.g_tau <= f0 + 10 * floor):
             return pt_try, step, n
-        step *= 0.5
+        step = _backtrack(step, predicted, pt_try.g_tau - f0)
     return None, 0.0, 40
+
+
+def _backtrack(step: float, predicted: float, change: float) -> float:
+    """The next trial step after `step` was rejected: the minimizer of the quadratic q(t)
+    with q(0) = 0, q'(0) = predicted / step and q(step) = change, within [0.3, 0.5]·step
+    (step/2 when the model has no minimizer, e.g. g_τ was not finite there)."""
+    curvature = change - predicted          # q(step) − the linear model, > 0 for a minimizer
+    if predicted < 0 and np.isfinite(change) and curvature > 0:
+        return step * float(np.clip(-predicted / (2.0 * curvature), *_BACKTRACK))
+    return 0.5 * step
