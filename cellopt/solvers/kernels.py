@@ -356,32 +356,29 @@ def repair(x, group, cell, user, rate, capacity, backhaul, demand, with_backhaul
     """
     n_links = x.shape[0]
     out = np.empty(n_links)
-    air = np.zeros(capacity.shape[0])
     for e in range(n_links):
-        v = min(max(x[e], 0.0), 1.0)
-        out[e] = v
-        air[group[e]] += v
-    for g in range(air.shape[0]):
-        air[g] = capacity[g] / air[g] if air[g] > capacity[g] else 1.0
-    for e in range(n_links):
-        out[e] = out[e] * air[group[e]]
+        out[e] = min(max(x[e], 0.0), 1.0)
+    _scale_to_limits(out, group, np.ones(n_links), capacity)
     if with_backhaul:
-        traffic = np.zeros(backhaul.shape[0])
-        for e in range(n_links):
-            traffic[cell[e]] += rate[e] * out[e]
-        for j in range(traffic.shape[0]):
-            traffic[j] = backhaul[j] / traffic[j] if traffic[j] > backhaul[j] else 1.0
-        for e in range(n_links):
-            out[e] = out[e] * traffic[cell[e]]
+        _scale_to_limits(out, cell, rate, backhaul)
     if with_demand:
-        got = np.zeros(demand.shape[0])
-        for e in range(n_links):
-            got[user[e]] += rate[e] * out[e]
-        for i in range(got.shape[0]):
-            got[i] = demand[i] / got[i] if got[i] > demand[i] else 1.0
-        for e in range(n_links):
-            out[e] = out[e] * got[user[e]]
+        _scale_to_limits(out, user, rate, demand)
     return out
+
+
+@jit.kernel(error_model="numpy")
+def _scale_to_limits(out, index, coefficient, limit):  # pragma: no cover - numba
+    """Scale `out` in place so that each sum Σ_{e: index[e]=k} coefficient[e] out[e] ≤ limit[k].
+
+    Every entry of a row over its limit is multiplied by limit / sum, the others by 1.
+    """
+    total = np.zeros(limit.shape[0])
+    for e in range(out.shape[0]):
+        total[index[e]] += coefficient[e] * out[e]
+    for k in range(total.shape[0]):
+        total[k] = limit[k] / total[k] if total[k] > limit[k] else 1.0
+    for e in range(out.shape[0]):
+        out[e] = out[e] * total[index[e]]
 
 
 @jit.kernel(error_model="numpy")
