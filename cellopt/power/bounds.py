@@ -35,10 +35,9 @@ physical optimum ≤ bound. The gap then includes the truncation's looseness.
 
 from __future__ import annotations
 
-import functools
 import time
 from collections.abc import Callable
-from typing import Any, TypeVar, cast
+from typing import Any
 
 import numpy as np
 from scipy.optimize import minimize
@@ -55,20 +54,6 @@ from cellopt.solvers.certificate import utility_scale
 from cellopt.solvers.common import best_rate, link_prices, one_blas_thread, user_min, user_value
 
 __all__ = ["bound_gains", "decomposition_bound", "joint_bound", "relaxed_bound"]
-
-_F = TypeVar("_F", bound=Callable[..., Any])
-
-
-def _on_one_blas_thread(func: _F) -> _F:
-    """`func` run on one BLAS thread: scipy's L-BFGS-B on tens of thousands of variables
-    is about ten times slower with multithreaded BLAS on a busy machine, and its sums
-    would depend on the thread count."""
-    @functools.wraps(func)
-    def wrapped(*args: Any, **kwargs: Any) -> Any:
-        with one_blas_thread():
-            return func(*args, **kwargs)
-    return cast(_F, wrapped)
-
 
 def bound_gains(gains: GainTable, space: PatternSpace) -> GainTable:
     """The gain table for bounds: the lumped background at its lowest in `space`.
@@ -200,7 +185,7 @@ class _Relaxation:
             price_per_mbps=arrays.price_per_mbps, pattern_cost=cost, share_block=self.cluster)
 
 
-@_on_one_blas_thread
+@one_blas_thread()  # L-BFGS-B is ~10x slower on multithreaded BLAS on a busy machine
 def relaxed_bound(network: Network | PowerProblem, gains: GainTable, space: PatternSpace,
                   alpha: float = 1.0, *, cluster_cells: int = 5, tol: float = 1e-4,
                   time_limit_s: float | None = None,
@@ -478,7 +463,7 @@ def _iteration_callback(progress: Callable[..., Any], offset: int, stage: str,
     return each
 
 
-@_on_one_blas_thread
+@one_blas_thread()  # L-BFGS-B is ~10x slower on multithreaded BLAS on a busy machine
 def decomposition_bound(network: Network | PowerProblem, gains: GainTable, space: PatternSpace,
                         alpha: float = 1.0, *, scope_cells: int = 4,
                         prices: tuple[np.ndarray, np.ndarray] | None = None,

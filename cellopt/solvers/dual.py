@@ -556,7 +556,7 @@ class SmoothedDual:
 
     def _users_numpy(self, mu: np.ndarray, nu: np.ndarray, tau: float) -> tuple:
         """The users' part of :meth:`evaluate` in numpy (the reference, and the fallback of
-        :func:`cellopt.solvers.kernels.smoothed_users`, which returns the same tuple).
+        :meth:`_users_compiled`, which returns the same tuple).
 
         Parameters
         ----------
