@@ -27,6 +27,12 @@ import sys
 from pathlib import Path
 
 import pytest
+from hypothesis import settings
+
+# Property tests draw the same examples on every run (a fixed seed, no example database):
+# the suite's outcome depends on the code alone, as the solver tests' derandomize=True.
+settings.register_profile("cellopt", derandomize=True, database=None)
+settings.load_profile("cellopt")
 
 _TESTS = str(Path(__file__).resolve().parent)
 if _TESTS not in sys.path:
