@@ -95,3 +95,57 @@ def test_move_gains_kernel_equals_numpy_bit_for_bit(monkeypatch, seed):
         monkeypatch.setenv(jit.ENV_SWITCH, "1")
         for x, y in zip(fast, slow, strict=True):
             np.testing.assert_array_equal(x, y)
+
+
+@pytest.mark.parametrize("seed", range(3))
+def test_neighbourhood_gains_kernel_equals_numpy_bit_for_bit(monkeypatch, seed):
+    from cellopt.power.patterns import link_coefficients
+    from cellopt.power.search import Neighbourhoods
+
+    net = random_cells_network(20 + seed, n_cells=13, n_users=70)
+    gains = GainTable.from_network(net, rng=1, n_interferers=9, n_candidates=4)
+    space = PatternSpace.from_network(net, [0.0, -10.0, None], 0.3)
+    rng = np.random.default_rng(seed)
+    coef = link_coefficients(gains, rng.uniform(0.01, 0.2, net.n_users), np.zeros(net.n_cells))
+    hoods = Neighbourhoods(gains, space, 3)
+    for pattern in rng.integers(0, 3, (4, net.n_cells)):
+        fast = hoods.gains_of_configs(coef, pattern)
+        monkeypatch.setenv(jit.ENV_SWITCH, "0")
+        slow = hoods.gains_of_configs(coef, pattern)
+        monkeypatch.setenv(jit.ENV_SWITCH, "1")
+        for x, y in zip(fast, slow, strict=True):
+            np.testing.assert_array_equal(x, y)
+
+
+def test_config_and_move_sinr_kernels_equal_numpy_bit_for_bit():
+    rng = np.random.default_rng(5)
+    n_users, n_table, n_cand, n_pairs, n_k, n_b, m = 40, 9, 4, 120, 9, 7, 3
+    gain = 10.0 ** rng.uniform(-14, -6, (n_users, n_table))
+    rx = gain[:, :n_cand] * 10.0 ** rng.uniform(2, 4.6, (n_users, n_cand))
+    rx[0] = 0.0  # cells off: the noise floor of the denominator
+    noise = 1e-10
+    total = rx.sum(axis=1) + 10.0 ** rng.uniform(-12, -9, n_users)
+    user = rng.integers(0, n_users, n_pairs)
+    cluster = rng.integers(0, n_b, n_pairs)
+    slot = rng.integers(0, m, (n_pairs, n_cand))
+    in_cluster = rng.random((n_pairs, n_cand)) < 0.4
+    power_kbm = np.where(rng.random((n_k, n_b, m)) < 0.2, 0.0, 10.0 ** rng.uniform(2, 4.6, (n_k, n_b, m)))
+    total_k = total[user][None] + rng.normal(0, 1e-9, (n_k, n_pairs))
+    args = (total_k, power_kbm, cluster, user, slot, in_cluster, gain, rx, noise)
+    np.testing.assert_array_equal(kernels.config_sinr(*args), kernels.config_sinr_numpy(*args))
+    column = rng.integers(0, n_table, n_pairs)  # some beyond the candidates
+    d_rx = rng.normal(0, 1e-9, n_pairs)
+    args = (rx, total, user, column, d_rx, noise)
+    np.testing.assert_array_equal(kernels.move_sinr(*args), kernels.move_sinr_numpy(*args))
+
+
+def test_term_max_kernel_equals_numpy():
+    rng = np.random.default_rng(6)
+    values = np.where(rng.random((5, 30, 4)) < 0.3, 0.0, rng.exponential(size=(5, 30, 4)))
+    term = rng.integers(0, 25, (30, 4))
+    fast, slow = np.zeros((25, 5)), np.zeros((25, 5))
+    fast[3] = slow[3] = 10.0  # a term already above every value keeps its own
+    kernels.term_max(fast, values, term)
+    kernels.term_max_numpy(slow, values, term)
+    np.testing.assert_array_equal(fast, slow)
+    assert fast[3].tolist() == [10.0] * 5 and fast.max() > 0

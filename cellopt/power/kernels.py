@@ -21,9 +21,10 @@ import numpy as np
 
 from cellopt import jit
 
-__all__ = ["MOVE_TABLE_MAX", "PAIRWISE_MAX", "cell_max", "cell_max_numpy", "link_brackets",
-           "link_brackets_numpy", "move_gains", "move_gains_fits", "pattern_sinr",
-           "pattern_sinr_numpy"]
+__all__ = ["MOVE_TABLE_MAX", "PAIRWISE_MAX", "cell_max", "cell_max_numpy", "config_sinr",
+           "config_sinr_numpy", "link_brackets", "link_brackets_numpy", "move_gains",
+           "move_gains_fits", "move_sinr", "move_sinr_numpy", "pattern_sinr",
+           "pattern_sinr_numpy", "term_max", "term_max_numpy"]
 
 #: Most entries of the dense (move, cell) and (move, user) tables of :func:`move_gains`;
 #: beyond, local search takes its numpy form (sorted keys).
@@ -80,6 +81,93 @@ def cell_max_numpy(values: np.ndarray, cell: np.ndarray, n_cells: int) -> np.nda
     rows = np.repeat(np.arange(n_s), len(cell))
     np.maximum.at(best, (rows, np.tile(cell, n_s)), np.ravel(values))
     return best
+
+
+def config_sinr(total_mw: np.ndarray, power_kbm: np.ndarray, cluster: np.ndarray,
+                user: np.ndarray, slot: np.ndarray, in_cluster: np.ndarray, gain: np.ndarray,
+                rx_mw: np.ndarray, noise_mw: float) -> np.ndarray:
+    """The SINR of every candidate link of (user, cluster) pairs under every config of the
+    cluster, the rest of the pattern fixed: shape (K, n_pairs, n_candidates).
+
+    Pair q is user ``user[q]`` and cluster ``cluster[q]``; under config k its total
+    received power (noise included) is ``total_mw[k, q]``. A candidate link whose cell is
+    in the cluster (``in_cluster[q, c]``) gets the signal ``gain[u, c] ·
+    power_kbm[k, cluster[q], slot[q, c]]``, any other keeps ``rx_mw[u, c]``; the SINR is
+    ``signal / max(total − signal, noise)``. Bit for bit the numpy form (the same
+    operations on every element), which the neighbourhood search
+    (``cellopt.power.search.Neighbourhoods.gains_of_configs``) takes without numba.
+    """
+    if jit.compiled():
+        return _config_sinr_kernel(np.ascontiguousarray(total_mw, np.float64),
+                                   np.ascontiguousarray(power_kbm, np.float64),
+                                   np.ascontiguousarray(cluster, np.int64),
+                                   np.ascontiguousarray(user, np.int64),
+                                   np.ascontiguousarray(slot, np.int64),
+                                   np.ascontiguousarray(in_cluster, np.bool_),
+                                   np.ascontiguousarray(gain, np.float64),
+                                   np.ascontiguousarray(rx_mw, np.float64), float(noise_mw))
+    return config_sinr_numpy(total_mw, power_kbm, cluster, user, slot, in_cluster, gain, rx_mw,
+                             noise_mw)
+
+
+def config_sinr_numpy(total_mw: np.ndarray, power_kbm: np.ndarray, cluster: np.ndarray,
+                      user: np.ndarray, slot: np.ndarray, in_cluster: np.ndarray,
+                      gain: np.ndarray, rx_mw: np.ndarray, noise_mw: float) -> np.ndarray:
+    """:func:`config_sinr` with numpy calls."""
+    n_c = slot.shape[1]
+    own = power_kbm[:, cluster[:, None], slot]                                # (K, q, c)
+    signal = np.where(in_cluster[None], gain[user, :n_c][None] * own, rx_mw[user, :n_c][None])
+    return signal / np.maximum(total_mw[:, :, None] - signal, noise_mw)
+
+
+def term_max(best: np.ndarray, values: np.ndarray, term: np.ndarray) -> None:
+    """``best[term[q, c], k] = max(best[term[q, c], k], values[k, q, c])``, in place.
+
+    `best` has shape (n_terms, K), `values` (K, n_pairs, n_candidates) and `term` (n_pairs,
+    n_candidates): the (cluster, cell) term each link value feeds. A maximum does not
+    depend on the order, so both forms give the same result bit for bit.
+    """
+    if jit.compiled():
+        _term_max_kernel(best, np.ascontiguousarray(values, np.float64),
+                         np.ascontiguousarray(term, np.int64))
+    else:
+        term_max_numpy(best, values, term)
+
+
+def term_max_numpy(best: np.ndarray, values: np.ndarray, term: np.ndarray) -> None:
+    """:func:`term_max` with numpy calls."""
+    n_k = values.shape[0]
+    np.maximum.at(best, (np.broadcast_to(term[None], values.shape).ravel(),
+                         np.repeat(np.arange(n_k), term.size)), values.ravel())
+
+
+def move_sinr(rx_mw: np.ndarray, total_mw: np.ndarray, user: np.ndarray, column: np.ndarray,
+              d_rx_mw: np.ndarray, noise_mw: float) -> np.ndarray:
+    """The SINR of every candidate link of the users touched by single-cell moves:
+    shape (n_pairs, n_candidates).
+
+    Pair q is user ``user[q]`` when the cell in column ``column[q]`` of its table changes
+    its received power by ``d_rx_mw[q]``: the total becomes ``total_mw[u] + d_rx_mw[q]``,
+    and the signal of candidate c is ``rx_mw[u, c]``, plus ``d_rx_mw[q]`` when c is the
+    moved column. Bit for bit the numpy form (local search's
+    ``cellopt.power.patterns._MoveEvaluator.gains_of_moves`` without numba).
+    """
+    if jit.compiled():
+        return _move_sinr_kernel(np.ascontiguousarray(rx_mw, np.float64),
+                                 np.ascontiguousarray(total_mw, np.float64),
+                                 np.ascontiguousarray(user, np.int64),
+                                 np.ascontiguousarray(column, np.int64),
+                                 np.ascontiguousarray(d_rx_mw, np.float64), float(noise_mw))
+    return move_sinr_numpy(rx_mw, total_mw, user, column, d_rx_mw, noise_mw)
+
+
+def move_sinr_numpy(rx_mw: np.ndarray, total_mw: np.ndarray, user: np.ndarray,
+                    column: np.ndarray, d_rx_mw: np.ndarray, noise_mw: float) -> np.ndarray:
+    """:func:`move_sinr` with numpy calls."""
+    signal = rx_mw[user].copy()
+    own = column < rx_mw.shape[1]
+    signal[own, column[own]] += d_rx_mw[own]
+    return signal / np.maximum((total_mw[user] + d_rx_mw)[:, None] - signal, noise_mw)
 
 
 def move_gains_fits(n_moves: int, n_cells: int, n_users: int) -> bool:
@@ -351,3 +439,55 @@ def _move_gains_kernel(move, user, new_value, cand_cell, top1, top1_user, top2, 
         new = best[key] if best[key] > rest else rest
         gain[m] += new - cell_value[j]
     return gain, keys
+
+
+@jit.kernel
+def _config_sinr_kernel(total, power_kbm, cluster, user, slot, in_cluster, gain, rx,
+                        noise):  # pragma: no cover - numba
+    n_k, n_q = total.shape
+    n_c = slot.shape[1]
+    out = np.empty((n_k, n_q, n_c))
+    for k in range(n_k):
+        for q in range(n_q):
+            u, h, t = user[q], cluster[q], total[k, q]
+            for c in range(n_c):
+                if in_cluster[q, c]:
+                    signal = gain[u, c] * power_kbm[k, h, slot[q, c]]
+                else:
+                    signal = rx[u, c]
+                den = t - signal
+                if den < noise:
+                    den = noise
+                out[k, q, c] = signal / den
+    return out
+
+
+@jit.kernel
+def _term_max_kernel(best, values, term):  # pragma: no cover - numba
+    n_k, n_q, n_c = values.shape
+    for k in range(n_k):
+        for q in range(n_q):
+            for c in range(n_c):
+                v = values[k, q, c]
+                t = term[q, c]
+                if v > best[t, k] or v != v:
+                    best[t, k] = v
+
+
+@jit.kernel
+def _move_sinr_kernel(rx, total, user, column, d_rx, noise):  # pragma: no cover - numba
+    n_q = user.shape[0]
+    n_c = rx.shape[1]
+    out = np.empty((n_q, n_c))
+    for q in range(n_q):
+        u, d = user[q], d_rx[q]
+        t = total[u] + d
+        for c in range(n_c):
+            signal = rx[u, c]
+            if c == column[q]:
+                signal += d
+            den = t - signal
+            if den < noise:
+                den = noise
+            out[q, c] = signal / den
+    return out

@@ -26,7 +26,7 @@ from cellopt.errors import ValidationError
 from cellopt.network import TIERS, Network
 from cellopt.parameters import is_real
 from cellopt.power.gains import GainTable
-from cellopt.power.kernels import cell_max, move_gains, move_gains_fits
+from cellopt.power.kernels import cell_max, move_gains, move_gains_fits, move_sinr
 
 __all__ = [
     "PatternSpace",
@@ -349,6 +349,7 @@ class _MoveEvaluator:
         self.occ_col = np.tile(np.arange(n_int), n_users)
         self.occ_cell = gains.cell.ravel()
         self.cand_cell = gains.cell[:, :self.n_cand]
+        self.level_mw = 10.0 ** (space.level_dbm / 10.0)                  # (n_cells, L)
 
     def gains_of_moves(self, pattern: np.ndarray) -> tuple[np.ndarray, ...]:
         """(move cell, move level, gain, touched-cell pairs) for every move away from `pattern`."""
@@ -369,12 +370,9 @@ class _MoveEvaluator:
         lv = occ_lv.ravel()[keep.ravel()]
         u, col, j_move = self.occ_user[o], self.occ_col[o], self.occ_cell[o]
         move = j_move * n_levels + lv
-        new_p = 10.0 ** (space.level_dbm[j_move, lv] / 10.0)
-        d_rx = g.gain_mw_per_mw[u, col] * (new_p - p_mw[j_move])
-        new_rx = rx[u, :self.n_cand].copy()
-        own = col < self.n_cand
-        new_rx[own, col[own]] += d_rx[own]
-        new_value = self.link_values(new_rx, total[u] + d_rx, self.coef[u])  # (pairs, n)
+        d_rx = g.gain_mw_per_mw[u, col] * (self.level_mw[j_move, lv] - p_mw[j_move])
+        sinr = move_sinr(rx[:, :self.n_cand], total, u, col, d_rx, g.noise_mw)
+        new_value = g.bandwidth_mhz * g.efficiency(sinr) * self.coef[u]       # (pairs, n)
 
         # New value of each touched (move, cell): max of the affected links and of the
         # cell's best unaffected link — its top link unless that user is affected, then

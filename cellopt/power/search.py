@@ -16,6 +16,7 @@ from cellopt.checks import check_int, check_number
 from cellopt.errors import ValidationError
 from cellopt.power.clusters import ClusterConfigs, cluster_cells_by_coupling
 from cellopt.power.gains import GainTable
+from cellopt.power.kernels import config_sinr, term_max
 from cellopt.power.patterns import (
     PatternSpace,
     cell_best,
@@ -50,22 +51,18 @@ class Neighbourhoods:
         np.add.at(G, (pair_of_entry, self.cfg.slot[gains.cell.ravel()]),
                   gains.gain_mw_per_mw.ravel())
         self.G = G                                                          # (P, m)
-        # Which (cluster, cell) term each (pair, candidate) value feeds, sorted once per
-        # chunk of pairs, so that the maxima are one reduceat per chunk: (pairs, order of
-        # their values by term, where each term starts, the terms).
+        # Which (cluster, cell) term each (pair, candidate) value feeds, and where each
+        # candidate's cell sits in the pair's cluster (when it is in it).
         n_cells, n_c = gains.n_cells, gains.n_candidates
         cand = gains.cell[:, :n_c]
         keys = (self.ph[:, None] * n_cells + cand[self.pu]).ravel()
         self.keys, key_index = np.unique(keys, return_inverse=True)
-        key_index = key_index.reshape(len(self.pu), -1)
-        self.chunks = []
+        self.term = key_index.reshape(len(self.pu), n_c)                    # (P, n_c)
+        self.in_cluster = self.cluster[cand[self.pu]] == self.ph[:, None]  # (P, n_c)
+        self.slot = self.cfg.slot[cand[self.pu]]                           # (P, n_c)
         step = max(1, _PAIR_CHUNK // (n_c * self.cfg.k_max))
-        for start in range(0, len(self.pu), step):  # chunks of pairs bound the memory
-            idx = key_index[start:start + step].ravel()
-            order = np.argsort(idx, kind="stable")
-            idx = idx[order]
-            first = np.r_[0, np.flatnonzero(idx[1:] != idx[:-1]) + 1]
-            self.chunks.append((slice(start, start + step), order, first, idx[first]))
+        self.chunks = [slice(start, start + step)  # chunks of pairs bound the memory
+                       for start in range(0, len(self.pu), step)]
 
     def gains_of_configs(self, coef: np.ndarray, pattern: np.ndarray) -> tuple[np.ndarray, ...]:
         """Exact value change of every config of every cluster, the rest of `pattern` fixed.
@@ -89,26 +86,21 @@ class Neighbourhoods:
         total = rx.sum(axis=1) + g.background_mw + g.noise_mw
         value = _link_values(g, rx[:, :n_c], total[:, None], coef)         # (U, n_c)
         cell_value = cell_best(g, value)
-        cand = g.cell[:, :n_c]
         # Current power of each cluster slot, and the change of each config.
         members = np.maximum(cfg.members, 0)
         cur_slot = np.where(cfg.members >= 0, p_cur[members], 0.0)       # (B, m)
         pu, ph = self.pu, self.ph
-        in_cluster = self.cluster[cand[pu]] == ph[:, None]                 # (P, n_c)
         uniq = self.keys
         new_best = np.zeros((len(uniq), cfg.k_max))
-        # Configs lead every array below, so that gathering the values by term reads
-        # contiguous rows.
+        # Configs lead every array below (K, pairs, candidates).
         d_power = self.power_kbm - cur_slot[None]                          # (K, B, m)
-        for sl, order, first, terms in self.chunks:
+        for sl in self.chunks:
             d_total = np.einsum("pm,kpm->kp", self.G[sl], d_power[:, ph[sl]])  # (K, p)
             tot = total[pu[sl]][None, :] + d_total
-            own = self.power_kbm[:, ph[sl][:, None], cfg.slot[cand[pu[sl]]]]  # (K, p, n_c)
-            sig = np.where(in_cluster[sl][None],
-                           g.gain_mw_per_mw[pu[sl], :n_c][None] * own, rx[pu[sl], :n_c][None])
-            val = _link_values(g, sig, tot[:, :, None], coef[pu[sl]][None])
-            part = np.maximum.reduceat(val.reshape(cfg.k_max, -1)[:, order], first, axis=1)
-            new_best[terms] = np.maximum(new_best[terms], part.T)
+            sinr = config_sinr(tot, self.power_kbm, ph[sl], pu[sl], self.slot[sl],
+                               self.in_cluster[sl], g.gain_mw_per_mw, rx[:, :n_c], g.noise_mw)
+            term_max(new_best, g.bandwidth_mhz * g.efficiency(sinr) * coef[pu[sl]][None],
+                     self.term[sl])
         key_cluster, key_cell = uniq // n_cells, uniq % n_cells
         # Best unaffected user of each touched (cluster, cell), among the cell's top four.
         top_user, top_value = _top_users(g, value, 4)                      # (n_cells, 4)
