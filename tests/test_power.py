@@ -570,23 +570,3 @@ def test_time_limit_stops_after_the_solve_in_progress():
     assert len(sol.patterns) == sol.history["n_patterns"].iloc[0] == 3
     assert sol.upper_bound >= sol.objective  # the bound is still computed and valid
 
-
-@pytest.mark.parametrize(("options", "relaxations"), [
-    (dict(), {"interference-free"}),                                  # the decomposition follows
-    (dict(scope_cells=None), {"interference-free", "clusters of 3"}),
-    (dict(cluster_cells=2), {"interference-free", "clusters of 2"}),  # asked for: it runs
-])
-def test_cluster_relaxation_runs_where_the_decomposition_does_not(options, relaxations):
-    """cluster_cells=None (default): clusters of 3 only when no decomposition bound follows;
-    an explicit cluster_cells always runs."""
-    net = small_network(4, n_cells=7, n_users=40)
-    problem = power_problem(net, price=0.05)
-    events = []
-    sol = cellopt.solve_power(problem, max_iter=2, progress=events.append,
-                              options=ColumnGenerationOptions(bound="relaxed", pricing="search",
-                                                              **options))
-    seen = {e["relaxation"] for e in events if e["phase"] == "relaxed bound" and e["step"]}
-    assert seen == relaxations
-    assert sol.upper_bound >= sol.objective
-    decomposed = "decomposition bound" in {e["phase"] for e in events}
-    assert decomposed == (options.get("scope_cells", 4) is not None)

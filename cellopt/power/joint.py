@@ -71,8 +71,6 @@ _UNUSED_SHARE = 1e-4  # a pattern with less share of the band than this is unuse
 #: that when no pattern improves, the bound certifies the answer.
 _EXACT_SHARE = 0.25
 _SMALL_SHARE = 1e-3   # ... and is dropped from the answer if that costs (next to) nothing
-#: Most cells per cluster of the cluster relaxation when the decomposition bound does not run.
-_CLUSTER_CELLS = 3
 #: Optimizer iterations per temperature of the decomposition bound (three temperatures).
 _DECOMPOSITION_ITER = 300
 
@@ -195,18 +193,16 @@ class ColumnGenerationOptions:
     links_per_pattern : int, None or "auto"
         Links each user keeps per pattern in the master: its fastest ones; None keeps
         every candidate; ``"auto"`` (default): every candidate with exact pricing, else 2.
-    cluster_cells : int or None
-        Most cells per cluster of the cluster relaxation (:func:`relaxed_bound`; 1: the
-        interference-free relaxation). None (default): 3 when the decomposition bound
-        does not run (``scope_cells=None`` or a time limit), else 1 — the decomposition
-        bound was the tighter one on every network measured (docs/model.md, "Power
-        patterns"), and the interference-free relaxation, a fraction of a second, stays
-        beside it as a baseline.
+    cluster_cells : int
+        Most cells per cluster of the relaxed bound (default 3; 1: the interference-free
+        bound).
     scope_cells : int or None
         With the relaxed bound and no time limit: also the decomposition bound
         (:func:`~cellopt.power.bounds.decomposition_bound`), in which every link sees
-        this many of its user's strongest cells exactly (default 4), and the smaller of
-        the two bounds is reported. None: the cluster relaxation only.
+        this many of its user's strongest cells exactly (default 4; about 20 s of CPU on
+        the README's 285-cell network on a busy 2-core machine), and the smaller of the
+        two is reported. None: the
+        cluster relaxation only.
     master_options : mapping
         Passed to the convex method of the masters (e.g. ``{"max_iter": 200}``).
     """
@@ -218,7 +214,7 @@ class ColumnGenerationOptions:
     retire_after: int | None = 5
     max_patterns: int | None = None
     links_per_pattern: int | str | None = "auto"
-    cluster_cells: int | None = None
+    cluster_cells: int = 3
     scope_cells: int | None = 4
     master_options: Mapping[str, Any] = dataclasses.field(default_factory=dict)
 
@@ -760,15 +756,11 @@ class _ColumnGeneration:
         if bound == "relaxed":
             left = None if time_limit_s is None else max(
                 0.97 * time_limit_s - (time.perf_counter() - t0), 0.02 * time_limit_s)
-            decompose = time_limit_s is None and options.scope_cells is not None  # work-bounded
-            clusters = options.cluster_cells
-            if clusters is None:
-                clusters = 1 if decompose else _CLUSTER_CELLS
             progress.phase("relaxed bound", None, "round")
             relaxed = relaxed_bound(self.problem, self.gains, self.space, self.alpha,
-                                    cluster_cells=clusters, tol=self.tol,
+                                    cluster_cells=options.cluster_cells, tol=self.tol,
                                     time_limit_s=left, prices=(lam, nu), progress=progress.step)
-            if decompose:
+            if time_limit_s is None and options.scope_cells is not None:  # work-bounded
                 progress.phase("decomposition bound", 3 * _DECOMPOSITION_ITER, "it")
                 relaxed = decomposition_bound(self.problem, self.gains, self.space, self.alpha,
                                               scope_cells=options.scope_cells, prices=(lam, nu),
@@ -926,8 +918,7 @@ def _check_options(o: ColumnGenerationOptions) -> None:
          f"max_patterns={o.max_patterns!r}; fix: a whole number ≥ 1 or None"),
         (lpp is None or lpp == "auto" or _whole(lpp, 1),
          f"links_per_pattern={lpp!r}; fix: a whole number ≥ 1, 'auto' or None"),
-        (o.cluster_cells is None or _whole(o.cluster_cells, 1),
-         f"cluster_cells={o.cluster_cells!r}; fix: a whole number ≥ 1, or None"),
+        (_whole(o.cluster_cells, 1), f"cluster_cells={o.cluster_cells!r}; fix: a whole number ≥ 1"),
         (o.scope_cells is None or _whole(o.scope_cells, 1),
          f"scope_cells={o.scope_cells!r}; fix: a whole number ≥ 1, or None"),
     ])
