@@ -198,3 +198,22 @@ def outage_drop() -> cellopt.Drop:
     y = np.r_[users.geometry.y.to_numpy(), np.full(3, cells.geometry.y.iloc[0])]
     net = net.replace(users=users_frame(x, y, crs=net.crs))
     return cellopt.Drop.from_network(net, radio.link_table(net, rng=2))
+
+
+#: Newton steps of `dual` on the near-degenerate problems (16, 48 and 31 now; 126, 320 and
+#: 500 — the budget, uncertified — before the linear model below α = 1e-8 and the cap
+#: price units): a run is a few dozen steps, as on ordinary problems.
+DEGENERATE_STEPS = 60
+
+
+def near_linear_or_starved(case: str) -> Problem:
+    """8 users, 3 cells, two candidates each: α = 1e-12 (all but linear), or every backhaul
+    cap at 1e-9 or 1e-6 Mbit/s (the caps, not the airtime, decide everything)."""
+    rng = np.random.default_rng(0)
+    user = np.repeat(np.arange(8), 2)
+    cell = np.concatenate([rng.choice(3, 2, replace=False) for _ in range(8)])
+    rate = 5.0 * rng.lognormal(0.0, 0.7, len(user))
+    options = {"alpha-1e-12": dict(alpha=1e-12),
+               "caps-1e-9": dict(backhaul_mbps=np.full(3, 1e-9)),
+               "caps-1e-6": dict(backhaul_mbps=np.full(3, 1e-6))}[case]
+    return Problem.from_links(user, cell, rate, n_users=8, n_cells=3, **options)

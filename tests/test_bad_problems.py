@@ -12,6 +12,7 @@ import pytest
 from gap_oracle import true_gap, utility_sum
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
+from problems import DEGENERATE_STEPS, near_linear_or_starved
 
 import cellopt
 from cellopt import Problem, topology
@@ -191,6 +192,28 @@ def test_no_users_no_links(method):
     assert sol.user_rate_mbps.shape == (0,) and sol.x.shape == (0,)
     assert sol.cell_airtime.shape == (2, 1) and not sol.cell_airtime.any()
     assert "no links" in sol.message and sol.method == method
+
+
+@pytest.mark.parametrize("case", ["alpha-1e-12", "caps-1e-9", "caps-1e-6"])
+def test_near_degenerate_problems_take_few_steps_and_are_certified(case):
+    p = near_linear_or_starved(case)
+    sol = cellopt.solve(p, "dual")
+    assert sol.status == "optimal" and sol.n_iter <= DEGENERATE_STEPS, (sol.n_iter, sol.message)
+    ref = cellopt.solve(p, "ipm", tol=1e-9)
+    assert ref.status == "optimal"
+    assert true_gap(sol, p, ref.objective) <= sol.gap + 1e-9  # the certificate holds
+
+
+def test_tiny_alpha_is_certified_at_its_own_alpha():
+    """Below LINEAR_ALPHA the model is linear, but the bound is the problem's own."""
+    from cellopt.solvers.certificate import dual_bound
+    from cellopt.solvers.dual import LINEAR_ALPHA
+
+    p = near_linear_or_starved("alpha-1e-12")
+    assert p.alpha < LINEAR_ALPHA
+    sol = cellopt.solve(p, "dual")
+    assert sol.upper_bound == pytest.approx(dual_bound(p, sol.prices["airtime"],
+                                                       sol.prices["backhaul"]), rel=1e-12)
 
 
 @pytest.mark.parametrize("alpha", [0.0, 0.5])

@@ -15,7 +15,7 @@ import re
 import numpy as np
 import pytest
 from checks import assert_feasible, raises
-from problems import random_problem
+from problems import DEGENERATE_STEPS, near_linear_or_starved, random_problem
 
 import cellopt
 from cellopt import CelloptError, Problem, ValidationError
@@ -92,6 +92,15 @@ def test_parts_by_region_labels_not_consecutive_and_a_zero_capacity_cell(client)
         dual_bound(p, sol.prices["airtime"], sol.prices["backhaul"]), rel=1e-11, abs=1e-11)
     assert sol.prices["backhaul"][0] > 0
     assert client.status == "running"  # a Client passed in is left open
+
+
+@pytest.mark.parametrize("case", ["alpha-1e-12", "caps-1e-9", "caps-1e-6"])
+def test_near_degenerate_problems_take_few_rounds(client, case):
+    """Every Newton step is a round trip to the cluster: an all-but-linear utility or caps
+    near 0 must not take hundreds of them (they took 80 and 195 before)."""
+    p = near_linear_or_starved(case)
+    sol = cellopt.solve(p, method="dual_dask", scheduler=client, n_parts=2)
+    assert sol.status == "optimal" and sol.n_iter <= DEGENERATE_STEPS, (sol.n_iter, sol.message)
 
 
 def test_limits_are_statuses(client):
