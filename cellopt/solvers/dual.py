@@ -208,6 +208,9 @@ __all__ = ["DualModel", "DualPoint", "NewtonResult", "Recovered", "SmoothedDual"
 #: Below this α, ``dual``'s smoothed model uses the linear utility (α = 0): an α of 1e-12
 #: took 126 Newton steps against 16 at α = 0, with the same answer to 1e-9.
 LINEAR_ALPHA = 1e-8
+#: A backhaul cap whose equal-share price exceeds the airtime share's link price by this
+#: factor is priced in its own units (far below what the airtime could carry).
+_CAP_BINDS = 100.0
 _CLIP_FLOOR = 1e-3       # growth limit 3·max(y, this) for prices with a positive floor
 _ACTIVE_WEIGHT = 1e-14   # links with soft-min weight p_e below this are left out of the Hessian
 _DAMPING = (1.0, 10.0)   # Levenberg–Marquardt damping of the fallback Newton steps
@@ -477,7 +480,8 @@ class SmoothedDual:
                                       - self.p.price_per_mbps[pair_cell], 0.0)
                 at_cap = np.bincount(pair_cell, marg_cap, minlength=self.p.n_cells) \
                     / np.maximum(n_at, 1)
-                nu_scale = np.maximum(nu_scale, at_cap[self.capped])
+                at_cap = at_cap[self.capped]
+                nu_scale = np.where(at_cap > _CAP_BINDS * nu_scale, at_cap, nu_scale)
         # Groups whose links could be free (c_j = 0): μ_g ≥ δ_g keeps every π_e > 0.
         free = np.zeros(G, bool)
         if self.n_links:
