@@ -388,7 +388,7 @@ def test_a_ut_at_the_environment_height_is_refused_on_every_path():
         tr38901.pathloss_db("uma", np.array([200.0, 300.0]), np.array([200.0, 300.0]), 25.0,
                             np.array([1.5, 1.0]), 3.5, True)
     for scenario in ("uma", "umi", "3d_uma", "3d_umi"):
-        with pytest.raises(ValidationError, match="ThreeGPP.user_height_m=1 m is at or below"):
+        with pytest.raises(ValidationError, match=r"ThreeGPP\.user_height_m=1 m is at or below"):
             ThreeGPP(scenario, 3.5, user_height_m=1.0)  # the link table's and coverage's model
     # no breakpoint subtracts h_E in RMa and InH
     assert ThreeGPP("rma", 3.5, user_height_m=1.0).user_height_m == 1.0

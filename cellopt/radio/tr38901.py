@@ -19,10 +19,13 @@ Sources, transcribed from the text of the reports:
 
 Conventions of both reports: f_c in GHz in the formulas (in Hz in the breakpoint
 distances, c = 3.0e8 m/s); distances and heights in metres; d_3D the BS–UT distance,
-d_2D its horizontal projection. The formulas are evaluated as written at every distance:
-nothing is clamped. Raising short distances to the minimum of the model (10 m outdoors,
-1 m indoors), and keeping heights in the applicability range, is the caller's job; a
-distance ≤ 0 gives ``-inf`` or NaN (numpy warns).
+d_2D its horizontal projection. Each scenario's applicability ranges are declared once,
+in :data:`VALIDITY`, and :func:`check_validity` holds :func:`pathloss_db` (and the
+:class:`~cellopt.radio.ThreeGPP` model of the link table and coverage maps) to them: what
+the formulas cannot evaluate (a distance or height ≤ 0, a breakpoint of 0 or less) is
+refused, what lies outside the stated ranges warns and is evaluated as written: nothing
+is clamped. Raising short distances to the minimum of the model (10 m outdoors, 1 m
+indoors) is the caller's job.
 """
 
 from __future__ import annotations
