@@ -342,9 +342,10 @@ def test_spatial_field_is_standard_normal_and_decorrelates_at_the_distance():
 
 
 def test_neighbours_share_shadowing_in_3gpp_models_and_with_a_decorrelation_distance():
-    pairs = [(100.0 + 150.0 * k, 3.0 * k) for k in range(300)]
+    # 20 × 15 users 150 m apart, within UMi's 5 km, around a cell at UMi's 10 m
+    pairs = [(100.0 + 150.0 * (k % 20), 100.0 + 150.0 * (k // 20)) for k in range(300)]
     near = [(px + 2.0, py) for px, py in pairs]  # each user's neighbour 2 m away
-    net = one_cell(pairs + near, height_m=25.0)
+    net = one_cell(pairs + near, height_m=10.0)
     n = len(pairs)
     for model in (model_3gpp("umi", 3.5, los="nlos"),  # UMi NLOS: 13 m
                   RadioModel(decorrelation_m=50.0, site_correlation=0.5)):
@@ -374,3 +375,79 @@ def test_cell_files_carry_the_3d_antenna_columns(tmp_path):
     path.write_text("lon,lat,azimuth_deg,tilt_deg\n-122.40,37.79,0,95\n")
     with pytest.raises(ValidationError, match="tilt_deg is infinite or outside"):
         read_cells(path)
+
+
+# ------------------------------------------------------------------ validity of the models
+def test_a_ut_at_the_environment_height_is_refused_on_every_path():
+    """UMa with h_UT = h_E = 1 m: the LOS breakpoint 4 (h_BS − h_E)(h_UT − h_E) f_c / c is
+    0, every LOS link would fall on the far slope (11–24 dB too weak at 100–500 m)."""
+    match = r"h_ut_m=1 m is at or below the effective environment height h_E = 1 m.*breakpoint"
+    with pytest.raises(ValidationError, match=match):  # scalar
+        tr38901.pathloss_db("uma", 200.0, 200.0, 25.0, 1.0, 3.5, True)
+    with pytest.raises(ValidationError, match="1 of 2 links"):  # arrays, as the links give them
+        tr38901.pathloss_db("uma", np.array([200.0, 300.0]), np.array([200.0, 300.0]), 25.0,
+                            np.array([1.5, 1.0]), 3.5, True)
+    for scenario in ("uma", "umi", "3d_uma", "3d_umi"):
+        with pytest.raises(ValidationError, match=r"ThreeGPP\.user_height_m=1 m is at or below"):
+            ThreeGPP(scenario, 3.5, user_height_m=1.0)  # the link table's and coverage's model
+    # no breakpoint subtracts h_E in RMa and InH
+    assert ThreeGPP("rma", 3.5, user_height_m=1.0).user_height_m == 1.0
+    assert ThreeGPP("inh_open", 3.5, user_height_m=1.0).user_height_m == 1.0
+
+
+def test_cells_below_the_uma_environment_height_are_refused():
+    # an indoor user on a high floor draws h_E up to 21 m: a 10 m cell is below it
+    net = one_cell([(100.0, 0.0), (200.0, 0.0)], height_m=10.0, indoor=True)
+    with pytest.raises(ValidationError, match=r"cells rows \[0\] follow 'uma' .* at or below 21 m"):
+        coupling_db(net, model=model_3gpp("uma"), rng=1)
+    outdoor = one_cell([(100.0, 0.0), (200.0, 0.0)], height_m=25.0)
+    assert np.isfinite(coupling_db(outdoor, model=model_3gpp("uma"), rng=1)).all()
+
+
+def test_a_frequency_outside_the_scenario_warns_naming_its_range():
+    with pytest.warns(UserWarning, match=r"RMa is specified for 0\.5–30 GHz \(TR 38\.901 Table "
+                                         r"7\.4\.1-1\); got frequency_ghz=50 GHz") as record:
+        ThreeGPP("rma", 50.0)
+    assert len(record) == 1 and record[0].filename == __file__
+    with pytest.warns(UserWarning, match=r"RMa is specified for 0\.5–30 GHz"):
+        tr38901.pathloss_db("rma", 100.0, 100.0, 35.0, 1.5, 50.0, True)
+    with pytest.warns(UserWarning, match=r"3D-UMa is specified for 2–6 GHz \(TR 36\.873"):
+        ThreeGPP("3d_uma", 28.0)
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        ThreeGPP("uma", 50.0)  # TR 38.901 UMa: 0.5–100 GHz
+
+
+def test_links_beyond_the_scenario_warn_once_per_link_table(monkeypatch):
+    from cellopt.radio import links as links_module
+
+    # InH on a 500 m grid: most users are beyond InH's 150 m
+    xy = [(x, y) for x in np.arange(0.0, 501.0, 50.0) for y in np.arange(0.0, 501.0, 50.0)]
+    net = one_cell(xy, height_m=3.0)
+    monkeypatch.setattr(links_module, "BLOCK_ELEMENTS", 8)  # many blocks, one warning
+    with pytest.warns(UserWarning) as record:
+        link_table(net, model=model_3gpp("inh_open", user_height_m=1.0, shadowing=False), rng=1,
+                   workers=1)
+    inh = [str(w.message) for w in record if "InH-Office" in str(w.message)]
+    d = np.hypot(*np.asarray(xy).T)
+    assert len(inh) == 1, inh
+    assert (f"InH-Office is specified for 1 m ≤ d_3D ≤ 150 m (TR 38.901 Table 7.4.1-1); "
+            f"{int((np.maximum(d, 10.0) > 150.0).sum())} of {len(xy)} user–cell pairs are outside"
+            in inh[0])
+
+
+def test_every_scenario_declares_its_validity():
+    assert set(tr38901.VALIDITY) == set(tr38901.SCENARIOS)
+    for v in tr38901.VALIDITY.values():
+        assert v.frequency_ghz[0] < v.frequency_ghz[1] and v.distance_m[0] < v.distance_m[1]
+
+
+def test_a_three_gpp_model_without_frequency_is_refused():
+    with pytest.raises(ValidationError, match=r"ThreeGPP.frequency_ghz is missing.*fix: give it "
+                                              r"in GHz"):
+        ThreeGPP("uma")
+    with pytest.raises(ValidationError, match=r"\['high_loss_fraction'\] is not used by scenario "
+                                              r"'3d_uma'"):
+        ThreeGPP("3d_uma", 2.0, high_loss_fraction=0.2)
+    with pytest.raises(ValidationError, match="shadowing=False turns off"):
+        ThreeGPP("uma", 3.5, shadowing=False, shadowing_std_db=6.0)

@@ -38,9 +38,11 @@ calibration, do not depend on it).
 from __future__ import annotations
 
 import dataclasses
+import warnings
 from typing import TYPE_CHECKING, ClassVar
 
 import numpy as np
+from scipy.spatial import cKDTree
 
 from cellopt.errors import ValidationError, describe_rows
 from cellopt.parameters import check_real
@@ -52,7 +54,7 @@ if TYPE_CHECKING:
     from cellopt.network import Network
     from cellopt.radio.model import RadioModel
 
-__all__ = ["LOS_STATES", "USUAL_BS_HEIGHT_M", "ThreeGPP", "UserDraws"]
+__all__ = ["LOS_STATES", "USUAL_BS_HEIGHT_M", "ThreeGPP", "UserDraws", "scenario_options"]
 
 #: How a :class:`ThreeGPP` model sets each link's LOS state: drawn from the scenario's
 #: LOS probability, forced (for tests and bounds), or averaged over (``"expected"``: the
@@ -78,6 +80,38 @@ _OUTDOOR = ("uma", "umi", "rma", "3d_uma", "3d_umi")
 _FLOOR_MODEL = ("uma", "umi", "3d_uma", "3d_umi")
 
 
+#: Why a scenario does not use an option of :class:`ThreeGPP` that only some use.
+_UNUSED_WHY = {
+    "indoor_floors": "the floor model of indoor users is UMa's, UMi's, 3D-UMa's and 3D-UMi's",
+    "high_loss_fraction": "the low- and high-loss buildings are TR 38.901's O2I model of UMa, "
+                          "UMi and RMa; TR 36.873 has one O2I loss, InH none",
+    "max_indoor_distance_m": "InH users share the building with the cells: no O2I loss",
+}
+
+
+def scenario_options(scenario: str, *, unused: bool = False) -> tuple[str, ...]:
+    """The options of :class:`ThreeGPP` that `scenario` uses (besides ``scenario``), or,
+    with `unused`, those it does not use (they must stay at their defaults).
+
+    Parameters
+    ----------
+    scenario : str
+        One of :data:`cellopt.radio.tr38901.SCENARIOS`.
+    unused : bool
+        List the options the scenario does not use instead.
+
+    Returns
+    -------
+    tuple of str
+        Field names of :class:`ThreeGPP`.
+    """
+    uses = {"indoor_floors": scenario in _FLOOR_MODEL,
+            "high_loss_fraction": scenario in ("uma", "umi", "rma"),
+            "max_indoor_distance_m": scenario in _OUTDOOR}
+    names = [f.name for f in dataclasses.fields(ThreeGPP) if f.name != "scenario"]
+    return tuple(n for n in names if uses.get(n, True) != unused)
+
+
 @dataclasses.dataclass(frozen=True)
 class ThreeGPP:
     """A 3GPP 3-D large-scale model for one tier's links (module docstring).
@@ -89,7 +123,8 @@ class ThreeGPP:
         ``"inh_mixed"``, ``"inh_open"`` (TR 38.901) or ``"3d_uma"``, ``"3d_umi"``
         (TR 36.873).
     frequency_ghz : float
-        Carrier frequency [GHz] (TR 38.901: 0.5–100 GHz; TR 36.873: 2 GHz).
+        Carrier frequency [GHz], required (TR 38.901: 0.5–100 GHz, RMa to 30 GHz;
+        TR 36.873: 2–6 GHz, :data:`~cellopt.radio.tr38901.VALIDITY`).
     user_height_m : float
         Height of outdoor users, and of indoor users where the floor model does not
         apply [m] (1.5 m; 1 m for InH in TR 38.901 Table 7.8-1).
@@ -124,10 +159,27 @@ class ThreeGPP:
         a few metres apart see nearly the same value
         (:func:`~cellopt.radio.shadowing.spatial_normal_hash`); False draws every user
         independently.
+    shadowing_std_db : float, optional
+        σ of the shadowing [dB] for every link, in place of the standard's σ of each
+        state (:func:`~cellopt.radio.tr38901.shadow_std_db`); 0 draws none (as
+        ``shadowing=False``). None (default): the standard's σ. The draws, their
+        correlation and decorrelation distances stay the scenario's.
+
+    Raises
+    ------
+    ValidationError
+        An unknown scenario or LOS mode; a value that is not a number, or out of range;
+        an option the scenario does not use (``indoor_floors`` in RMa and InH,
+        ``high_loss_fraction`` in InH, 3D-UMa and 3D-UMi, ``max_indoor_distance_m`` in
+        InH) at other than its default; a UT height the scenario cannot evaluate
+        (:func:`~cellopt.radio.tr38901.check_validity`: e.g. 1 m in UMa, where the LOS
+        breakpoint distance is 0). A carrier or UT height outside the scenario's stated
+        range warns (:data:`~cellopt.radio.tr38901.VALIDITY`); so do, when the model is
+        bound to a network, cell heights and user–cell distances outside it.
     """
 
     scenario: str
-    frequency_ghz: float
+    frequency_ghz: float = None  # type: ignore[assignment]  # required: refused if left out
     user_height_m: float = 1.5
     indoor_floors: bool = True
     high_loss_fraction: float = 0.5
@@ -135,6 +187,7 @@ class ThreeGPP:
     los: str = "random"
     shadowing: bool = True
     spatially_correlated: bool = True
+    shadowing_std_db: float | None = None
 
     #: Its loss holds its own shadowing and O2I loss (:class:`~cellopt.radio.Propagation`).
     includes_fading: ClassVar[bool] = True
@@ -153,10 +206,16 @@ class ThreeGPP:
             raise ValidationError("ThreeGPP.los='expected' averages the received power over the "
                                   "LOS state, but the shadowing σ depends on that state; fix: "
                                   "give shadowing=False with it (a median map), or los='random'")
-        object.__setattr__(self, "frequency_ghz",
-                           check_real(self.frequency_ghz, "ThreeGPP.frequency_ghz", "frequency_ghz"))
-        object.__setattr__(self, "user_height_m",
-                           check_real(self.user_height_m, "ThreeGPP.user_height_m", "user_height_m"))
+        if self.frequency_ghz is None:
+            raise ValidationError(f"ThreeGPP.frequency_ghz is missing: scenario "
+                                  f"{self.scenario!r} needs the carrier frequency; fix: give it "
+                                  f"in GHz, e.g. ThreeGPP({self.scenario!r}, frequency_ghz=3.5) "
+                                  "(scenario files: [radio] frequency_ghz = 3.5)")
+        # the scenario's own ranges warn (check_validity below), not the catalogue's
+        object.__setattr__(self, "frequency_ghz", check_real(
+            self.frequency_ghz, "ThreeGPP.frequency_ghz", "frequency_ghz", warn=False))
+        object.__setattr__(self, "user_height_m", check_real(
+            self.user_height_m, "ThreeGPP.user_height_m", "user_height_m", warn=False))
         object.__setattr__(self, "high_loss_fraction", check_real(
             self.high_loss_fraction, "ThreeGPP.high_loss_fraction", "indoor_fraction"))
         object.__setattr__(self, "max_indoor_distance_m", check_real(
@@ -165,6 +224,24 @@ class ThreeGPP:
             if not isinstance(getattr(self, name), (bool, np.bool_)):
                 raise ValidationError(f"ThreeGPP.{name}={getattr(self, name)!r}; fix: give True "
                                       "or False")
+        if self.shadowing_std_db is not None:
+            object.__setattr__(self, "shadowing_std_db", check_real(
+                self.shadowing_std_db, "ThreeGPP.shadowing_std_db", "shadowing_std_db"))
+            if self.shadowing_std_db > 0 and not self.shadowing:
+                raise ValidationError(
+                    f"ThreeGPP.shadowing_std_db={self.shadowing_std_db:g} dB asks for shadowing "
+                    "that shadowing=False turns off; fix: leave shadowing_std_db out (None), "
+                    "give 0, or shadowing=True")
+        unused = [name for name in scenario_options(self.scenario, unused=True)
+                  if getattr(self, name) != _DEFAULTS[name]]
+        if unused:
+            raise ValidationError(
+                f"ThreeGPP {unused} {'is' if len(unused) == 1 else 'are'} not used by scenario "
+                f"{self.scenario!r} ({_UNUSED_WHY[unused[0]]}); fix: leave "
+                f"{'it' if len(unused) == 1 else 'them'} at the default")
+        tr38901.check_validity(self.scenario, frequency_ghz=self.frequency_ghz,
+                               h_ut_m=self.user_height_m, what="users",
+                               labels={"h_ut_m": "ThreeGPP.user_height_m"}, stacklevel=3)
 
     @property
     def outdoor_to_indoor(self) -> bool:
@@ -188,10 +265,11 @@ class ThreeGPP:
             p_los = tr38901.los_probability(self.scenario, d2, h_ut)
         mean = np.zeros_like(d2)
         for los, share in ((True, p_los), (False, 1.0 - p_los)):
-            loss = tr38901.pathloss_db(self.scenario, d2, d3, h_bs, h_ut, self.frequency_ghz, los)
+            # the far field integrates beyond the links' distances: extrapolated, unwarned
+            loss = tr38901.pathloss_db(self.scenario, d2, d3, h_bs, h_ut, self.frequency_ghz, los,
+                                       warn=False)
             if self.shadowing:  # E[10^(−S/10)] = exp((σ ln 10 / 10)² / 2)
-                sigma = tr38901.shadow_std_db(self.scenario, los, self.frequency_ghz, d2d_m=d2,
-                                              h_bs_m=h_bs, h_ut_m=h_ut)
+                sigma = self.shadow_std_db(los, d2, h_bs, h_ut)
                 loss = loss - 0.5 * (sigma * np.log(10.0) / 10.0) ** 2 * 10.0 / np.log(10.0)
             mean = mean + share * 10.0 ** (-loss / 10.0)
         return -10.0 * np.log10(mean)
@@ -233,10 +311,19 @@ class ThreeGPP:
             received = 0.0
             for los, share in ((True, p), (False, 1.0 - p)):
                 loss = tr38901.pathloss_db(self.scenario, d2d_m, d3d_m, h_bs_m, h_ut_m,
-                                           self.frequency_ghz, los, **extra)
+                                           self.frequency_ghz, los, warn=False, **extra)
                 received = received + share * 10.0 ** (-loss / 10.0)
             mean = mean + np.where(w > 0, w * received, 0.0)
         return -10.0 * np.log10(mean)
+
+    def shadow_std_db(self, los: np.ndarray | bool, d2d_m: np.ndarray, h_bs_m: np.ndarray,
+                      h_ut_m: np.ndarray) -> np.ndarray:
+        """σ of each link's shadowing [dB]: `shadowing_std_db` if given, else the standard's
+        σ of its state (:func:`~cellopt.radio.tr38901.shadow_std_db`)."""
+        if self.shadowing_std_db is not None:
+            return np.full(np.shape(los), self.shadowing_std_db)
+        return tr38901.shadow_std_db(self.scenario, los, self.frequency_ghz, d2d_m=d2d_m,
+                                     h_bs_m=h_bs_m, h_ut_m=h_ut_m)
 
     def decorrelation_m(self, los: bool) -> float:
         """The shadowing's decorrelation distance of a LOS or NLOS link [m]."""
@@ -283,8 +370,9 @@ class ThreeGPP:
             extra["h_e_m"] = tr38901.uma_effective_height_m(
                 d2d_m, h_ut, uniform_hash(draws.seed, users, sites, _HE_CHOICE),
                 uniform_hash(draws.seed, users, sites, _HE_HEIGHT))
+        # the ranges were checked once, when the model was made and bound (bind)
         loss = tr38901.pathloss_db(self.scenario, d2d_m, d3d, h_bs_m, h_ut, self.frequency_ghz,
-                                   los, **extra)
+                                   los, warn=False, **extra)
         if self.shadowing:
             if self.spatially_correlated:  # each state's field, where the links have it
                 z = np.empty(los.shape)
@@ -292,15 +380,18 @@ class ThreeGPP:
                 z[~los] = links.shadowing(self.decorrelation_m(False), ~los)
             else:
                 z = links.shadowing(0.0, None)
-            loss = loss + z * tr38901.shadow_std_db(
-                self.scenario, los, self.frequency_ghz, d2d_m=d2d_m, h_bs_m=h_bs_m, h_ut_m=h_ut)
+            loss = loss + z * self.shadow_std_db(los, d2d_m, h_bs_m, h_ut)
         if self.outdoor_to_indoor and draws.any_indoor:
             loss = loss + draws.o2i_db(self)[users]
         return loss
 
     def bind(self, network: Network, cells: np.ndarray, radio: RadioModel) -> ThreeGPP:
         """The model itself, once the heights of its cells (rows `cells`) are checked:
-        above 1 m, the environment height the breakpoint distance subtracts."""
+        above 1 m, the environment height the breakpoint distance subtracts.
+
+        Cell heights, and the 2-D distances of the network's user–cell pairs (raised to
+        the tier's ``min_distance_m``, as the links are), outside the scenario's stated
+        range warn once (:func:`~cellopt.radio.tr38901.check_validity`)."""
         height = network.cells["height_m"].to_numpy(float)[cells]
         low = np.asarray(cells)[height <= 1.0]
         if len(low):
@@ -309,6 +400,30 @@ class ThreeGPP:
                 "less, at or below the environment height the model's breakpoint subtracts; "
                 "fix: give the antenna heights in metres (TR 38.901: 25 m UMa, 10 m UMi, 3 m "
                 "InH)")
+        if self.scenario in ("uma", "3d_uma"):  # h_E reaches h_UT − 1.5 m for users ≥ 13 m
+            top_ut = self.user_height_m
+            if self.indoor_floors and network.n_users and network.users["indoor"].any():
+                top_ut = max(top_ut, _TOP_FLOOR_M)
+            top_e = float(tr38901.uma_effective_height_pmf(100.0, top_ut)[0].max())
+            low = np.asarray(cells)[height <= top_e]
+            if len(low):
+                raise ValidationError(
+                    f"cells {describe_rows(low)} follow {self.scenario!r} at a height_m at or "
+                    f"below {top_e:g} m, an effective environment height h_E it draws for users "
+                    f"up to {top_ut:g} m high (TR 38.901 Table 7.4.1-1 note 1), where the LOS "
+                    "breakpoint distance 4 (h_BS − h_E)(h_UT − h_E) f_c / c is 0 or negative; "
+                    "fix: give them the scenario of their height (e.g. propagation = {macro = "
+                    "\"uma\", pico = \"umi\"}), or UMa's antenna height, 25 m")
+        tr38901.check_validity(self.scenario, h_bs_m=height, what="cells", stacklevel=4)
+        validity = tr38901.VALIDITY[self.scenario]
+        if network.n_users:
+            tier = network.cell_arrays()["tier"][cells]
+            floor = radio.per_tier("min_distance_m")[tier]
+            lo, hi = validity.distance_range_m(None)
+            n_out, n_all, seen = _pairs_outside(network, np.asarray(cells), floor, lo, hi)
+            if n_out:
+                warnings.warn(validity.outside("distance", n_out, n_all, seen, "user–cell pairs"),
+                              UserWarning, stacklevel=4)
         return self
 
     def draw_users(self, seed: int, indoor: np.ndarray) -> UserDraws:
@@ -409,3 +524,49 @@ class UserDraws:
                                        self.o2i_normal)
             loss = np.where(self.high_loss, high, low)
         return np.where(self.indoor, loss, 0.0)
+
+
+#: The highest floor of the indoor floor model [m] (:func:`~cellopt.radio.tr38901.indoor_floor_height_m`).
+_TOP_FLOOR_M = 22.5
+#: ThreeGPP's defaults, which the options a scenario does not use must keep.
+_DEFAULTS = {f.name: f.default for f in dataclasses.fields(ThreeGPP)}
+#: User–position pairs compared at once when counting the distances of a wrapped layout.
+_PAIR_BLOCK = 1 << 20
+
+
+def _pairs_outside(network: Network, cells: np.ndarray, floor_m: np.ndarray, lo_m: float,
+                   hi_m: float) -> tuple[int, int, tuple[float, float]]:
+    """How many user–cell pairs of `cells` have a 2-D distance (raised to each cell's
+    `floor_m`, the tier's minimum distance) outside [lo_m, hi_m], of how many, and the
+    smallest and largest of those outside (NaN where a k-d tree counted them).
+
+    Cells at one position count once per cell. A wrapped layout (its nearest images, as
+    the links) is counted exactly in blocks; an open one through a k-d tree of the users.
+    """
+    users = network.user_arrays()
+    user_xy = np.column_stack([users["x_m"], users["y_m"]])
+    c = network.cell_arrays()
+    xy_floor = np.column_stack([c["x_m"][cells], c["y_m"][cells], floor_m])
+    positions, count = np.unique(xy_floor, axis=0, return_counts=True)
+    n_all = len(user_xy) * len(cells)
+    shifts = network.wrap_shifts_m
+    if shifts is None:
+        tree = cKDTree(user_xy)
+        within_hi = tree.query_ball_point(positions[:, :2], hi_m, return_length=True)
+        # below lo_m only where the floor is below it (distances are raised to the floor)
+        below = np.where(positions[:, 2] < lo_m, tree.query_ball_point(
+            positions[:, :2], np.nextafter(lo_m, 0.0), return_length=True), 0)
+        n_out = int(np.sum(count * (len(user_xy) - within_hi + below)))
+        return n_out, n_all, (np.nan, np.nan)
+    n_out, seen_lo, seen_hi = 0, np.inf, -np.inf
+    step = max(1, _PAIR_BLOCK // (len(positions) * len(shifts)))
+    for start in range(0, len(user_xy), step):  # blocks of users, a few in a wrapped layout
+        part = user_xy[start:start + step]
+        dx = part[:, None, None, 0] - positions[None, :, None, 0] - shifts[None, None, :, 0]
+        dy = part[:, None, None, 1] - positions[None, :, None, 1] - shifts[None, None, :, 1]
+        d = np.maximum(np.sqrt((dx * dx + dy * dy).min(axis=2)), positions[None, :, 2])
+        bad = (d < lo_m) | (d > hi_m)
+        if bad.any():
+            n_out += int((bad * count[None, :]).sum())
+            seen_lo, seen_hi = min(seen_lo, float(d[bad].min())), max(seen_hi, float(d[bad].max()))
+    return n_out, n_all, ((seen_lo, seen_hi) if n_out else (np.nan, np.nan))

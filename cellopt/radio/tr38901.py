@@ -19,15 +19,20 @@ Sources, transcribed from the text of the reports:
 
 Conventions of both reports: f_c in GHz in the formulas (in Hz in the breakpoint
 distances, c = 3.0e8 m/s); distances and heights in metres; d_3D the BS–UT distance,
-d_2D its horizontal projection. The formulas are evaluated as written at every distance:
-nothing is clamped. Raising short distances to the minimum of the model (10 m outdoors,
-1 m indoors), and keeping heights in the applicability range, is the caller's job; a
-distance ≤ 0 gives ``-inf`` or NaN (numpy warns).
+d_2D its horizontal projection. Each scenario's applicability ranges are declared once,
+in :data:`VALIDITY`, and :func:`check_validity` holds :func:`pathloss_db` (and the
+:class:`~cellopt.radio.ThreeGPP` model of the link table and coverage maps) to them: what
+the formulas cannot evaluate (a distance or height ≤ 0, a breakpoint of 0 or less) is
+refused, what lies outside the stated ranges warns and is evaluated as written: nothing
+is clamped. Raising short distances to the minimum of the model (10 m outdoors, 1 m
+indoors) is the caller's job.
 """
 
 from __future__ import annotations
 
+import dataclasses
 import math
+import warnings
 from typing import Any
 
 import numpy as np
@@ -38,7 +43,10 @@ from cellopt.parameters import check_real, is_real
 
 __all__ = [
     "SCENARIOS",
+    "VALIDITY",
+    "Validity",
     "breakpoint_distance_m",
+    "check_validity",
     "decorrelation_distance_m",
     "indoor_distance_m",
     "indoor_floor_height_m",
@@ -159,6 +167,228 @@ def _rma_geometry(value: Any, name: str) -> float:
     return float(value)
 
 
+# --------------------------------------------------------------------------- validity
+
+
+@dataclasses.dataclass(frozen=True)
+class Validity:
+    """Where a scenario's path loss is specified: the applicability ranges of its table.
+
+    Attributes
+    ----------
+    name : str
+        The scenario as the reports name it, for messages (e.g. ``"UMa"``).
+    source : str
+        The table that states the ranges.
+    frequency_ghz : (float, float)
+        Carrier frequency range [GHz].
+    distance_m : (float, float)
+        Distance range [m] of LOS links (and of NLOS ones unless `nlos_distance_m`).
+    nlos_distance_m : (float, float) or None
+        Distance range [m] of NLOS links where it differs.
+    distance : {"d_2D", "d_3D"}
+        Which distance the ranges bound.
+    h_bs_m, h_ut_m : (float, float) or None
+        BS and UT antenna height ranges [m] (equal ends for a single stated height);
+        None where the table states none.
+    breakpoint : bool
+        The LOS breakpoint is ``4 (h_BS − h_E)(h_UT − h_E) f_c / c``: heights at or below
+        the effective environment height h_E make it 0 or negative (undefined, refused).
+    """
+
+    name: str
+    source: str
+    frequency_ghz: tuple[float, float]
+    distance_m: tuple[float, float]
+    nlos_distance_m: tuple[float, float] | None = None
+    distance: str = "d_2D"
+    h_bs_m: tuple[float, float] | None = None
+    h_ut_m: tuple[float, float] | None = None
+    breakpoint: bool = False
+
+    def distance_range_m(self, los: bool | None = None) -> tuple[float, float]:
+        """The distance range of LOS (True), NLOS (False) links, or of both (None: where
+        both states' formulas hold)."""
+        if self.nlos_distance_m is None or los is True:
+            return self.distance_m
+        return self.nlos_distance_m
+
+    def outside(self, quantity: str, n_outside: int, n_total: int, seen: tuple[float, float],
+                what: str = "links", los: bool | None = None) -> str:
+        """The warning about `n_outside` of `n_total` `what` whose `quantity` (one of
+        "frequency_ghz", "distance", "h_bs_m", "h_ut_m") is outside the range; `seen`
+        the smallest and largest of those outside (NaN: not known)."""
+        if quantity == "frequency_ghz":
+            lo, hi = self.frequency_ghz
+            return (f"{self.name} is specified for {lo:g}–{hi:g} GHz ({self.source}); got "
+                    f"frequency_ghz={seen[0]:g} GHz: the formulas are extrapolated; fix: use "
+                    f"a carrier in that range, or a scenario specified at {seen[0]:g} GHz "
+                    "(TR 38.901 UMa, UMi and InH: 0.5–100 GHz)")
+        if quantity == "distance":
+            lo, hi = self.distance_range_m(los)
+            state = {True: " in LOS", False: " in NLOS"}.get(los, "")
+            if los is None and self.nlos_distance_m is not None:
+                state = f" in NLOS ({self.distance_m[1]:g} m in LOS)"
+            what_range = f"{lo:g} m ≤ {self.distance} ≤ {hi:g} m{state}"
+            fix = ("keep users within that distance of the cells (a smaller study area, or an "
+                   "interference radius), or use a model for that range")
+        else:
+            lo, hi = getattr(self, quantity)
+            who = "BS" if quantity == "h_bs_m" else "UT"
+            what_range = (f"h_{who} = {lo:g} m" if lo == hi else f"{lo:g} m ≤ h_{who} ≤ {hi:g} m")
+            fix = ("give the cells the scenario's antenna height, or the scenario of their "
+                   "height (e.g. UMi for 10 m small cells)" if quantity == "h_bs_m" else
+                   "give users in that height range")
+        span = ("" if math.isnan(seen[0]) else f" ({seen[0]:g} m)" if seen[0] == seen[1]
+                else f" ({seen[0]:g}–{seen[1]:g} m)")
+        return (f"{self.name} is specified for {what_range} ({self.source}); {n_outside:,} of "
+                f"{n_total:,} {what} are outside{span}: the formulas are extrapolated "
+                f"there; fix: {fix}")
+
+
+_3GPP = "TR 38.901 Table 7.4.1-1"
+#: The applicability of each scenario's path loss: TR 38.901 Table 7.4.1-1 (UMa, UMi,
+#: RMa with its note on frequency, InH-Office: 1 m ≤ d_3D ≤ 150 m, no stated heights);
+#: TR 36.873 Table 7.2-1 (3D-UMa, 3D-UMi), whose formulas come from ITU-R M.2135-1
+#: (Table A1-2, 2–6 GHz).
+VALIDITY: dict[str, Validity] = {
+    "uma": Validity("UMa", _3GPP, (0.5, 100.0), (10.0, 5000.0), h_bs_m=(25.0, 25.0),
+                    h_ut_m=(1.5, 22.5), breakpoint=True),
+    "umi": Validity("UMi-Street Canyon", _3GPP, (0.5, 100.0), (10.0, 5000.0),
+                    h_bs_m=(10.0, 10.0), h_ut_m=(1.5, 22.5), breakpoint=True),
+    "rma": Validity("RMa", _3GPP, (0.5, 30.0), (10.0, 10_000.0), (10.0, 5000.0),
+                    h_bs_m=(10.0, 150.0), h_ut_m=(1.0, 10.0)),
+    "inh_mixed": Validity("InH-Office", _3GPP, (0.5, 100.0), (1.0, 150.0), distance="d_3D"),
+    "inh_open": Validity("InH-Office", _3GPP, (0.5, 100.0), (1.0, 150.0), distance="d_3D"),
+    "3d_uma": Validity("3D-UMa", "TR 36.873 Table 7.2-1, from ITU-R M.2135-1", (2.0, 6.0),
+                       (10.0, 5000.0), h_bs_m=(25.0, 25.0), h_ut_m=(1.5, 22.5), breakpoint=True),
+    "3d_umi": Validity("3D-UMi", "TR 36.873 Table 7.2-1, from ITU-R M.2135-1", (2.0, 6.0),
+                       (10.0, 5000.0), (10.0, 2000.0), h_bs_m=(10.0, 10.0), h_ut_m=(1.5, 22.5),
+                       breakpoint=True),
+}
+
+
+def _count_outside(values: np.ndarray, lo: float, hi: float,
+                   where: np.ndarray | None = None) -> tuple[int, int, tuple[float, float]]:
+    """How many of `values` (those `where` picks) are outside [lo, hi], of how many, and
+    the smallest and largest of those outside."""
+    v = values if where is None else values[np.broadcast_to(where, values.shape)]
+    if v.size == 0:
+        return 0, 0, (math.nan, math.nan)
+    bad = (v < lo) | (v > hi)
+    n_bad = int(np.count_nonzero(bad))
+    if not n_bad:
+        return 0, int(v.size), (math.nan, math.nan)
+    return n_bad, int(v.size), (float(v[bad].min()), float(v[bad].max()))
+
+
+def check_validity(scenario: str, *, frequency_ghz: float | None = None,
+                   distance_m: ArrayLike | None = None, h_bs_m: ArrayLike | None = None,
+                   h_ut_m: ArrayLike | None = None, h_e_m: ArrayLike = 1.0,
+                   los: ArrayLike | None = None, what: str = "links", warn: bool = True,
+                   labels: dict[str, str] | None = None, stacklevel: int = 2) -> None:
+    """Refuse what the scenario's path loss cannot evaluate; warn outside its stated ranges.
+
+    One check for every path that evaluates a scenario (:func:`pathloss_db`, the link
+    table and the coverage maps through :class:`~cellopt.radio.ThreeGPP`), against
+    :data:`VALIDITY`. Refused (undefined): a distance ≤ 0 or not finite, a height ≤ 0,
+    and in the scenarios with the breakpoint ``d'_BP = 4 (h_BS − h_E)(h_UT − h_E) f_c / c``
+    a BS or UT height at or below h_E (a breakpoint of 0 or less: every LOS link beyond
+    it, 11–24 dB too weak at 100–500 m for h_UT = h_E = 1 m). Warned (one
+    :class:`UserWarning` per quantity and call, counting the values outside): a carrier,
+    distance or height outside the range the report states.
+
+    Parameters
+    ----------
+    scenario : str
+        One of :data:`SCENARIOS`.
+    frequency_ghz : float, optional
+        Carrier frequency [GHz] (already checked as a number).
+    distance_m : array_like, optional
+        The distance the scenario's range bounds (:attr:`Validity.distance`: d_2D, or
+        d_3D for InH) [m].
+    h_bs_m, h_ut_m : array_like, optional
+        BS and UT heights [m].
+    h_e_m : array_like
+        Effective environment height h_E [m] (1 m but in UMa and 3D-UMa).
+    los : array_like of bool, optional
+        LOS state of the links, for the ranges that differ by state (RMa, 3D-UMi).
+    what : str
+        What the values are, for messages ("links", "cells", "users").
+    warn : bool
+        Warn outside the stated ranges (False: refuse only).
+    labels : dict of str to str, optional
+        How messages name the arguments (e.g. ``{"h_ut_m": "ThreeGPP.user_height_m"}``).
+    stacklevel : int
+        Of the warnings: 2 points at the caller.
+
+    Raises
+    ------
+    ValidationError
+        An undefined distance or height, naming how many values and the fix.
+    """
+    v = VALIDITY[_check_scenario(scenario)]
+    labels = {"distance_m": v.distance, **(labels or {})}
+    arrays = {}
+    for name, value in (("distance_m", distance_m), ("h_bs_m", h_bs_m), ("h_ut_m", h_ut_m)):
+        if value is not None:
+            arrays[name] = np.asarray(value, dtype=np.float64)
+    problems = []
+    for name, a in arrays.items():
+        bad = ~(np.isfinite(a) & (a > 0))
+        if bad.any():
+            problems.append(f"{labels.get(name, name)} is not a finite number > 0 for "
+                            f"{int(bad.sum()):,} of {a.size:,} {what} (e.g. "
+                            f"{float(a[bad].flat[0]):g} m); fix: give positive distances and "
+                            "heights in metres")
+    if v.breakpoint and not problems:
+        h_e = np.asarray(h_e_m, dtype=np.float64)
+        for name, who in (("h_ut_m", "UT"), ("h_bs_m", "BS")):
+            if name not in arrays:
+                continue
+            low = arrays[name] <= h_e
+            if low.any():
+                h = float(np.broadcast_to(arrays[name], low.shape)[low].flat[0])
+                e = float(np.broadcast_to(h_e, low.shape)[low].flat[0])
+                which = (f"{labels.get(name, name)}={h:g} m is" if low.size == 1 else
+                         f"{labels.get(name, name)}: {int(low.sum()):,} of {low.size:,} {what} "
+                         f"have h_{who} (e.g. {h:g} m)")
+                problems.append(
+                    f"{which} at or below the effective environment height h_E = {e:g} m, where "
+                    f"the {v.name} breakpoint distance 4 (h_BS − h_E)(h_UT − h_E) f_c / c is 0 "
+                    f"or less ({v.source} note 1) and every LOS link falls on its far slope; "
+                    f"fix: give h_{who} above h_E" + (f" ({v.h_ut_m[0]:g}–{v.h_ut_m[1]:g} m)"
+                                                       if who == "UT" else ""))
+    if problems:
+        raise ValidationError(problems)
+    if not warn:
+        return
+    messages = []
+    if frequency_ghz is not None and not v.frequency_ghz[0] <= frequency_ghz <= v.frequency_ghz[1]:
+        messages.append(v.outside("frequency_ghz", 1, 1, (frequency_ghz, frequency_ghz)))
+    if "distance_m" in arrays:
+        d = arrays["distance_m"]
+        states = [None] if los is None or v.nlos_distance_m is None else [True, False]
+        for state in states:
+            where = None
+            if state is not None:
+                los_a = np.asarray(los, dtype=bool)
+                where = los_a if state else ~los_a
+                d = np.broadcast_to(arrays["distance_m"], np.broadcast_shapes(d.shape, los_a.shape))
+            lo, hi = v.distance_range_m(state)
+            n_bad, n, seen = _count_outside(d, lo, hi, where)
+            if n_bad:
+                messages.append(v.outside("distance", n_bad, n, seen, what, state))
+    for name in ("h_bs_m", "h_ut_m"):
+        limits = getattr(v, name)
+        if name in arrays and limits is not None:
+            n_bad, n, seen = _count_outside(arrays[name], *limits)
+            if n_bad:
+                messages.append(v.outside(name, n_bad, n, seen, what))
+    for message in messages:
+        warnings.warn(message, UserWarning, stacklevel=stacklevel + 1)
+
+
 # --------------------------------------------------------------------------- path loss
 
 
@@ -209,7 +439,9 @@ def _effective_height(scenario: str, h_e_m: Any, h_bs: np.ndarray, h_ut: np.ndar
         return np.asarray(1.0)
     if np.ndim(h_e_m) == 0 and not isinstance(h_e_m, np.ndarray):
         h_e = check_real(h_e_m, "h_e_m", "user_height_m", warn=False, stacklevel=5)
-        if h_bs.ndim == 0 and h_ut.ndim == 0 and not h_e < min(float(h_bs), float(h_ut)):
+        # h_E = 1 m at or above a height: check_validity says why (the breakpoint)
+        if (h_bs.ndim == 0 and h_ut.ndim == 0 and h_e != 1.0
+                and not h_e < min(float(h_bs), float(h_ut))):
             raise ValidationError(f"h_e_m={h_e:g} m is not below h_bs_m={float(h_bs):g} m and "
                                   f"h_ut_m={float(h_ut):g} m; fix: give the effective "
                                   "environment height of uma_effective_height_m (1 m or 12, "
@@ -221,7 +453,7 @@ def _effective_height(scenario: str, h_e_m: Any, h_bs: np.ndarray, h_ut: np.ndar
 def pathloss_db(scenario: str, d2d_m: ArrayLike, d3d_m: ArrayLike, h_bs_m: ArrayLike,
                 h_ut_m: ArrayLike, frequency_ghz: float, los: ArrayLike, *,
                 h_e_m: ArrayLike = 1.0, rma_h_building_m: float = 5.0,
-                rma_w_street_m: float = 20.0) -> np.ndarray:
+                rma_w_street_m: float = 20.0, warn: bool = True) -> np.ndarray:
     """Basic path loss [dB]: no shadow fading, no O2I loss.
 
     LOS links get PL_LOS; NLOS links ``max(PL_LOS, PL'_NLOS)``. Dual-slope LOS models use
@@ -262,9 +494,13 @@ def pathloss_db(scenario: str, d2d_m: ArrayLike, d3d_m: ArrayLike, h_bs_m: Array
         PL1, PL2 as 3D-UMa LOS;
         PL'_NLOS = 36.7 log10 d_3D + 22.7 + 26 log10 f_c − 0.3 (h_UT − 1.5).
 
-    The formulas are evaluated as written outside their validity ranges (no clamping,
-    no warning for array inputs); raising d_2D to 10 m (d_3D to 1 m indoors) is the
-    caller's job. The optional single-slope UMa/UMi/InH NLOS formulas are not provided.
+    Every call goes through :func:`check_validity`: what the formulas cannot evaluate is
+    refused (a distance or height ≤ 0; h_BS or h_UT at or below h_E where the breakpoint
+    subtracts it, e.g. UMa with h_UT = 1 m), and a carrier, distance or height outside
+    the ranges above (:data:`VALIDITY`) warns once per call, counting the links outside;
+    the formulas are then evaluated as written (no clamping). Raising d_2D to 10 m (d_3D
+    to 1 m indoors) is the caller's job. The optional single-slope UMa/UMi/InH NLOS
+    formulas are not provided.
 
     Parameters
     ----------
@@ -288,6 +524,10 @@ def pathloss_db(scenario: str, d2d_m: ArrayLike, d3d_m: ArrayLike, h_bs_m: Array
     rma_h_building_m, rma_w_street_m : float
         Average building height h and street width W of RMa [m] (defaults 5 m and 20 m);
         other scenarios refuse other values (3D-UMa NLOS fixes W = h = 20 m).
+    warn : bool
+        Warn outside the scenario's stated ranges (default). False refuses what is
+        undefined but does not warn: for a caller that evaluates one model in many calls
+        and checked the ranges once (:class:`~cellopt.radio.ThreeGPP`).
 
     Returns
     -------
@@ -299,10 +539,11 @@ def pathloss_db(scenario: str, d2d_m: ArrayLike, d3d_m: ArrayLike, h_bs_m: Array
     ValidationError
         Unknown scenario; frequency or a scalar height not a number or out of range;
         non-numeric arrays, a non-boolean `los`; shapes that do not broadcast; an h_E or
-        RMa parameter given to a scenario that does not use it.
+        RMa parameter given to a scenario that does not use it; a distance or height the
+        formulas cannot evaluate (:func:`check_validity`).
     """
     scenario = _check_scenario(scenario)
-    fc = _frequency(frequency_ghz)
+    fc = check_real(frequency_ghz, "frequency_ghz", warn=False)  # the scenario's range warns
     d2d = _real_array(d2d_m, "d2d_m", "distances in metres")
     d3d = _real_array(d3d_m, "d3d_m", "distances in metres")
     h_bs = _height(h_bs_m, "h_bs_m")
@@ -316,6 +557,14 @@ def pathloss_db(scenario: str, d2d_m: ArrayLike, d3d_m: ArrayLike, h_bs_m: Array
         raise ValidationError(f"rma_h_building_m and rma_w_street_m apply to 'rma' only, not "
                               f"{scenario!r}; fix: leave them at their defaults")
     shape = _shape(d2d_m=d2d, d3d_m=d3d, h_bs_m=h_bs, h_ut_m=h_ut, los=los_a, h_e_m=h_e)
+    check_validity(scenario, frequency_ghz=fc,
+                   distance_m=np.broadcast_to(d3d if scenario in _INH else d2d, shape),
+                   h_bs_m=np.broadcast_to(h_bs, shape), h_ut_m=np.broadcast_to(h_ut, shape),
+                   h_e_m=h_e, los=los_a, warn=warn, stacklevel=2)
+    if scenario not in _INH and not (np.isfinite(d3d) & (d3d > 0)).all():  # in the logarithms
+        raise ValidationError(f"d3d_m has {int((~(np.isfinite(d3d) & (d3d > 0))).sum()):,} "
+                              "values that are not finite numbers > 0; fix: give positive "
+                              "distances in metres")
     log_fc = math.log10(fc)
     log_d3d = np.log10(d3d)
 

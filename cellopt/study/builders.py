@@ -32,6 +32,7 @@ from cellopt import radio, topology
 from cellopt.errors import ValidationError
 from cellopt.network import TIERS, Network
 from cellopt.radio.pathloss import FRIIS_1M_2GHZ_DB, SingleSlope
+from cellopt.radio.propagation import scenario_options
 from cellopt.topology.hexgrid import hex_grid_nbytes
 from cellopt.topology.poisson import poisson_layout_nbytes
 from cellopt.topology.square import square_grid_nbytes
@@ -264,24 +265,43 @@ def radio_model(section: Mapping[str, Any]) -> radio.RadioModel:
     if "indoor_tiers" in fields:
         tiers = fields["indoor_tiers"]
         fields["indoor_tiers"] = (tiers,) if isinstance(tiers, str) else tuple(tiers)
+    _refuse_unused(section)
     default = radio.RadioModel()
     for name in ("shadowing_std_db", "min_distance_m"):
         if name in fields:
             fields[name] = {**getattr(default, name), **_per_tier(fields[name])}
+    names = _propagation_tiers(section, fields.get("indoor_tiers", default.indoor_tiers))
     if "pathloss_exponent" in section:  # single-slope models for the tiers given
         exponent = _per_tier(section["pathloss_exponent"])
+        both = [t for t in exponent if t in names]
+        if both:
+            raise ValidationError(
+                f"[radio] pathloss_exponent sets the single-slope model of tiers {both}, but "
+                f"[radio] propagation gives them the 3GPP model {names[both[0]]!r}, whose path "
+                "loss is the standard's; fix: remove pathloss_exponent (and "
+                "pathloss_reference_db), or give it per tier for the tiers without a 3GPP "
+                "model only (e.g. pathloss_exponent = {femto = 3.5})")
         reference = _per_tier(section.get("pathloss_reference_db", FRIIS_1M_2GHZ_DB))
+        stray = [t for t in reference if t not in exponent] \
+            if isinstance(section.get("pathloss_reference_db"), Mapping) else []
+        if stray:
+            raise ValidationError(f"[radio] pathloss_reference_db is given for tiers {stray}, "
+                                  "which pathloss_exponent gives no single-slope model; fix: "
+                                  "give pathloss_exponent for them too, or leave them out")
         fields["pathloss"] = {**default.pathloss, **{
             t: SingleSlope(n, reference.get(t, FRIIS_1M_2GHZ_DB)) for t, n in exponent.items()}}
-    if "propagation" in section:  # 3GPP 3-D models for the tiers given
-        names = section["propagation"]
-        if isinstance(names, str):  # one name: every tier whose cells are outdoors
-            indoor = fields.get("indoor_tiers", default.indoor_tiers)
-            names = {t: names for t in TIERS if t not in indoor}
-        options = {k: section[k] for k in _THREE_GPP_KEYS if k in section and k != "propagation"}
+    elif "pathloss_reference_db" in section:
+        raise ValidationError("[radio] pathloss_reference_db is the loss at 1 m of the "
+                              "single-slope model, and [radio] gives no pathloss_exponent; fix: "
+                              "add pathloss_exponent (e.g. 3.5), or remove "
+                              "pathloss_reference_db")
+    if names:  # 3GPP 3-D models for the tiers given
         pathloss = dict(fields.get("pathloss", default.pathloss))
-        pathloss.update({t: radio.ThreeGPP(name, **options) for t, name in names.items()})
+        pathloss.update(_three_gpp_models(section, names))
         fields["pathloss"] = pathloss
+        if "shadowing_std_db" in fields:  # the 3GPP tiers take theirs in their model
+            fields["shadowing_std_db"] = {t: (0.0 if t in names else v)
+                                          for t, v in fields["shadowing_std_db"].items()}
     else:
         given = [k for k in _THREE_GPP_KEYS if k in section]
         if given:
@@ -302,6 +322,15 @@ def radio_model(section: Mapping[str, Any]) -> radio.RadioModel:
                                       f"of tiers {both}; fix: give the predictions' tiers as a "
                                       "table (path_loss = {macro = \"folder/\"}) and leave "
                                       f"them out of {key}")
+        if "shadowing_std_db" in section:
+            sigma = section["shadowing_std_db"]
+            both = [t for t in (sigma if isinstance(sigma, Mapping) else TIERS) if t in tiers]
+            if both:
+                raise ValidationError(
+                    f"[radio] shadowing_std_db is given for tiers {both}, whose path loss is "
+                    "[radio] path_loss: predictions take their shadowing from their own table; "
+                    "fix: give it there (path_loss = {source = \"folder/\", shadowing_std_db = "
+                    "8}), and shadowing_std_db per tier for the other tiers only")
         if "indoor_tiers" not in fields:  # the predictions hold what indoor cells pay
             fields["indoor_tiers"] = tuple(t for t in default.indoor_tiers if t not in tiers)
         pathloss = dict(fields.get("pathloss", default.pathloss))
@@ -311,7 +340,70 @@ def radio_model(section: Mapping[str, Any]) -> radio.RadioModel:
         else:
             pathloss.update({t: radio.RasterPathLoss(**o) for t, o in given.items()})
         fields["pathloss"] = pathloss
-    return radio.RadioModel(**fields)
+    model = radio.RadioModel(**fields)
+    own = [t for t in TIERS if getattr(model.pathloss.get(t), "includes_fading", False)]
+    if len(own) == len(TIERS):
+        for key, what in (("decorrelation_m", "shadowing's decorrelation distance"),
+                          ("wall_loss_db", "exterior wall loss")):
+            if key in section:
+                raise ValidationError(
+                    f"[radio] {key} is the {what} of the distance-law tiers, and every tier "
+                    "follows a model with its own (the 3GPP scenario's, or the predictions'); "
+                    f"fix: remove {key}")
+    return model
+
+
+def _propagation_tiers(section: Mapping[str, Any], indoor: tuple[str, ...]) -> dict[str, str]:
+    """The 3GPP scenario of each tier ``propagation`` names: one name holds for every tier
+    whose cells are outdoors (not in `indoor`)."""
+    names = section.get("propagation")
+    if names is None:
+        return {}
+    if isinstance(names, str):
+        return {t: names for t in TIERS if t not in indoor}
+    return dict(names)
+
+
+def _three_gpp_models(section: Mapping[str, Any], names: Mapping[str, str]
+                      ) -> dict[str, radio.ThreeGPP]:
+    """The :class:`~cellopt.radio.ThreeGPP` model of each tier of `names`, with the
+    ``[radio]`` options its scenario uses; an option no tier's scenario uses is refused,
+    and so is a missing ``frequency_ghz``."""
+    if "frequency_ghz" not in section:
+        raise ValidationError(f"[radio] propagation = {section['propagation']!r} needs the carrier "
+                              "frequency, and [radio] gives no frequency_ghz; fix: add e.g. "
+                              "frequency_ghz = 3.5 (in GHz)")
+    options = {k: section[k] for k in _THREE_GPP_KEYS if k in section and k != "propagation"}
+    used = {t: set(scenario_options(n)) for t, n in names.items()}
+    unused = [k for k in options if not any(k in u for u in used.values())]
+    if unused:
+        scenarios = sorted(set(names.values()))
+        raise ValidationError(f"[radio] {unused} {'is' if len(unused) == 1 else 'are'} not used "
+                              f"by the 3GPP scenarios {scenarios} of [radio] propagation; fix: "
+                              f"remove {'it' if len(unused) == 1 else 'them'}")
+    sigma = _per_tier(section["shadowing_std_db"]) if "shadowing_std_db" in section else {}
+    models = {}
+    for tier, name in names.items():
+        own = {k: v for k, v in options.items() if k in used[tier]}
+        if tier in sigma:
+            own["shadowing_std_db"] = sigma[tier]
+        models[tier] = radio.ThreeGPP(name, **own)
+    return models
+
+
+def _refuse_unused(section: Mapping[str, Any]) -> None:
+    """Refuse the [radio] keys that the rest of the section leaves without effect."""
+    if section.get("antenna", "tr36814") == "tr38901":
+        given = [k for k in ("theta_3db_deg", "max_attenuation_db") if k in section]
+        if given:
+            raise ValidationError(f"[radio] {given} shape the 2-D TR 36.814 sector pattern, but "
+                                  "antenna = \"tr38901\" uses the TR 38.901 element and the "
+                                  "cells' panels; fix: remove them, or antenna = \"tr36814\"")
+    if "far_field" in section and "interference_radius_m" not in section:
+        raise ValidationError("[radio] far_field is the interference of the cells beyond the "
+                              "interference radius, and [radio] gives no interference_radius_m "
+                              "(every cell interferes exactly); fix: remove far_field, or give "
+                              "interference_radius_m")
 
 
 def _per_tier(value: float | Mapping[str, float]) -> dict[str, float]:
