@@ -191,7 +191,8 @@ def test_readme_power_numbers_are_the_defaults(tmp_path, monkeypatch):
     its work budget, so the numbers do not depend on the machine's speed or load. They do
     depend, in later digits, on the CPU (column generation follows the last digits of the
     masters' duals, docs/model.md): checked to the precision they hold across machines,
-    the quoted factors ± 0.015 and the objective to 1 %."""
+    the quoted factors ± 0.01 and the objective to 0.5 % (docs/model.md: checked with an
+    AVX-512 and an AVX2 numerical environment)."""
     monkeypatch.chdir(tmp_path)
     ns, _ = run_alone(blocks(README, "python")[1], "README.md, Python block 2")
     info = ns["best"].power.bound_info
@@ -199,11 +200,11 @@ def test_readme_power_numbers_are_the_defaults(tmp_path, monkeypatch):
     quoted = re.search(r"on this network ([\d.]+) for the estimate and ([\d.]+) for the bound", text)
     assert quoted, "the README no longer quotes the power call's factors as this test reads them"
     estimate, bound = quoted.groups()
-    assert abs(info["estimate_factor"] - float(estimate)) <= 0.015
-    assert abs(info["bound_factor"] - float(bound)) <= 0.015
+    assert abs(info["estimate_factor"] - float(estimate)) <= 0.01
+    assert abs(info["bound_factor"] - float(bound)) <= 0.01
     model = (ROOT / "docs" / "model.md").read_text(encoding="utf-8")
     objective = float(re.search(r"under any load: objective ([\d.]+)", " ".join(model.split())).group(1))
-    assert ns["best"].objective == pytest.approx(objective, rel=1e-2)
+    assert ns["best"].objective == pytest.approx(objective, rel=5e-3)
 
 
 @pytest.mark.parametrize("page", [p for p in DOC_PAGES if blocks(p, "python")], ids=lambda p: p.name)
