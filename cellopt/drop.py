@@ -18,7 +18,7 @@ import pandas as pd
 
 from cellopt.errors import ValidationError, describe_rows
 from cellopt.linktable import LinkTable
-from cellopt.network import Network
+from cellopt.network import Network, check_same_network
 from cellopt.problem import Problem
 from cellopt.solution import Solution
 from cellopt.solvers import solve
@@ -177,7 +177,10 @@ class Drop:
     `solvable` is the table's users with a usable link; the problem has those users,
     the network's cells and the table's resources, and each of its links is the table
     link its ``link_index`` names (same user, cell, resource and rate); the coupling,
-    if any, was made for this problem (``coupling.check(problem)``). That the table's
+    if any, was made for this problem (``coupling.check(problem)``). The link table and
+    the coupling record the network they were computed for (its
+    :attr:`~cellopt.network.Network.fingerprint`: cell and user ids and positions), and
+    a drop refuses them when that is another network, even with the same counts. That the table's
     rates are those of the network (same radio model and shadowing seed) is checked
     where the gains are recomputed: :meth:`cellopt.power.GainTable.from_drop` and
     :meth:`cellopt.load_coupling.LoadCoupling.from_drop`.
@@ -202,6 +205,8 @@ class Drop:
             raise ValidationError(f"the drop's link table has {links.n_users} users and "
                                   f"{links.n_cells} cells, its network {net.n_users} and "
                                   f"{net.n_cells}; fix: {fix}")
+        check_same_network(links.network_fingerprint, net.fingerprint,
+                           ours_name="the drop's link table", theirs_name="its network", fix=fix)
         solvable = np.asarray(self.solvable)
         if solvable.dtype != bool or solvable.shape != (net.n_users,):
             raise ValidationError(f"solvable has dtype {solvable.dtype} and shape "
@@ -236,6 +241,11 @@ class Drop:
             raise ValidationError(f"the drop's problem and its link table disagree on problem links "
                                   f"{describe_rows(bad)} (user, cell, resource or rate); fix: {fix}")
         if self.coupling is not None:
+            check_same_network(
+                getattr(self.coupling, "network_fingerprint", None),
+                net.fingerprint_of_users(solvable), ours_name="the drop's coupling",
+                theirs_name="its network (the users with a usable link)",
+                fix="build the coupling from this drop: LoadCoupling.from_drop(drop)")
             self.coupling.check(p)
 
     def solve(self, method: str | None = None, **options: Any) -> Solution:

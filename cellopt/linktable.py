@@ -12,6 +12,7 @@ import pandas as pd
 from cellopt.errors import ValidationError, describe_rows
 
 if TYPE_CHECKING:  # the radio package imports this module
+    from cellopt.network import Fingerprint
     from cellopt.radio.model import RadioModel
 
 __all__ = ["LinkTable"]
@@ -61,6 +62,11 @@ class LinkTable:
         (``tx_power_dbm`` less :meth:`RadioModel.rsrp_offset_db
         <cellopt.radio.RadioModel.rsrp_offset_db>`): the RSRP of a link is this less its
         coupling loss, which :meth:`to_frame` adds as ``coupling_loss_db``.
+    network_fingerprint : Fingerprint or None
+        The :attr:`Network.fingerprint <cellopt.network.Network.fingerprint>` of the
+        network it was computed for (None for a table made by hand, or of some users
+        only: :meth:`select_users`); :class:`~cellopt.Drop` refuses a table of another
+        network.
     """
 
     user: np.ndarray
@@ -78,6 +84,7 @@ class LinkTable:
     shadowing_seed: int | None = None
     n_candidates: int | None = None
     re_power_dbm: np.ndarray | None = None
+    network_fingerprint: Fingerprint | None = None
 
     COLUMNS = ("user", "cell", "resource", "rsrp_dbm", "sinr_db", "rate_mbps")
 
@@ -208,7 +215,8 @@ class LinkTable:
         rows = keep[self.user]
         fields = {c: getattr(self, c)[rows] for c in self.columns}
         fields["user"] = new_index[fields["user"]]
-        return dataclasses.replace(self, **fields, n_users=int(keep.sum()))
+        return dataclasses.replace(self, **fields, n_users=int(keep.sum()),
+                                   network_fingerprint=None)  # no longer that network's users
 
     def __repr__(self) -> str:
         return (f"LinkTable({len(self)} links, {self.n_users} users, {self.n_cells} cells, "

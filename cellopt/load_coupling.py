@@ -43,7 +43,7 @@ import numpy as np
 
 from cellopt.drop import Drop
 from cellopt.errors import ValidationError
-from cellopt.network import Network
+from cellopt.network import Fingerprint, Network
 from cellopt.parameters import check_count, is_real
 from cellopt.power.gains import GainTable, check_agreement, disagreeing_links
 from cellopt.problem import Problem
@@ -112,6 +112,11 @@ class LoadCoupling:
         The full-load rates [Mbit/s] of the problem's links it was built and checked
         for (the link table's); None for a coupling made by hand, which is then
         compared on its own full-load rates (:meth:`rates_mbps` at load 1).
+    network_fingerprint : Fingerprint, optional
+        The :attr:`~cellopt.network.Network.fingerprint` of the network it was built on,
+        with the problem's users only (:meth:`~cellopt.network.Network.fingerprint_of_users`);
+        a :class:`~cellopt.Drop` refuses a coupling of another network. None for a
+        coupling made by hand.
 
     Notes
     -----
@@ -139,6 +144,7 @@ class LoadCoupling:
     cell: np.ndarray
     signal_mw: np.ndarray
     link_rate_mbps: np.ndarray | None = None
+    network_fingerprint: Fingerprint | None = None
 
     @classmethod
     def from_network(
@@ -227,7 +233,8 @@ class LoadCoupling:
         p_max_mw = 10.0 ** (gains.max_power_dbm / 10.0)
         signal = gains.gain_mw_per_mw[user, column] * p_max_mw[problem.cell]
         return cls(gains=gains, user=user, cell=problem.cell.copy(), signal_mw=signal,
-                   link_rate_mbps=problem.rate_mbps.copy())
+                   link_rate_mbps=problem.rate_mbps.copy(),
+                   network_fingerprint=network.fingerprint_of_users(kept))
 
     @classmethod
     def from_drop(cls, drop: Drop, *, n_interferers: int = 32) -> LoadCoupling:

@@ -24,7 +24,7 @@ import numpy as np
 from cellopt.checks import INT64_MAX, as_float, as_float_array, check_array, check_names, shown
 from cellopt.errors import ValidationError, check_memory, describe_rows
 from cellopt.linktable import LinkTable
-from cellopt.network import TIERS, Network
+from cellopt.network import TIERS, Network, check_same_network
 from cellopt.parameters import is_integer, is_real
 
 __all__ = ["Problem", "utility", "utility_derivative"]
@@ -332,6 +332,9 @@ class Problem:
                 f"links were built for {links.n_users} users and {links.n_cells} cells, the "
                 f"network has {network.n_users} and {network.n_cells}; fix: rebuild the links "
                 "with radio.link_table(network)")
+        check_same_network(links.network_fingerprint, network.fingerprint,
+                           ours_name="the link table (links)", theirs_name="the network",
+                           fix="rebuild the links with radio.link_table(network)")
         u, c = network.user_arrays(), network.cell_arrays()
         kwargs = dict(
             resource=links.resource, n_resources=links.n_resources, weight=u["weight"],

@@ -353,6 +353,13 @@ BAD_POWER = [
     ("pricing-unknown", dict(pricing="greedy"), "pricing='greedy'"),
     ("bound-unknown", dict(bound="tight"), "bound='tight'"),
     ("time-limit-negative", dict(time_limit_s=-1), "time_limit_s=-1"),
+    ("time-limit-zero", dict(time_limit_s=0), "time_limit_s=0; fix: seconds > 0"),
+    ("progress-text", dict(progress="no"), "progress='no'; fix: True"),
+    ("callback-number", dict(callback=5), "callback=5; fix: a function"),
+    ("levels-all-off", dict(levels_db=[None]), "levels_db=[None] has no level that is on"),
+    ("levels-tier-all-off", dict(levels_db={"macro": [None, None]}),
+     "levels_db['macro']=[None, None] has no level that is on"),
+    ("levels-off-word", dict(levels_db=["off"]), "None means off"),
     ("clusters-zero", dict(cluster_cells=0), "cluster_cells=0"),
     ("gain-tol-negative", dict(gain_tol=-1.0), "gain_tol=-1.0"),
 ]
@@ -363,16 +370,27 @@ def test_bad_power_settings(tiny_network, kwargs, words):
     """Each setting is refused where it is given: the PowerProblem, the options record or
     solve_power itself."""
     problem_keys = {"energy_price_per_w", "levels_db", "alpha"}
-    run_keys = {"method", "tol", "time_limit_s"}
+    run_keys = {"method", "tol", "time_limit_s", "progress", "callback"}
     with pytest.raises(ValidationError) as err:
         if problem_keys & set(kwargs):
             PowerProblem.from_network(tiny_network, **kwargs)
         elif run_keys & set(kwargs):
-            cellopt.solve_power(PowerProblem.from_network(tiny_network), progress=False,
-                                **{"time_limit_s": 5.0, **kwargs})
+            cellopt.solve_power(PowerProblem.from_network(tiny_network),
+                                **{"progress": False, "time_limit_s": 5.0, **kwargs})
         else:
             ColumnGenerationOptions(**kwargs)
     assert words in str(err.value)
+
+
+def test_every_bad_run_argument_is_listed_at_once(tiny_network):
+    """solve_power checks its own arguments before any work: one error lists each bad one
+    and its fix (a callback that is not callable used to fail deep inside the run)."""
+    problem = PowerProblem.from_network(tiny_network)
+    with pytest.raises(ValidationError) as err:
+        cellopt.solve_power(problem, tol=0.0, time_limit_s=0, callback=5, progress="no")
+    assert len(err.value.problems) == 4
+    for words in ("tol=0.0; fix", "time_limit_s=0; fix", "callback=5; fix", "progress='no'; fix"):
+        assert words in str(err.value)
 
 
 def test_a_high_energy_price_is_an_answer(tiny_network):

@@ -192,6 +192,27 @@ def test_a_schedule_refuses_a_problem_of_other_levels(drop, problem, mixture, sc
         subframe_schedule(other, mixture)
 
 
+def test_a_schedule_refuses_a_problem_of_other_cells(drop, schedule):
+    """A schedule holds for any users of its cells: a problem of other cells with the same
+    count, tiers and levels (all that was compared before) is refused, naming both."""
+    net = add_picos(hex_grid(n_rings=1, isd_m=400), per_sector=1, rng=1)
+    net = drop_users(net, 60, demand_mbps=1.0, rng=2)
+    other_drop = cellopt.Drop.from_network(net, cellopt.radio.link_table(net, n_candidates=4, rng=3))
+    other = PowerProblem.from_drop(other_drop, levels_db=LEVELS, energy_price_per_w=0.02)
+    assert np.array_equal(other.space.level_dbm, schedule.level_dbm)
+    text = ("the schedule and the problem describe different networks: their cells (ids and "
+            "positions) differ")
+    with raises(ValidationError, text):
+        evaluate_schedule(other, schedule)
+    with raises(ValidationError, text):
+        sleep_candidates(other, schedule, share_off=0.5)
+    # New users of the same cells: the schedule applies.
+    net = drop_users(drop.network.replace(users=None), 60, demand_mbps=1.0, rng=7)
+    new_users = cellopt.Drop.from_network(net, cellopt.radio.link_table(net, n_candidates=4, rng=8))
+    fresh = PowerProblem.from_drop(new_users, levels_db=LEVELS, energy_price_per_w=0.02)
+    assert evaluate_schedule(fresh, schedule).status == "solved"
+
+
 def test_a_hand_made_schedule_is_checked():
     level = np.array([[46.0, -np.inf], [30.0, -np.inf]])
     good = dict(cell_id=np.arange(2), level_dbm=level, patterns=[[0, 1], [1, 0]],

@@ -11,6 +11,7 @@
 
 from __future__ import annotations
 
+import dataclasses
 import re
 from pathlib import Path
 
@@ -22,6 +23,7 @@ import cellopt
 from cellopt import Drop, radio, topology
 from cellopt.drop import CELL_RESULT_COLUMNS, USER_RESULT_COLUMNS, result_columns_markdown
 from cellopt.load_coupling import LoadCoupling
+from cellopt.power import PowerProblem
 from cellopt.power.gains import GainTable
 
 CONVENTIONS = Path(__file__).resolve().parents[1] / "docs" / "conventions.md"
@@ -115,3 +117,44 @@ def test_a_hand_made_link_table_cannot_couple():
     for build in (LoadCoupling.from_drop, GainTable.from_drop):
         with pytest.raises(cellopt.ValidationError, match="records no radio model"):
             build(bare)
+
+
+def test_objects_of_another_network_are_refused_where_they_meet():
+    """Two networks of the same cells with as many users, dropped elsewhere: the counts,
+    all that was compared before, match. Each object records the network it was built on
+    (Network.fingerprint: cell and user ids and positions) and is refused with the other,
+    naming both objects and the fix."""
+    drop_a = small_drop()
+    net_b = topology.drop_users(topology.hex_grid(n_rings=1), 80, rng=2)
+    assert (net_b.n_users, net_b.n_cells) == (drop_a.network.n_users, drop_a.network.n_cells)
+    assert net_b.fingerprint.cells == drop_a.network.fingerprint.cells
+    assert net_b.fingerprint.users != drop_a.network.fingerprint.users
+    links_b = radio.link_table(net_b, n_candidates=4, rng=3)
+    users_differ = "describe different networks: their users (ids and positions) differ"
+    with pytest.raises(cellopt.ValidationError, match=f"the drop's link table and its network "
+                                                      f"{re.escape(users_differ)}"):
+        Drop.from_network(drop_a.network, links_b)
+    with pytest.raises(cellopt.ValidationError, match=re.escape(
+            f"the link table (links) and the network {users_differ}")):
+        cellopt.Problem.from_network(drop_a.network, links_b)
+    gains_b = GainTable.from_network(net_b, rng=3)
+    with pytest.raises(cellopt.ValidationError, match=re.escape(
+            f"the gain table (gains) and the network {users_differ}")):
+        PowerProblem.from_network(drop_a.network, gains=gains_b)
+    with pytest.raises(cellopt.ValidationError, match=re.escape(
+            f"the gain table (gains) and the network {users_differ}")):
+        cellopt.power.abs_grid(drop_a.network, gains=gains_b)
+    drop_b = Drop.from_network(net_b, links_b)
+    with pytest.raises(cellopt.ValidationError, match=re.escape(
+            f"the drop's coupling and its network (the users with a usable link) {users_differ}")):
+        dataclasses.replace(drop_b, coupling=LoadCoupling.from_drop(drop_a))
+    with pytest.raises(cellopt.ValidationError, match=re.escape(
+            f"the gain table and the drop's link table {users_differ}")):
+        GainTable.from_network(drop_a.network, n_candidates=4, rng=3).check_links(
+            links_b, "the drop's link table")
+    # The same network rebuilt (a copy of its tables) is the same network.
+    copy = drop_a.network.replace(cells=drop_a.network.cells.copy(),
+                                  users=drop_a.network.users.copy())
+    assert copy.fingerprint == drop_a.network.fingerprint
+    Drop.from_network(copy, drop_a.links)
+    PowerProblem.from_network(copy, gains=GainTable.from_network(drop_a.network, rng=3))

@@ -8,7 +8,7 @@ import pyproj
 import pytest
 import shapely
 
-from cellopt import ValidationError
+from cellopt import ValidationError, topology
 from cellopt.network import CELL_COLUMNS, TIERS, USER_COLUMNS, Network, cells_frame, users_frame
 
 CRS = "EPSG:32631"
@@ -408,3 +408,28 @@ def test_nearest_image_is_the_wraparound_copy_closest_to_the_user():
     assert (np.abs(shift[:, None, :] - net.wrap_shifts_m[None]).sum(axis=2).min(axis=1) < 1e-6).all()
     unwrapped = net.replace(wrap_shifts_m=None)
     assert np.array_equal(unwrapped.nearest_image_m(users, cells), cxy)
+
+
+def test_the_fingerprint_names_the_cells_and_users_not_the_object():
+    """Network.fingerprint digests cell and user ids and positions: a copy of the tables
+    gives the same one, a moved user or renamed cell another, a subset of users the
+    fingerprint of the network of those users, and a replaced table is seen."""
+    net = topology.drop_users(topology.hex_grid(n_rings=1), 20, rng=1)
+    copy = net.replace(cells=net.cells.copy(), users=net.users.copy())
+    assert copy.fingerprint == net.fingerprint
+    moved = net.users.copy()
+    moved.geometry = moved.geometry.translate(xoff=0.01)
+    assert net.replace(users=moved).fingerprint.users != net.fingerprint.users
+    assert net.replace(users=moved).fingerprint.cells == net.fingerprint.cells
+    renamed = net.cells.copy()
+    renamed["cell_id"] = renamed["cell_id"] + 100
+    assert net.replace(cells=renamed).fingerprint.cells != net.fingerprint.cells
+    rows = np.array([1, 4, 7])
+    subset = net.replace(users=net.users.iloc[rows].reset_index(drop=True))
+    assert net.fingerprint_of_users(rows) == subset.fingerprint
+    mask = np.zeros(net.n_users, bool)
+    mask[rows] = True
+    assert net.fingerprint_of_users(mask) == subset.fingerprint
+    before = copy.fingerprint
+    copy.users = moved
+    assert copy.fingerprint != before

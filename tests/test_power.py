@@ -205,6 +205,39 @@ def test_solve_power_against_exhaustive_optimum(seed):
     assert exact.patterns.shape == (len(exact.pattern_share), n_cells)
 
 
+def test_an_estimate_on_a_spent_budget_is_not_presented_as_converged():
+    """11 cells, search pricing stopped by max_iter while the optimum lies 5.6 % higher (as
+    a rate factor). The estimate used to be the smallest Lagrangian value of the run, from
+    an early iteration's prices with few patterns known, clamped to the objective: it read
+    exactly 1.0, "nothing left to gain". Now it is taken at the best master's prices (at
+    least the answer, by weak duality) and says which iteration it comes from."""
+    net = small_network(0, n_cells=11, n_users=60)
+    levels, price = [0.0, None], 0.3
+    problem = PowerProblem.from_network(net, levels_db=levels, energy_price_per_w=price, rng=1)
+    sol = cellopt.solve_power(problem, max_iter=6, progress=False,
+                              options=ColumnGenerationOptions(pricing="search"))
+    # The oracle: exact pricing over the 2,048 patterns, certified to 1e-7.
+    oracle = cellopt.solve_power(problem, tol=1e-7, max_iter=None, progress=False,
+                                 options=ColumnGenerationOptions(pricing="exact", bound="exact",
+                                                                 stabilization=0.0,
+                                                                 retire_after=None))
+    assert oracle.status == "optimal"
+    true_factor = 1.0 + certified_gap(sol.power.master, oracle.objective, sol.objective,
+                                      sol.utility)
+    assert sol.status == "max_iter" and len(sol.history) == 6
+    assert true_factor > 1.05  # the run is far from converged
+    info = sol.power.bound_info
+    assert info["estimate_factor"] > 1.0 + 1e-3, info
+    assert sol.power.estimate >= sol.objective
+    assert 1 <= info["estimate_iteration"] <= 6
+    # At the best master's prices the search's best pattern is no better than the best of
+    # every pattern: the estimate stays below the exact bound taken there.
+    assert sol.bound_kind == "exact" and info["estimate_factor"] <= info["bound_factor"] + 1e-9
+    stop = cellopt.power.explain_stop(sol)
+    assert "has not converged" in stop and "estimate factor 1," not in stop
+    assert f"at iteration {info['estimate_iteration']}'s prices" in stop
+
+
 def family_member(k):
     """Network k of the family of benchmarks/bench_power_small.py (the same draws): 4–9
     cells, 2 or 3 levels, 25–200 users, α ∈ {0.5, 1, 2}, energy price in [0, 1] per W."""
@@ -563,7 +596,7 @@ def test_work_budget_stops_the_run_and_is_a_prefix_of_a_longer_run():
 
 def test_time_limit_stops_after_the_solve_in_progress():
     net = small_network(8, n_cells=10, n_users=60, size_m=900.0)
-    sol = cellopt.solve_power(power_problem(net), time_limit_s=0.0, progress=False,
+    sol = cellopt.solve_power(power_problem(net), time_limit_s=1e-9, progress=False,
                               options=ColumnGenerationOptions(bound="relaxed"))
     # The first master: full power and one pattern per tier at its lowest level.
     assert sol.status == "time_limit" and len(sol.history) == 1

@@ -28,6 +28,7 @@ import pandas as pd
 
 from cellopt.checks import check_array, check_int, check_number
 from cellopt.errors import ValidationError, describe_rows
+from cellopt.network import Fingerprint, check_same_network
 from cellopt.power.problem import PowerProblem
 from cellopt.solution import PowerResult, Solution
 from cellopt.solvers.api import solve
@@ -79,6 +80,10 @@ class Schedule:
         Each pattern's share θ in the mixture the schedule rounds.
     dropped_share : float
         The mixture share of the patterns that got no subframe.
+    network_fingerprint : Fingerprint or None
+        The :attr:`PowerProblem.network_fingerprint <cellopt.power.PowerProblem>` of the
+        problem it was made from; its cells' part must be that of every problem the
+        schedule is applied to (any users of those cells). None: not compared.
     """
 
     cell_id: np.ndarray
@@ -87,6 +92,7 @@ class Schedule:
     subframes: np.ndarray
     mixture_share: np.ndarray
     dropped_share: float
+    network_fingerprint: Fingerprint | None = None
 
     def __post_init__(self) -> None:
         level = check_array(self.level_dbm, "level_dbm", shape=np.shape(self.level_dbm),
@@ -123,6 +129,10 @@ class Schedule:
             value.setflags(write=False)
             object.__setattr__(self, name, value)
         object.__setattr__(self, "dropped_share", dropped)
+        if self.network_fingerprint is not None \
+                and not isinstance(self.network_fingerprint, Fingerprint):
+            raise ValidationError(f"network_fingerprint is a {type(self.network_fingerprint).__name__}; "
+                                  "fix: give the problem's network_fingerprint, or None")
 
     # ------------------------------------------------------------------ derived
     @property
@@ -327,6 +337,10 @@ def _check_fits(problem: PowerProblem, schedule: Any) -> Schedule:
     if not isinstance(schedule, Schedule):
         raise ValidationError(f"schedule is a {type(schedule).__name__}; fix: give a Schedule "
                               "made by subframe_schedule(problem, solution)")
+    check_same_network(schedule.network_fingerprint, problem.network_fingerprint,
+                       ours_name="the schedule", theirs_name="the problem", cells_only=True,
+                       fix="make the schedule with subframe_schedule(problem, solution) from a "
+                           "power solution of a problem of these cells")
     level = problem.space.level_dbm
     if schedule.n_cells != problem.n_cells or not np.array_equal(schedule.level_dbm, level):
         raise ValidationError(
@@ -440,7 +454,8 @@ def subframe_schedule(problem: PowerProblem, solution: Solution, *,
     dropped[kept] = False
     return Schedule(cell_id=cell_id, level_dbm=problem.space.level_dbm, patterns=levels[kept[order]],
                     subframes=counts[order], mixture_share=theta[kept[order]],
-                    dropped_share=float(min(max(theta[dropped].sum(), 0.0), 1.0)))
+                    dropped_share=float(min(max(theta[dropped].sum(), 0.0), 1.0)),
+                    network_fingerprint=problem.network_fingerprint)
 
 
 # ---------------------------------------------------------------------- its value

@@ -22,7 +22,7 @@ import pandas as pd
 
 from cellopt.checks import check_number
 from cellopt.errors import ValidationError
-from cellopt.network import Network
+from cellopt.network import Network, check_same_network
 from cellopt.power.gains import GainTable
 from cellopt.problem import Problem
 from cellopt.solution import Solution
@@ -66,6 +66,9 @@ def abs_problem(network: Network, gains: GainTable, muted_share: float,
                                                                                network.n_cells):
         raise ValidationError("gains are not a GainTable of this network; fix: build them with "
                               "GainTable.from_network(network)")
+    check_same_network(gains.network_fingerprint, network.fingerprint, ours_name="the gain table "
+                       "(gains)", theirs_name="the network",
+                       fix="build them with GainTable.from_network(network), or pass gains=None")
     c = network.cell_arrays()
     macro = network.cells["tier"].to_numpy() == "macro"
     full = gains.max_power_dbm

@@ -24,7 +24,7 @@ import numpy as np
 from cellopt.drop import Drop
 from cellopt.errors import ValidationError, describe_rows
 from cellopt.linktable import LinkTable
-from cellopt.network import Network
+from cellopt.network import Fingerprint, Network, check_same_network
 from cellopt.power.kernels import pattern_sinr
 from cellopt.radio.links import BLOCK_ELEMENTS, shadowing_seed
 from cellopt.radio.model import Coupling, RadioModel, thermal_noise_dbm
@@ -145,6 +145,11 @@ class GainTable:
         of the `rng` given; None for a table made by hand).
     model : RadioModel, optional
         The radio model it was computed with (None for a table made by hand).
+    network_fingerprint : Fingerprint, optional
+        The :attr:`~cellopt.network.Network.fingerprint` of the network it was computed
+        for (None for a table made by hand, or of some users only: :meth:`take_users`);
+        :meth:`PowerProblem.from_parts <cellopt.power.PowerProblem.from_parts>` refuses a
+        table of another network.
 
     Notes
     -----
@@ -169,6 +174,7 @@ class GainTable:
     background_by_group_mw: np.ndarray | None = None
     shadowing_seed: int | None = None
     model: RadioModel | None = None
+    network_fingerprint: Fingerprint | None = None
 
     @classmethod
     def from_drop(cls, drop: Drop, *, n_interferers: int = 32) -> GainTable:
@@ -270,7 +276,7 @@ class GainTable:
             bandwidth_mhz=float(network.bandwidth_mhz), efficiency=model.efficiency(),
             max_power_dbm=p_max_dbm, cell_group=group,
             background_by_group_mw=np.concatenate(by_group), shadowing_seed=coupling.seed,
-            model=model,
+            model=model, network_fingerprint=network.fingerprint,
         )
 
     @property
@@ -362,6 +368,8 @@ class GainTable:
         if (links.n_users, links.n_cells) != (self.n_users, self.n_cells):
             raise ValidationError(f"the gain table has {self.n_users} users and {self.n_cells} "
                                   f"cells, {what} {links.n_users} and {links.n_cells}; fix: {fix}")
+        check_same_network(self.network_fingerprint, links.network_fingerprint,
+                           ours_name="the gain table", theirs_name=what, fix=fix)
         if None not in (self.shadowing_seed, links.shadowing_seed) \
                 and self.shadowing_seed != links.shadowing_seed:
             raise ValidationError(f"the gain table has shadowing seed {self.shadowing_seed}, "
@@ -393,7 +401,8 @@ class GainTable:
         return dataclasses.replace(
             self, cell=self.cell[rows], gain_mw_per_mw=self.gain_mw_per_mw[rows],
             background_mw=self.background_mw[rows],
-            background_by_group_mw=None if by_group is None else by_group[rows])
+            background_by_group_mw=None if by_group is None else by_group[rows],
+            network_fingerprint=None)  # no longer that network's users
 
     def background_floor_mw(self, lowest_dbm: np.ndarray) -> np.ndarray:
         """The least background of every user when each cell transmits at least its lowest level.

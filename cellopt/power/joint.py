@@ -320,9 +320,14 @@ def solve_power(
         ``cell_power_dbm``, ``energy_w``, ``bound_kind`` ("exact" or "relaxed": which
         bound ``upper_bound`` is), ``bound_info``
         (``certifies``: "physical model"; ``lumped``: whether cells beyond the tables
-        were lumped; ``bound_factor``, ``estimate_factor``), the Lagrangian ``estimate``
-        (of the table's model; not a bound: the joint bound with the best pattern the
-        pricing found in place of ``max_s V``) and the column-generation ``history``, one
+        were lumped; ``bound_factor``, ``estimate_factor``, and ``estimate_iteration``:
+        the iteration whose prices the estimate is taken at), the Lagrangian
+        ``estimate`` (of the table's model: the joint bound with the best pattern the
+        pricing knows in place of ``max_s V``; with exact pricing the smallest such value
+        of the run, a bound, and with the search its value at the best master's prices,
+        at least the answer and not a bound; docs/model.md, "Bounds, and an estimate
+        beside them")
+        and the column-generation ``history``, one
         row per iteration: ``iteration, n_patterns, objective, estimate, bound, n_new,
         pricing, inner_iterations, inner_time_s, search_time_s, time_s``; and ``stop``,
         what stopped column generation and what the bound then said, in words
@@ -342,8 +347,9 @@ def solve_power(
     Raises
     ------
     ValidationError
-        For a bad `method`, `tol`, `max_iter` or `time_limit_s`, and for an exact bound
-        or exact pricing over too many patterns.
+        For a bad `method`, `tol`, `max_iter`, `time_limit_s` (> 0 if given), `callback`
+        (a callable or None) or `progress` (a bool or a callable), all listed in one
+        error, and for an exact bound or exact pricing over too many patterns.
     """
     return _solve(problem, method, tol, max_iter, time_limit_s, callback, progress, options,
                   time.perf_counter())
@@ -384,7 +390,7 @@ def _solve_power_old_form(
         "bound=..., ...)) (PowerProblem.from_network(network, ..., rng=...) without a drop)",
         DeprecationWarning, stacklevel=3)
     t0 = time.perf_counter()
-    _check_run(method, tol, max_iter, time_limit_s)
+    _check_run(method, tol, max_iter, time_limit_s, callback, progress)
     options = ColumnGenerationOptions(
         bound=bound, gain_tol=gain_tol, pricing=pricing, stabilization=stabilization,
         retire_after=retire_after, max_patterns=max_patterns, links_per_pattern=links_per_pattern,
@@ -425,7 +431,7 @@ def _column_generation(problem: PowerProblem, method: str, tol: float,
     elif not isinstance(options, ColumnGenerationOptions):
         raise ValidationError(f"options={options!r}; fix: a ColumnGenerationOptions(...) record "
                               "(the convex method's own options go in its master_options)")
-    _check_run(method, tol, max_iter, time_limit_s)
+    _check_run(method, tol, max_iter, time_limit_s, callback, progress)
     gains, space = problem.gains, problem.space
     bound, max_patterns = options.bound, options.max_patterns
     work = space.n_patterns * gains.cell.size
@@ -523,9 +529,10 @@ def _stop_reason(run: _ColumnGeneration, it: dict[str, Any], history: list[dict[
                               f"(gain_tol={gain_tol:g}), so more patterns were not worth "
                               "their time")
     if max_iter is not None and len(history) >= max_iter:
-        return MAX_ITER, (f"reached max_iter={max_iter} iterations: the work budget is spent "
-                          "(the estimate factor says how much more column generation could "
-                          "gain)")
+        return MAX_ITER, (f"reached max_iter={max_iter} iterations: the work budget is spent, "
+                          "column generation has not converged (the estimate factor says about "
+                          "how much the patterns found so far could still add; patterns not "
+                          "yet found may add more)")
     return None
 
 
@@ -564,9 +571,17 @@ class _ColumnGeneration:
         self.best_duals: tuple[np.ndarray, np.ndarray] | None = None
         self.best_tol = tol
         #: The smallest Lagrangian value so far, max_s V replaced by the best pattern known
-        #: at those prices (at least the best objective; a bound with exact pricing).
+        #: at those prices (at least the best objective; a bound with exact pricing). It
+        #: steers the masters' tolerance; what is reported is :meth:`reported_estimate`.
         self.estimate = np.inf
         self.point_values: list[float] = []
+        self.n_iterations = 0
+        #: The iteration of the smallest Lagrangian value (before the clamp to the objective).
+        self.smallest_value, self.smallest_iteration = np.inf, 0
+        #: The Lagrangian value at the master's own prices with the best pattern known there
+        #: (the set's or one the pricing found), of the last iteration and of the best master's.
+        self.master_value = np.nan
+        self.best_iteration, self.best_master_value = 0, np.nan
         #: With exact pricing: the smallest Lagrangian bound computed (valid for the
         #: physical model: max_s V on `bound_gains`); else None.
         self.certified_bound: float | None = np.inf if exact_pricing else None
@@ -581,6 +596,7 @@ class _ColumnGeneration:
     def iterate(self, pset: _PatternSet, remaining: float | None) -> dict[str, Any]:
         """Solve the master over `pset`, price new patterns; what was found."""
         t_inner = time.perf_counter()
+        self.n_iterations += 1
         problem = self.problem.master(pset.patterns, self.links_per_pattern)
         kwargs = dict(self.options)
         if remaining is not None:  # the master gets what is left of the budget
@@ -597,6 +613,7 @@ class _ColumnGeneration:
         if is_best:
             self.best, self.best_problem, self.best_tol = sol, problem, master_tol
             self.best_patterns, self.best_duals = pset.patterns.copy(), (lam, nu)
+            self.best_iteration = self.n_iterations
         coef = self._coef(lam, nu)
         current = float(reduced_values(self.gains, self.space, coef, pset.patterns).max())
         if self.exact_pricing:  # a quarter of tol in rate-equivalent terms (see _EXACT_SHARE)
@@ -604,18 +621,39 @@ class _ColumnGeneration:
         else:
             margin = self.tol * max(1.0, abs(sol.objective))
         threshold = current + margin
-        self.point_values = []
+        self.point_values, self.master_value = [], np.nan
         found, values, pricing = self._price(lam, nu, pset, threshold)
-        # The estimate: the smallest Lagrangian value of the run, with the best pattern
-        # known at those prices (the set's or a new one); never below the objective.
+        # The running estimate: the smallest Lagrangian value of the run, with the best
+        # pattern known at those prices (the set's or a new one); never below the objective.
         estimate = min(self.point_values)
+        if estimate < self.smallest_value:
+            self.smallest_value, self.smallest_iteration = estimate, self.n_iterations
         self.estimate = max(min(self.estimate, estimate), self.best.objective)
+        if is_best:
+            self.best_master_value = self.master_value
         improving = values > threshold
         new = _distinct(found[improving][np.argsort(-values[improving], kind="stable")],
                         pset.patterns)
         return dict(new=new, estimate=estimate, pricing=pricing,
                     cut_short=sol.status == TIME_LIMIT, inner_iterations=sol.n_iter,
                     inner_time_s=t_search - t_inner, search_time_s=time.perf_counter() - t_search)
+
+    def reported_estimate(self) -> tuple[float, int]:
+        """The estimate the answer reports, and the iteration whose prices it is taken at.
+
+        With exact pricing, the smallest Lagrangian value of the run: every one is a bound
+        (on the table's model), so the smallest is the best of them. With the search, the
+        Lagrangian value at the best master's own prices with the best pattern known
+        there (the set's or one the search found at them): by weak duality at least the
+        optimum over those patterns, so at least the answer, and above it by what the
+        patterns found at those prices add. Not a bound: patterns the search has not
+        found may add more. (The smallest value over the run, which the masters'
+        tolerance follows, is no estimate of the end: taken at an early iteration's
+        prices, with few patterns known, it falls below the answer.)
+        """
+        if self.exact_pricing or not np.isfinite(self.best_master_value):
+            return float(self.estimate), int(self.smallest_iteration)
+        return float(self.best_master_value), int(self.best_iteration)
 
     def _master_tol(self) -> float:
         """Masters solved only as far as pricing needs: to a twentieth of the relative gap
@@ -669,7 +707,10 @@ class _ColumnGeneration:
                 p_values = reduced_values(self.gains, self.space, p_coef, found)
             known = float(reduced_values(self.gains, self.space, p_coef, pset.patterns).max())
             best_value = max(known, float(p_values.max()))
-            self._lagrangian_value(p_lam, p_nu, best_value, self._bound_value(p_coef, best_value))
+            value = self._lagrangian_value(p_lam, p_nu, best_value,
+                                           self._bound_value(p_coef, best_value))
+            if name == "master":
+                self.master_value = value
             values = p_values if name == "master" else reduced_values(self.gains, self.space,
                                                                       coef, found)
             found_all.append(found)
@@ -782,12 +823,14 @@ class _ColumnGeneration:
         info = dict(info or {})
         if upper is not None:  # what the bound certifies, and whether cells were lumped
             info.update(certifies="physical model", lumped=self.bound_gains is not self.gains)
-        # the finished master can end above the estimate taken at its looser tolerance;
-        # an estimate of what column generation could still reach is never below it
-        self.estimate = max(self.estimate, sol.objective)
-        estimate_gap = certified_gap(problem, self.estimate, sol.objective, sol.utility)
+        # Both estimates are at least what the finished master reaches (see
+        # reported_estimate); the clamp only absorbs the masters' round-off.
+        estimate, estimate_iteration = self.reported_estimate()
+        estimate = max(estimate, sol.objective)
+        estimate_gap = certified_gap(problem, estimate, sol.objective, sol.utility)
         if estimate_gap is not None:
             info["estimate_factor"] = 1.0 + estimate_gap
+            info["estimate_iteration"] = estimate_iteration
         if gap is not None:
             info["bound_factor"] = 1.0 + gap
         p_mw = self.space.power_mw(patterns)
@@ -798,7 +841,7 @@ class _ColumnGeneration:
         power = PowerResult(patterns=self.space.power_dbm(patterns),
                             pattern_share=sol.pattern_share, cell_power_dbm=cell_power_dbm,
                             energy_w=float(avg_mw.sum() * 1e-3), bound_kind=kind, bound_info=info,
-                            estimate=float(self.estimate), history=frame, master=problem)
+                            estimate=float(estimate), history=frame, master=problem)
         out = dataclasses.replace(
             sol, method=f"power+{self.method}", status=status,
             message=f"{message} ({len(patterns)} patterns, master {self.method})",
@@ -827,12 +870,19 @@ def _stop_text(stopped_by: str, why: str, n_iter: int, max_iter: int | None, inn
         text += "; no bound computed"
     else:
         what = f"{kind} bound" + (f" ({info['relaxation']})" if "relaxation" in info else "")
-        text += f"; then the {what}: bound factor {info.get('bound_factor', np.inf):.4g}"
+        text += f"; then the {what}: bound factor {_factor_text(info.get('bound_factor', np.inf))}"
     if "estimate_factor" in info:
-        text += f", estimate factor {info['estimate_factor']:.4g}"
+        text += (f", estimate factor {_factor_text(info['estimate_factor'])} (at iteration "
+                 f"{info['estimate_iteration']}'s prices)")
     if final != stopped_by:
         text += f"; status {final}"
     return text
+
+
+def _factor_text(factor: float) -> str:
+    """A factor ≥ 1 in words that never round a shortfall away: 1.0417, or 1 + 3.2e-05
+    when it is within 1e-3 of 1 (".4g" would print 1, which reads as nothing left)."""
+    return f"{factor:.4g}" if not 1.0 < factor < 1.001 else f"1 + {factor - 1.0:.2g}"
 
 
 def _without_small_shares(problem: Problem, sol: Solution, tol: float) -> Solution:
@@ -924,8 +974,10 @@ def _check_options(o: ColumnGenerationOptions) -> None:
     ])
 
 
-def _check_run(method: Any, tol: Any, max_iter: Any, time_limit_s: Any) -> None:
-    """solve_power's own arguments checked at once."""
+def _check_run(method: Any, tol: Any, max_iter: Any, time_limit_s: Any, callback: Any,
+               progress: Any) -> None:
+    """solve_power's own arguments checked at once: one ValidationError lists every bad
+    one and its fix."""
     _raise_if([
         (isinstance(method, str) and method in PATTERN_METHODS,
          f"method={method!r} cannot solve over power patterns; fix: "
@@ -934,8 +986,14 @@ def _check_run(method: Any, tol: Any, max_iter: Any, time_limit_s: Any) -> None:
                                                       "> 0, e.g. 1e-4"),
         (max_iter is None or max_iter == "auto" or _whole(max_iter, 1),
          f"max_iter={max_iter!r}; fix: a whole number of iterations ≥ 1, 'auto' or None"),
-        (time_limit_s is None or (_real(time_limit_s) and time_limit_s >= 0),
-         f"time_limit_s={time_limit_s!r}; fix: seconds ≥ 0, or None"),
+        (time_limit_s is None or (_real(time_limit_s) and time_limit_s > 0),
+         f"time_limit_s={time_limit_s!r}; fix: seconds > 0, or None (no limit)"),
+        (callback is None or callable(callback),
+         f"callback={callback!r}; fix: a function of the iteration's history row (a dict) "
+         "that returns True to stop, or None"),
+        (isinstance(progress, (bool, np.bool_)) or callable(progress),
+         f"progress={progress!r}; fix: True (a bar per phase), False (nothing) or a function "
+         "that receives every event as a dict"),
     ])
 
 

@@ -157,16 +157,20 @@ def level_offsets_db(levels: Sequence[float | None], name: str) -> np.ndarray:
     Raises
     ------
     ValidationError
-        For an empty list, a level above 0 dB, NaN or a value that is not a number.
+        For an empty list, a level above 0 dB, NaN, a value that is not a number (or
+        None), or a list whose only level is off.
     """
-    fix = "give a list of offsets ≤ 0 dB from the cell's maximum power, None = off, e.g. [0, -10, None]"
+    fix = ("give a list of offsets ≤ 0 dB from the cell's maximum power, None means off, "
+           "e.g. [0, -10, None]")
     if isinstance(levels, (str, bytes, Mapping)) or not isinstance(levels, Iterable):
         raise ValidationError(f"{name}={levels!r}; fix: {fix}")
     levels = list(levels)
     wrong = [v for v in levels if v is not None and not is_real(v)]
     if wrong:  # "0" or True would be read as a number
+        word = (" (\"off\" is the scenario file's word for it; in Python write None)"
+                if isinstance(wrong[0], str) and wrong[0].strip().lower() == "off" else "")
         raise ValidationError(f"{name}={levels!r} holds {wrong[0]!r} ({type(wrong[0]).__name__}), "
-                              f"not a number or None; fix: {fix}")
+                              f"not a number or None; fix: {fix}{word}")
     try:
         values = [-np.inf if v is None else float(v) for v in levels]
     except OverflowError:
@@ -177,7 +181,12 @@ def level_offsets_db(levels: Sequence[float | None], name: str) -> np.ndarray:
     arr = np.array(values)
     if np.isnan(arr).any() or (arr > 0).any():
         raise ValidationError(f"{name}={list(levels)}: levels are offsets ≤ 0 dB from the cell's "
-                              "maximum power (None = off); fix: e.g. [0, -10, None]")
+                              "maximum power (None means off); fix: e.g. [0, -10, None]")
+    if np.isneginf(arr).all():  # else every user of these cells would be blamed for no link
+        raise ValidationError(f"{name}={list(levels)} has no level that is on: these cells would "
+                              "be off all the time (None means off); fix: give at least one "
+                              "offset ≤ 0 dB besides None, e.g. [0, None], or leave the cells "
+                              "out of the network")
     return np.sort(arr)[::-1]
 
 

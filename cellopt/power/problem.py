@@ -19,7 +19,7 @@ import numpy as np
 from cellopt.checks import check_number
 from cellopt.drop import Drop
 from cellopt.errors import ValidationError
-from cellopt.network import TIERS, Network
+from cellopt.network import TIERS, Fingerprint, Network, check_same_network
 from cellopt.parameters import check_count
 from cellopt.power.gains import GainTable
 from cellopt.power.patterns import Levels, PatternSpace, check_patterns
@@ -61,6 +61,11 @@ class PowerProblem:
         Each cell's tier as a code into :data:`cellopt.network.TIERS`.
     third_party : ndarray of bool, shape (n_cells,)
         Cells of a third-party owner.
+    network_fingerprint : Fingerprint or None
+        Which network's cells and users it holds (:attr:`Network.fingerprint
+        <cellopt.network.Network.fingerprint>`, with a drop's usable users only); a
+        :class:`~cellopt.deploy.Schedule` made from it records the cells' part. None for
+        a problem made field by field.
     """
 
     gains: GainTable
@@ -72,6 +77,7 @@ class PowerProblem:
     price_per_mbps: np.ndarray
     cell_tier: np.ndarray
     third_party: np.ndarray
+    network_fingerprint: Fingerprint | None = None
 
     # ------------------------------------------------------------------ constructors
     @classmethod
@@ -131,7 +137,7 @@ class PowerProblem:
                    backhaul_mbps=p.backhaul_mbps, price_per_mbps=p.price_per_mbps,
                    cell_tier=network.cell_arrays()["tier"] if p.cell_tier is None else p.cell_tier,
                    third_party=np.zeros(n_cells, bool) if p.third_party is None else p.third_party,
-                   )._checked()
+                   network_fingerprint=network.fingerprint_of_users(drop.solvable))._checked()
 
     @classmethod
     def from_network(
@@ -200,7 +206,16 @@ class PowerProblem:
         """The problem of `network` with a gain table and pattern space made elsewhere.
 
         Reads the network's user and cell arrays once; checks only that the parts fit
-        the network (:meth:`from_drop` and :meth:`from_network` check the rest).
+        the network (:meth:`from_drop` and :meth:`from_network` check the rest): the
+        same counts, and for a gain table that records its network
+        (:attr:`GainTable.network_fingerprint`), the same cells and users (ids and
+        positions).
+
+        Raises
+        ------
+        ValidationError
+            For parts of the wrong type, a bad α, a pattern space of other cells, or gains
+            of another network (counts, or cell and user ids and positions), naming both.
         """
         for name, value, kind in (("network", network, Network), ("gains", gains, GainTable),
                                   ("space", space, PatternSpace)):
@@ -208,9 +223,14 @@ class PowerProblem:
                 raise ValidationError(f"{name} is a {type(value).__name__}; fix: give a "
                                       f"{kind.__name__}")
         _check_alpha(alpha)
+        fix = "rebuild them with GainTable.from_network(network), or pass gains=None"
         if (gains.n_users, gains.n_cells) != (network.n_users, network.n_cells):
-            raise ValidationError("gains were built for another network; fix: rebuild them with "
-                                  "GainTable.from_network(network)")
+            raise ValidationError(f"gains were built for another network: the gain table has "
+                                  f"{gains.n_users} users and {gains.n_cells} cells, the network "
+                                  f"{network.n_users} and {network.n_cells}; fix: {fix}")
+        check_same_network(gains.network_fingerprint, network.fingerprint,
+                           ours_name="the gain table (gains)", theirs_name="the network",
+                           fix=fix)
         if space.n_cells != network.n_cells:
             raise ValidationError(f"the pattern space has {space.n_cells} cells, the network "
                                   f"{network.n_cells}; fix: PatternSpace.from_network(network, ...)")
@@ -218,7 +238,7 @@ class PowerProblem:
         return cls(gains=gains, space=space, alpha=alpha, weight=u["weight"],
                    demand_mbps=u["demand_mbps"], backhaul_mbps=c["backhaul_mbps"],
                    price_per_mbps=c["price_per_mbps"], cell_tier=c["tier"],
-                   third_party=c["third_party"])
+                   third_party=c["third_party"], network_fingerprint=network.fingerprint)
 
     def _checked(self) -> PowerProblem:
         full_cost = float(self.space.energy_cost(self.space.full_power())[0])

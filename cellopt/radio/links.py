@@ -390,7 +390,7 @@ def link_table(
         n_users=network.n_users, n_cells=network.n_cells, resource_mhz=network.resource_mhz.copy(),
         radius_m=radius_m, far_field_db=None if nearby is None else columns[5],
         model=model, shadowing_seed=coupling.seed, n_candidates=n_candidates,
-        re_power_dbm=re_power_dbm,
+        re_power_dbm=re_power_dbm, network_fingerprint=network.fingerprint,
     )
     # Last guard: no NaN may leave the radio model, whatever the inputs were.
     return table.validate(network.users["user_id"].to_numpy(), network.cells["cell_id"].to_numpy())

@@ -257,6 +257,7 @@ def link_table_from_frame(
                                                     np.inf if demand_mbps is None else demand_mbps))
     out = network.replace(users=users).validate()
     table.validate(out.users["user_id"].to_numpy(), out.cells["cell_id"].to_numpy())
+    table.network_fingerprint = out.fingerprint
     outage = np.flatnonzero(~table.users_with_rate())
     if len(outage):
         warnings.warn(f"{name}: {len(outage)} of {n_users} users have no link of positive rate "
