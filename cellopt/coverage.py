@@ -54,6 +54,7 @@ __all__ = [
     "CoverageQuantity",
     "CoverageSettings",
     "auto_resolution_m",
+    "check_coverage",
     "coverage_area",
     "coverage_map",
     "median_model",
@@ -76,6 +77,9 @@ BBOX_MARGIN_M = 500.0
 #: Links computed at once: pixels are taken in blocks of
 #: ``BLOCK_LINKS // (candidates × resources)`` (about 84 MB of links per block).
 BLOCK_LINKS = 1 << 19
+#: Pixels across the area at the asked resolution beyond which the grid's coordinates
+#: (float64 metres) cannot tell the pixels apart: a finer ``resolution_m`` is refused.
+MAX_PIXELS_ACROSS = 1e12
 #: Bytes per pixel of the finished map: an int32 and three float32 rasters, the mask of
 #: the pixels inside the area and their flat index.
 _PIXEL_BYTES = 4 + 3 * 4 + 1 + 8
@@ -486,7 +490,8 @@ def coverage_map(drop: Drop, solution: Solution | None = None, *,
     ------
     ValidationError
         Bad arguments (naming the argument and the fix), a drop whose link table records
-        no radio settings, or a solution of another problem.
+        no radio settings, a solution of another problem, or a grid that gives no map
+        (:func:`check_coverage`), before any pixel is computed.
     ResourceLimitError
         If the rasters would not fit in memory.
     """
@@ -504,25 +509,14 @@ def coverage_map(drop: Drop, solution: Solution | None = None, *,
     label = method if method is not None or solution is None else solution.method
     model, seed, n_candidates = drop.links.radio_settings("cellopt.coverage.coverage_map")
     network = drop.network
-    area = coverage_area(network)
-    if resolution_m is None:  # the models' own grid where it is finer
-        grids = [r for m in model.pathloss.values()
-                 if (r := getattr(m, "resolution_m", None)) is not None]
-        resolution_m = min([auto_resolution_m(area), *grids])
-    bounds, res, n_rows, n_cols = _grid(tuple(float(v) for v in shapely.bounds(area)),
-                                        resolution_m, max_pixels)
-    n_pixels = n_rows * n_cols
-    n_links = min(n_candidates, network.n_cells) * network.n_resources
-    block = max(1, BLOCK_LINKS // n_links)
-    check_memory(float(n_pixels) * _PIXEL_BYTES + float(block) * n_links * LINK_BYTES,
-                 f"a coverage map of {n_rows:,} × {n_cols:,} pixels",
-                 "give a smaller max_pixels or a coarser resolution_m")
+    plan = _plan(drop, resolution_m, max_pixels)
+    bounds, res, inside, block = plan.bounds_m, plan.resolution_m, plan.inside, plan.block
+    n_rows, n_cols = plan.shape
 
     best = np.full((n_rows, n_cols), -1, np.int32)
     rsrp = np.full((n_rows, n_cols), np.nan, np.float32)
     sinr = np.full((n_rows, n_cols), np.nan, np.float32)
     rate = None if prices is None else np.full((n_rows, n_cols), np.nan, np.float32)
-    inside = _inside(area, bounds, res, n_rows, n_cols)
     options = {"n_candidates": n_candidates, "model": median_model(model), "rng": seed,
                "interference_radius_m": drop.links.radius_m,
                "far_field": _has_far_field(drop.links)}
@@ -546,9 +540,134 @@ def coverage_map(drop: Drop, solution: Solution | None = None, *,
                 rate.reshape(-1)[pixels] = new_rate
             bar.update(len(pixels))
     return CoverageMap(crs=pyproj.CRS(network.crs), bounds_m=bounds, resolution_m=res,
-                       requested_resolution_m=resolution_m, best_server=best, rsrp_dbm=rsrp,
+                       requested_resolution_m=plan.requested_m, best_server=best, rsrp_dbm=rsrp,
                        sinr_db=sinr, rate_mbps=rate,
                        cell_ids=network.cells["cell_id"].to_numpy(), method=label)
+
+
+def check_coverage(drop: Drop, *, resolution_m: float | None = None,
+                   max_pixels: int = DEFAULT_MAX_PIXELS) -> tuple[float, int, int]:
+    """Refuse, before anything is computed, settings of :func:`coverage_map` that give no map.
+
+    The checks :func:`coverage_map` makes before its first pixel, for a caller that wants
+    them earlier (``cellopt run`` makes them before it solves the drop): an area with no
+    extent (a study area or region that is a line or a point); a `resolution_m` so fine
+    that the grid's coordinates cannot tell its pixels apart (more than
+    :data:`MAX_PIXELS_ACROSS` across); a pixel larger than the area's shorter side; a
+    grid none of whose pixel centres falls inside the area (every pixel would be
+    nodata); and rasters that would not fit in memory.
+
+    Parameters
+    ----------
+    drop : Drop
+        As for :func:`coverage_map`.
+    resolution_m : float, optional
+        As for :func:`coverage_map`.
+    max_pixels : int
+        As for :func:`coverage_map`.
+
+    Returns
+    -------
+    resolution_m : float
+        The pixel size the map will have [m].
+    n_rows, n_cols : int
+        Its shape.
+
+    Raises
+    ------
+    ValidationError
+        Naming the argument (``resolution_m`` or ``max_pixels``), the area's size and the fix.
+    ResourceLimitError
+        If the rasters would not fit in memory, with the estimate.
+    """
+    if not isinstance(drop, Drop):
+        raise ValidationError(f"drop is a {type(drop).__name__}; fix: give a cellopt.Drop "
+                              "(Scenario.build(...) or Drop.from_network(...))")
+    if resolution_m is not None:
+        resolution_m = check_real(resolution_m, "resolution_m")
+    plan = _plan(drop, resolution_m, check_count(max_pixels, "max_pixels"))
+    return (plan.resolution_m, *plan.shape)
+
+
+@dataclasses.dataclass(frozen=True)
+class _Plan:
+    """The grid of a coverage map, checked: its edges, pixel size, the pixels inside the
+    area and the pixels computed at once."""
+
+    bounds_m: tuple[float, float, float, float]
+    resolution_m: float
+    requested_m: float
+    shape: tuple[int, int]
+    inside: np.ndarray
+    block: int
+
+
+def _area_source(network: Network) -> str:
+    """Which area :func:`coverage_area` maps, in words."""
+    for name in ("study_area", "region"):
+        area = getattr(network, name)
+        if area is not None and not shapely.is_empty(area):
+            return f"the network's {name}"
+    return f"the cells' bounding box grown by at least {BBOX_MARGIN_M:g} m"
+
+
+def _plan(drop: Drop, resolution_m: float | None, max_pixels: int) -> _Plan:
+    """The checked grid of :func:`coverage_map` (see :func:`check_coverage`)."""
+    model, _, n_candidates = drop.links.radio_settings("cellopt.coverage.coverage_map")
+    network = drop.network
+    area = coverage_area(network)
+    extent = tuple(float(v) for v in shapely.bounds(area))
+    width_m, height_m = extent[2] - extent[0], extent[3] - extent[1]
+    size = _source_size(network, width_m, height_m)
+    if not (width_m > 0 and height_m > 0 and shapely.area(area) > 0):
+        raise ValidationError(f"the coverage area ({size}) has no extent to map; fix: give the "
+                              "network a study area or region that is a polygon with an area, "
+                              "or do not map it ([coverage] enabled = false)")
+    auto_m = auto_resolution_m(area)
+    if resolution_m is None:  # the models' own grid where it is finer
+        grids = [r for m in model.pathloss.values()
+                 if (r := getattr(m, "resolution_m", None)) is not None]
+        resolution_m = min([auto_m, *grids])
+    finest_m = max(width_m, height_m) / MAX_PIXELS_ACROSS
+    if not resolution_m >= finest_m:
+        raise ValidationError(f"resolution_m={resolution_m:.6g} m is too fine for the coverage "
+                              f"area ({size}): over {MAX_PIXELS_ACROSS:.0e} pixels across, more "
+                              "than the grid's coordinates can tell apart; fix: give resolution_m "
+                              f"in metres (usual range 1 to 10000 m; at least {finest_m:.3g} m), "
+                              f"or leave it out ({auto_m:g} m here)")
+    if resolution_m > min(width_m, height_m):
+        raise ValidationError(f"resolution_m={resolution_m:g} m is larger than the coverage area "
+                              f"({size}): not one pixel fits across it; fix: give resolution_m "
+                              f"below {min(width_m, height_m):,.0f} m, e.g. {auto_m:g} m (what "
+                              "leaving it out gives here)")
+    bounds, res, n_rows, n_cols = _grid(extent, resolution_m, max_pixels)
+    n_links = min(n_candidates, network.n_cells) * network.n_resources
+    block = max(1, BLOCK_LINKS // n_links)
+    check_memory(float(n_rows) * n_cols * _PIXEL_BYTES + float(block) * n_links * LINK_BYTES,
+                 f"a coverage map of {n_rows:,} × {n_cols:,} pixels",
+                 "give a smaller max_pixels or a coarser resolution_m")
+    inside = _inside(area, bounds, res, n_rows, n_cols)
+    if res != resolution_m and (len(inside) == 0 or res > min(width_m, height_m)):
+        half_m = min(width_m, height_m) / 2  # enough pixels for half the shorter side
+        enough = (math.ceil(width_m / half_m) + 1) * (math.ceil(height_m / half_m) + 1)
+        what = ("no pixel centre of the {n_cols} × {n_rows} grid falls inside it, so every pixel "
+                "would be nodata" if len(inside) == 0 else "not one pixel fits across it")
+        raise ValidationError(f"max_pixels={max_pixels:,} makes the pixels {res:g} m (from the "
+                              f"{resolution_m:g} m asked), too coarse for the coverage area "
+                              f"({size}): {what.format(n_cols=n_cols, n_rows=n_rows)}; fix: give "
+                              f"a larger max_pixels, e.g. {max(enough, 100):,}")
+    if len(inside) == 0:
+        raise ValidationError(f"resolution_m={resolution_m:g} m: no pixel centre of the {n_cols} × "
+                              f"{n_rows} grid falls inside the coverage area ({size}), so every "
+                              "pixel would be nodata; fix: give a finer resolution_m, e.g. "
+                              f"{auto_m:g} m (what leaving it out gives here)")
+    return _Plan(bounds_m=bounds, resolution_m=res, requested_m=resolution_m,
+                 shape=(n_rows, n_cols), inside=inside, block=block)
+
+
+def _source_size(network: Network, width_m: float, height_m: float) -> str:
+    """The mapped area and its size in words, e.g. "the network's region, 1,200 m × 800 m"."""
+    return f"{_area_source(network)}, {width_m:,.6g} m × {height_m:,.6g} m"
 
 
 def _has_far_field(links: LinkTable) -> bool:

@@ -64,6 +64,51 @@ def test_an_os_error_names_the_target_with_the_same_errno(tmp_path: Path) -> Non
     assert not target.exists() and leftovers(tmp_path) == []
 
 
+def test_a_writer_library_error_without_errno_gets_the_target_and_a_cause(tmp_path: Path,
+                                                                         monkeypatch) -> None:
+    """rasterio's "Write failed" is an OSError with no errno and no file: it becomes a
+    WriteError naming the target, with the chained messages and the cause they name (or,
+    naming none, the cause the disk shows); nested atomic paths name the outer target."""
+    import errno
+
+    from rasterio.errors import RasterioIOError
+
+    from cellopt.study.atomic import WriteError
+
+    target = tmp_path / "map.tif"
+
+    def failing(cause: str):
+        try:
+            raise RuntimeError(cause)
+        except RuntimeError as err:
+            raise RasterioIOError("Write failed. See previous exception for details.") from err
+
+    with pytest.raises(WriteError) as exc, atomic_path(target, keep_suffix=True) as tmp:
+        tmp.write_bytes(b"half")
+        failing("_tiffWriteProc: No space left on device")
+    assert (exc.value.errno, exc.value.filename) == (errno.ENOSPC, str(target))
+    assert exc.value.strerror == ("No space left on device (GDAL: RasterioIOError: Write failed.; "
+                                  "RuntimeError: _tiffWriteProc: No space left on device)")
+    with pytest.raises(WriteError) as exc, atomic_path(target, keep_suffix=True) as outer, \
+            atomic_path(outer, keep_suffix=True) as inner:
+        inner.write_bytes(b"half")
+        failing("TIFFAppendToStrip:Write error at scanline 36")
+    assert exc.value.errno == errno.EIO and exc.value.filename == str(target)
+    assert exc.value.strerror.startswith("could not write the file (GDAL: RasterioIOError")
+    real = os.statvfs  # the same failure on a full disk
+    monkeypatch.setattr(os, "statvfs", lambda p: os.statvfs_result((4096, 4096, 10, 0, 0,
+                                                                    *real(p)[5:])))
+    with pytest.raises(WriteError) as exc, atomic_path(target, keep_suffix=True) as tmp:
+        tmp.write_bytes(b"half")
+        failing("TIFFAppendToStrip:Write error at scanline 36")
+    assert exc.value.errno == errno.ENOSPC
+    assert exc.value.strerror.startswith("No space left on device: 0 bytes free on its disk (GDAL")
+    assert not target.exists() and leftovers(tmp_path) == []
+    with pytest.raises(OSError) as exc, atomic_path(target) as tmp:  # not a library: as it was
+        raise OSError("no errno")
+    assert exc.value.errno is None and str(exc.value) == "no errno"
+
+
 def test_temporary_names_are_hidden_beside_the_target_and_unique(tmp_path: Path) -> None:
     target = tmp_path / "results.gpkg"
     names = {temporary_path(target) for _ in range(50)}

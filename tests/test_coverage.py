@@ -319,7 +319,7 @@ def test_bad_drops_solutions_and_quantities_are_refused(line, tmp_path):
                         if f.name not in ("model", "shadowing_seed", "n_candidates")})
     with pytest.raises(ValidationError, match="records no radio model"):
         coverage_map(dataclasses.replace(line, links=hand))
-    cov = coverage_map(line, resolution_m=200.0)
+    cov = coverage_map(line, resolution_m=100.0)
     with pytest.raises(ValidationError, match="has no rate_mbps"):
         write_geotiff(tmp_path / "r.tif", cov, "rate_mbps")
     with pytest.raises(ValidationError, match="quantity='rsrp'"):
@@ -400,3 +400,191 @@ def test_the_indoor_hall_is_mapped_at_one_metre():
     cov = coverage_map(drop)
     assert cov.resolution_m == cov.requested_resolution_m == 1.0
     assert cov.shape == (50, 120)
+
+
+# ------------------------------------------------------------------ settings that give no map
+@pytest.fixture
+def nothing_computed(monkeypatch):
+    """Fail the test if a pixel's links are computed: the refusals come before."""
+    def link_table(*args, **kwargs):
+        raise AssertionError("a pixel was computed before the settings were refused")
+
+    monkeypatch.setattr(coverage_module, "link_table", link_table)
+
+
+@pytest.mark.parametrize("kwargs, needles", [
+    # the study area is 1400 m × 200 m
+    ({"resolution_m": 300.0}, ["resolution_m=300 m is larger than the coverage area",
+                               "the network's study_area, 1,400 m × 200 m",
+                               "not one pixel fits across it", "fix: give resolution_m below 200 m"]),
+    ({"resolution_m": 200.0}, ["resolution_m=200 m: no pixel centre of the 7 × 2 grid",
+                               "1,400 m × 200 m", "every pixel would be nodata",
+                               "fix: give a finer resolution_m, e.g. 2 m"]),
+    ({"max_pixels": 3}, ["max_pixels=3 makes the pixels 468 m (from the 2 m asked)",
+                         "1,400 m × 200 m", "fix: give a larger max_pixels, e.g. 100"]),
+])
+def test_a_grid_without_a_pixel_of_data_is_refused_before_computing(line, nothing_computed, kwargs,
+                                                                    needles):
+    from cellopt.coverage import check_coverage
+
+    for call in (coverage_map, check_coverage):
+        with pytest.raises(ValidationError) as err:
+            call(line, **kwargs)
+        for needle in needles:
+            assert needle in str(err.value), str(err.value)
+
+
+@pytest.mark.parametrize("area, size", [
+    (shapely.box(X0, Y0, X0 + 1000, Y0), "1,000 m × 0 m"),      # a polygon with no area
+    (shapely.LineString([(X0, Y0), (X0, Y0 + 500)]), "0 m × 500 m"),
+    (shapely.Point(X0, Y0), "0 m × 0 m"),
+])
+def test_an_area_with_no_extent_is_refused(area, size, nothing_computed):
+    drop = two_cells(area)
+    with pytest.raises(ValidationError, match="coverage area") as err:
+        coverage_map(drop)
+    assert f"(the network's study_area, {size}) has no extent to map; fix:" in str(err.value)
+
+
+def test_a_resolution_too_fine_to_resolve_is_refused_not_an_overflow(line, nothing_computed):
+    with pytest.warns(UserWarning, match="usual range"), \
+            pytest.raises(ValidationError, match=r"resolution_m=4\.94066e-324 m is too fine for "
+                          r"the coverage area \(the network's study_area, 1,400 m × 200 m\).*"
+                          r"fix: give resolution_m in metres"):
+        coverage_map(line, resolution_m=5e-324)
+
+
+def test_a_fine_resolution_that_would_not_fit_is_a_resource_limit(line, nothing_computed,
+                                                                  monkeypatch):
+    from cellopt.errors import MEMORY_ENV, ResourceLimitError
+
+    monkeypatch.setenv(MEMORY_ENV, "1")
+    with pytest.warns(UserWarning, match="usual range"), \
+            pytest.raises(ResourceLimitError, match=r"a coverage map of .* pixels need about .* GB"):
+        coverage_map(line, resolution_m=1e-3, max_pixels=10**12)
+
+
+def test_check_coverage_gives_the_grid_of_the_map(line):
+    from cellopt.coverage import check_coverage
+
+    cov = coverage_map(line, resolution_m=100.0, max_pixels=10)
+    assert check_coverage(line, resolution_m=100.0, max_pixels=10) == (cov.resolution_m, *cov.shape)
+    assert (cov.best_server >= 0).any()
+
+
+def test_a_raster_with_no_pixel_of_data_is_never_written(line, tmp_path):
+    cov = coverage_map(line, with_prices(line, [2.0, 3.0]), resolution_m=100.0)
+    empty = dataclasses.replace(cov, best_server=np.full(cov.shape, -1, np.int32),
+                                rsrp_dbm=np.full(cov.shape, np.nan, np.float32))
+    for quantity in ("best_server", "rsrp_dbm"):
+        with pytest.raises(ValidationError, match=f"{quantity} raster .* holds no data"):
+            write_geotiff(tmp_path / f"{quantity}.tif", empty, quantity)
+    write_geotiff(tmp_path / "sinr_db.tif", empty, "sinr_db")  # its own raster has data
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["sinr_db.tif"]
+
+
+# ------------------------------------------------------------------ failed writes
+class _FailingWriter:
+    """A rasterio dataset opened for writing that writes part of its file, then fails."""
+
+    error: BaseException
+
+    def __init__(self, path, mode="r", **profile):
+        self.path = path
+        with open(path, "wb") as f:
+            f.write(b"II*\x00 part of a GeoTIFF")
+
+    def __enter__(self):
+        return self
+
+    def __exit__(self, *exc):
+        return False
+
+    def write(self, *args, **kwargs):
+        raise self.error
+
+
+def _rasterio_write_failed() -> BaseException:
+    """rasterio's error for a failed write: no errno, no file, no cause (GDAL's message
+    about the scanline is chained to it)."""
+    from rasterio.errors import RasterioIOError
+
+    try:
+        try:
+            raise RuntimeError("TIFFAppendToStrip:Write error at scanline 36")
+        except RuntimeError as cause:
+            raise RasterioIOError("Write failed. See previous exception for details.") from cause
+    except RasterioIOError as err:
+        return err
+
+
+@pytest.mark.parametrize("error", ["ENOSPC", "rasterio"])
+def test_a_failed_geotiff_write_names_the_file_and_the_cause_and_leaves_no_part(line, tmp_path,
+                                                                                monkeypatch, error):
+    import errno
+    import os
+
+    import cellopt.study.rasters as rasters
+
+    cov = coverage_map(line, resolution_m=100.0)
+    target = tmp_path / "coverage_rsrp_dbm.tif"
+    target.write_bytes(b"the earlier file")
+    if error == "ENOSPC":
+        _FailingWriter.error = OSError(errno.ENOSPC, os.strerror(errno.ENOSPC))
+    else:  # the cause is read from the disk, which has no space left
+        _FailingWriter.error = _rasterio_write_failed()
+        real = os.statvfs
+        monkeypatch.setattr(os, "statvfs", lambda p: os.statvfs_result(
+            (4096, 4096, 1000, 0, 0, *real(p)[5:])))
+    monkeypatch.setattr(rasters.rasterio, "open", _FailingWriter)
+    with pytest.raises(OSError) as exc:
+        write_geotiff(target, cov, "rsrp_dbm")
+    err = exc.value
+    assert err.errno == errno.ENOSPC and err.filename == str(target)
+    assert err.strerror.startswith("No space left on device"), err.strerror
+    if error == "rasterio":
+        assert "0 bytes free" in err.strerror
+        assert "GDAL: RasterioIOError: Write failed." in err.strerror
+        assert "TIFFAppendToStrip:Write error at scanline 36" in err.strerror
+        assert "See previous exception" not in err.strerror
+    assert target.read_bytes() == b"the earlier file"
+    assert [p.name for p in tmp_path.iterdir()] == [target.name]  # no part of the new one
+
+
+def test_a_real_file_size_limit_names_the_file_and_the_cause(tmp_path):
+    """A real failed write of GDAL: RLIMIT_FSIZE below the file's size, SIGXFSZ ignored, so
+    that the write fails with EFBIG, which GDAL reports as "Write failed" only."""
+    import subprocess
+    import sys
+    from pathlib import Path
+
+    target = tmp_path / "big.tif"
+    code = textwrap.dedent(f"""
+        import resource, signal
+        import numpy as np, pyproj
+        from cellopt.coverage import CoverageMap
+        from cellopt.study.rasters import write_geotiff
+
+        values = np.random.default_rng(1).normal(-90.0, 10.0, (400, 400)).astype("float32")
+        cov = CoverageMap(crs=pyproj.CRS("EPSG:32631"), bounds_m=(0.0, 0.0, 4000.0, 4000.0),
+                          resolution_m=10.0, requested_resolution_m=10.0,
+                          best_server=np.zeros((400, 400), "int32"), rsrp_dbm=values,
+                          sinr_db=values, rate_mbps=None, cell_ids=np.array(["a"]), method=None)
+        signal.signal(signal.SIGXFSZ, signal.SIG_IGN)
+        resource.setrlimit(resource.RLIMIT_FSIZE, (20000, 20000))
+        try:
+            write_geotiff({str(target)!r}, cov, "rsrp_dbm")
+        except OSError as err:
+            print(err.errno, err.filename, err.strerror, sep="\\n")
+    """)
+    env = {"PYTHONPATH": str(Path(__file__).resolve().parents[1]), "PATH": "/usr/bin:/bin"}
+    proc = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, env=env,
+                          timeout=120)
+    lines = proc.stdout.splitlines()
+    assert len(lines) == 3, proc.stdout + proc.stderr
+    import errno
+
+    assert (int(lines[0]), lines[1]) == (errno.EFBIG, str(target))
+    assert lines[2].startswith("File too large: it reached the file-size limit of 20,000 bytes"), lines[2]
+    assert "GDAL: RasterioIOError" in lines[2]
+    assert list(tmp_path.iterdir()) == []

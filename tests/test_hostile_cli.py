@@ -147,6 +147,32 @@ def test_run_refuses_bad_arguments(small, tmp_path, capsys):
     usage_error(["run", small, "--seed", "x"], capsys, "invalid int value: 'x'")
 
 
+@pytest.mark.parametrize("coverage, needles", [
+    ("resolution_m = 2000", ["[coverage] resolution_m=2000 m is larger than the coverage area",
+                             "(the network's region, 1,443.38 m × 1,500 m)", "fix: give resolution_m"]),
+    ("resolution_m = 1000", ["[coverage] resolution_m=1000 m: no pixel centre of the 2 × 2 grid",
+                             "every pixel would be nodata", "fix: give a finer resolution_m"]),
+    ("resolution_m = 5e-324", ["[coverage] resolution_m=4.94066e-324 m is too fine", "fix:"]),
+])
+def test_run_refuses_coverage_settings_that_give_no_map_before_solving(coverage, needles, tmp_path,
+                                                                       capsys, monkeypatch):
+    """No run reports success with rasters that hold nothing: the settings are refused once
+    the drop is built, before any method is solved, and nothing is written."""
+    import cellopt.study.run as run
+
+    def solve(*args, **kwargs):
+        raise AssertionError("solved before the [coverage] settings were refused")
+
+    monkeypatch.setattr(run, "_solve", solve)
+    path = tmp_path / "coverage.toml"
+    path.write_text(small_scenario(drops=1) + f"\n[coverage]\n{coverage}\n", encoding="utf-8")
+    out = tmp_path / "out"
+    line = fails(["run", str(path), "--out", str(out), "--no-progress"], capsys, 2, str(path),
+                 *needles)
+    assert "OverflowError" not in line
+    assert list(out.iterdir()) == []
+
+
 @pytest.mark.parametrize("content, needles", [
     (None, ["does not exist", "give"]),
     ("this is [not toml", ["not valid TOML"]),

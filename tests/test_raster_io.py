@@ -262,6 +262,27 @@ def test_refuses_a_missing_source_an_empty_folder_and_an_unknown_kind(tmp_path):
     assert KINDS == ("path_loss_db", "gain_db", "rsrp_dbm")
 
 
+def test_a_damaged_file_whose_pixels_cannot_be_read_is_named(tmp_path):
+    """A file whose header reads but whose tiles are garbled: rasterio says only "Read
+    failed. See previous exception for details"; the refusal names the file and GDAL's cause."""
+    path = tmp_path / "A.tif"
+    data = np.random.default_rng(0).uniform(80.0, 140.0, (64, 64))
+    with rasterio.open(path, "w", driver="GTiff", height=64, width=64, count=1, dtype="float64",
+                       crs="EPSG:32632", transform=from_origin(X0, Y0, RES, RES), nodata=-9999.0,
+                       tiled=True, blockxsize=16, blockysize=16, compress="deflate") as dst:
+        dst.write(data, 1)
+    size = path.stat().st_size
+    with open(path, "r+b") as f:  # the header and the tile offsets stay, the tiles do not
+        f.seek(size // 4)
+        f.write(b"\0" * (size // 2))
+    rs = RasterSet(tmp_path)
+    x, y = np.array([X0 + 5.0, X0 + 605.0]), np.array([Y0 - 5.0, Y0 - 605.0])
+    for call in (lambda: rs.sample(["A"], x, y, 32632), rs.check_values):
+        text = refused(r"A.tif: reading its pixels failed \(RasterioIOError: Read failed\.; ", call)
+        assert "See previous exception" not in text and "Decoding error" in text, text
+        assert "fix: export it again" in text
+
+
 def test_refuses_unreadable_files_and_two_files_for_one_cell(tmp_path):
     (tmp_path / "A.tif").write_text("not a tiff")
     refused(r"A.tif: not a raster rasterio can read", RasterSet, tmp_path)

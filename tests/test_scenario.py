@@ -261,6 +261,11 @@ def test_methods_parsing(tmp_path):
     ('[{bias_db = 3}]', "key 'name' expected string"),
     ('[{name = "alm", label = 3}]', "key 'label' expected string, got integer"),
     ('["alm", "alm"]', "duplicate labels \\['alm'\\]"),
+    ('[{name = "alm", label = ""}]', r"methods\[0\] key 'label' = '' is blank.*fix: give a label "
+                                     "with text"),
+    ('["alm", {name = "dual", label = "   "}]', r"methods\[1\] key 'label' = '   ' is blank"),
+    ('["alm", {name = "dual", label = " alm "}]', r"methods labels \[' alm ', 'alm'\] differ only "
+                                                  "by spaces at their ends.*fix: give each a distinct"),
 ])
 def test_bad_methods(tmp_path, methods, message):
     text = SMALL.replace(SMALL.split("\n")[1], f"methods = {methods}")
@@ -387,3 +392,36 @@ def test_schema_covers_the_problem_options():
 
     scenario_only = {"alpha", "interference", "n_interferers"}  # the last two: Drop.solve
     assert set(SECTION_KEYS["problem"]) <= _parameters(Problem.from_links) | scenario_only
+
+
+POWER = SMALL + "\n[power]\n"
+
+
+@pytest.mark.parametrize(("power", "message"), [
+    ('label = ""', r"\[power\] key 'label' = '' is blank"),
+    ('label = " "', r"\[power\] key 'label' = ' ' is blank"),
+    ('label = "max_rsrp "', r"\[power\] key 'label' labels \['max_rsrp', 'max_rsrp '\] differ only "
+                            "by spaces"),
+    ('label = "max_rsrp"', r"label 'max_rsrp' is a method's label too"),
+    ('levels_db = ["off"]', r"\[power\] levels_db=\['off'\] holds only \"off\", so every cell would "
+                            "be off in every pattern.*fix: add a level with power"),
+    ('levels_db = ["off", "off"]', r"levels_db=\['off', 'off'\] holds only \"off\""),
+    ('levels_db = {macro = [0], pico = ["off"]}', r"levels_db.pico=\['off'\] holds only \"off\", so "
+                                                  "the pico cells would be off"),
+])
+def test_power_labels_and_levels_that_name_nothing_are_refused(tmp_path, power, message):
+    with pytest.raises(ValidationError, match=message):
+        load_scenario(write(tmp_path, POWER + power + "\n"))
+
+
+def test_a_method_spec_and_a_run_refuse_labels_that_name_nothing(tmp_path):
+    from cellopt.study.run import run_scenario
+    from cellopt.study.schema import MethodSpec
+
+    with pytest.raises(ValidationError, match=r"MethodSpec\('alm'\) label = '' is blank"):
+        MethodSpec("alm", "")
+    scenario = load_scenario(write(tmp_path, SMALL))
+    clash = [MethodSpec("alm", "mine"), MethodSpec("dual", "mine\t")]
+    with pytest.raises(ValidationError, match=r"methods: labels \['mine', 'mine\\t'\] differ only"):
+        run_scenario(scenario, tmp_path / "out", methods=clash)
+    assert not (tmp_path / "out").exists()  # refused before anything is made

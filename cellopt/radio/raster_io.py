@@ -24,6 +24,7 @@ Rules (see :meth:`RasterSet.sample` for the details):
 
 from __future__ import annotations
 
+import contextlib
 import functools
 import math
 import os
@@ -580,11 +581,38 @@ def _file_infos(path: Path, in_folder: bool) -> list[RasterInfo]:
             for b, cell in enumerate(ids, 1)]
 
 
-def _open(path: Path) -> Any:
-    """rasterio.open, the not-georeferenced warning left to the caller's checks."""
+@contextlib.contextmanager
+def _open(path: Path) -> Iterator[Any]:
+    """rasterio.open, the not-georeferenced warning left to the caller's checks.
+
+    A file that cannot be opened raises rasterio's error (the callers say what it is not);
+    a read in the block that fails (a damaged or truncated file) raises a ValidationError
+    naming the file and GDAL's messages, for rasterio's own says only "Read failed".
+    """
     with warnings.catch_warnings():
         warnings.simplefilter("ignore", NotGeoreferencedWarning)
-        return rasterio.open(path)
+        src = rasterio.open(path)
+    with src:
+        try:
+            yield src
+        except RasterioIOError as err:
+            raise ValidationError(f"{path}: reading its pixels failed ({_messages(err)}): the file "
+                                  "is damaged or cut short; fix: export it again, or remove it "
+                                  "from the source") from err
+
+
+def _messages(err: BaseException, depth: int = 5) -> str:
+    """The messages of `err` and of the errors it was raised from, one line (rasterio's
+    "See previous exception for details" left out: the previous one is shown)."""
+    parts: list[str] = []
+    seen: BaseException | None = err
+    while seen is not None and len(parts) < depth:
+        text = " ".join(str(seen).replace("See previous exception for details.", "").split())
+        part = f"{type(seen).__name__}: {text or 'no message'}"
+        if part not in parts:
+            parts.append(part)
+        seen = seen.__cause__ or seen.__context__
+    return "; ".join(parts)
 
 
 def _metres_per_unit(crs: pyproj.CRS) -> float | None:

@@ -21,7 +21,9 @@ only once every one of them is written whole.
 
 Errors of the writers are raised naming the target: an ``OSError`` of the temporary file
 keeps its errno (hence its subclass), and an error of a writer library that is not an
-``OSError`` (GDAL through pyogrio or Fiona, SQLite, HDF5) becomes a :class:`WriteError`.
+``OSError`` (GDAL through pyogrio or Fiona, SQLite, HDF5), or is one without an errno
+(GDAL through rasterio: "Write failed. See previous exception for details"), becomes a
+:class:`WriteError` whose message holds the library's messages and the cause.
 """
 
 from __future__ import annotations
@@ -36,6 +38,7 @@ from pathlib import Path
 from typing import IO, Any
 
 __all__ = [
+    "FULL_DISK_BYTES",
     "AtomicFiles",
     "WriteError",
     "atomic_files",
@@ -56,9 +59,11 @@ class WriteError(OSError):
     """A writer library (GDAL, SQLite, HDF5) failed to write a file.
 
     An ``OSError`` like any other failed write: ``errno`` is read from the library's
-    message where it names the cause (``ENOSPC`` for a full disk, ``EFBIG``, ``EROFS``,
-    ``EACCES``, ``EDQUOT``), else ``EIO``; ``strerror`` holds the library's message and
-    ``filename`` the target file.
+    messages (its error's and those of the errors it was raised from) where they name the
+    cause (``ENOSPC`` for a full disk, ``EFBIG``, ``EROFS``, ``EACCES``, ``EDQUOT``); where
+    they name none, from the disk (less than :data:`FULL_DISK_BYTES` free: ``ENOSPC``; a
+    temporary file as large as the file-size limit: ``EFBIG``), else ``EIO``. ``strerror``
+    holds the cause and the library's messages, ``filename`` the target file.
     """
 
 
@@ -353,8 +358,8 @@ def atomic_files() -> Iterator[AtomicFiles]:
 #: Side files SQLite (hence GDAL's GeoPackage driver) may leave beside a database.
 _SQLITE_SIDE_FILES = ("-journal", "-wal", "-shm")
 #: Writer libraries whose errors are not OSErrors, by top-level module: the name shown.
-_WRITER_LIBRARIES = {"pyogrio": "GDAL", "fiona": "GDAL", "osgeo": "GDAL", "sqlite3": "SQLite",
-                     "_sqlite3": "SQLite", "h5py": "HDF5", "tables": "HDF5"}
+_WRITER_LIBRARIES = {"pyogrio": "GDAL", "fiona": "GDAL", "osgeo": "GDAL", "rasterio": "GDAL",
+                     "sqlite3": "SQLite", "_sqlite3": "SQLite", "h5py": "HDF5", "tables": "HDF5"}
 #: Words of a writer library's message that tell the cause, and its errno.
 _ERRNO_HINTS = (
     (("no space left", "disk is full", "disk full"), errno.ENOSPC),
@@ -401,27 +406,85 @@ def _naming_target(path: Path, tmp: Path) -> Iterator[None]:
     try:
         yield
     except OSError as err:
-        if err.errno is None or isinstance(err, WriteError) or (
-                err.filename is not None and not str(err.filename).startswith(str(tmp))):
-            raise
-        raise OSError(err.errno, err.strerror, str(path)) from err
+        if err.filename is not None and not str(err.filename).startswith(str(tmp)):
+            raise  # about another file, which it names
+        if err.errno is None:  # a writer library's own OSError (rasterio's), naming no cause
+            mapped = _writer_error(err, path, tmp)
+            if mapped is None:
+                raise
+            raise mapped from err
+        raise (WriteError if isinstance(err, WriteError) else OSError)(
+            err.errno, err.strerror, str(path)) from err
     except Exception as err:
-        mapped = _writer_error(err, path)
+        mapped = _writer_error(err, path, tmp)
         if mapped is None:
             raise
         raise mapped from err
 
 
-def _writer_error(err: Exception, path: Path) -> WriteError | None:
-    """`err` of a writer library as a :class:`WriteError` naming `path`; None for other errors."""
+def _writer_error(err: Exception, path: Path, tmp: Path) -> WriteError | None:
+    """`err` of a writer library as a :class:`WriteError` naming `path`; None for other errors.
+
+    The cause is read from the messages of `err` and of the errors it was raised from;
+    where they name none (GDAL's "Write failed. See previous exception for details"), the
+    disk of `tmp` is looked at: almost no free space is ``ENOSPC``, a temporary file as
+    large as the process's file-size limit (``ulimit -f``) is ``EFBIG``.
+    """
     library = _WRITER_LIBRARIES.get(type(err).__module__.partition(".")[0])
     if library is None:
         return None
-    text = " ".join(str(err).split()) or "no message"
+    text = _chain_text(err)
     lower = text.lower()
-    code = next((c for words, c in _ERRNO_HINTS if any(w in lower for w in words)), errno.EIO)
+    code = next((c for words, c in _ERRNO_HINTS if any(w in lower for w in words)), None)
+    found = ""
+    if code is None:
+        code, found = _diagnosed(tmp)
     what = "could not write the file" if code == errno.EIO else os.strerror(code)
-    return WriteError(code, f"{what} ({library}: {type(err).__name__}: {text})", str(path))
+    return WriteError(code, f"{what}{found} ({library}: {text})", str(path))
+
+
+#: Free space [bytes] under which a failed write is put down to a full disk.
+FULL_DISK_BYTES = 1 << 20
+#: Errors of the chain of a writer library's error that :func:`_chain_text` reads at most.
+_CHAIN_DEPTH = 5
+#: Words of a writer library's message that tell nothing (the errors chained to it do).
+_NO_DETAIL = "See previous exception for details."
+
+
+def _chain_text(err: BaseException) -> str:
+    """The messages of `err` and of the errors it was raised from, one line, first to last:
+    ``RasterioIOError: Write failed; CPLE_AppDefinedError: TIFFAppendToStrip: ...``."""
+    parts: list[str] = []
+    seen: BaseException | None = err
+    while seen is not None and len(parts) < _CHAIN_DEPTH:
+        message = " ".join(str(seen).replace(_NO_DETAIL, "").split()) or "no message"
+        part = f"{type(seen).__name__}: {message}"
+        if part not in parts:
+            parts.append(part)
+        seen = seen.__cause__ or seen.__context__
+    return "; ".join(parts)
+
+
+def _diagnosed(tmp: Path) -> tuple[int, str]:
+    """The errno of a failed write whose messages name no cause, from the disk of `tmp`, and
+    what was seen (``EIO`` and "" when nothing explains it)."""
+    try:
+        stat = os.statvfs(tmp.parent)
+        free = stat.f_bavail * stat.f_frsize
+    except (OSError, AttributeError):  # no statvfs (Windows), or the folder went away
+        free = None
+    if free is not None and free < FULL_DISK_BYTES:
+        return errno.ENOSPC, f": {free:,} bytes free on its disk"
+    try:
+        import resource
+
+        limit = resource.getrlimit(resource.RLIMIT_FSIZE)[0]
+        size = tmp.stat().st_size
+    except (ImportError, OSError, ValueError):
+        return errno.EIO, ""
+    if limit != resource.RLIM_INFINITY and size >= limit:
+        return errno.EFBIG, f": it reached the file-size limit of {limit:,} bytes"
+    return errno.EIO, ""
 
 
 def _move(tmp: Path, path: Path) -> None:

@@ -26,8 +26,9 @@ import cellopt
 from cellopt.coverage import COVERAGE_QUANTITIES, CoverageMap
 from cellopt.errors import ValidationError
 from cellopt.parameters import shown
+from cellopt.study.atomic import atomic_path
 
-__all__ = ["BLOCK_SIZE", "CONVENTION", "COVERAGE_FILES", "write_geotiff"]
+__all__ = ["BLOCK_SIZE", "CONVENTION", "COVERAGE_FILES", "write_geotiff", "write_geotiff_to"]
 
 #: The file of each raster in a run folder.
 COVERAGE_FILES: dict[str, str] = {
@@ -51,13 +52,15 @@ def _json_value(value: Any) -> Any:
 
 
 def write_geotiff(path: str | os.PathLike[str], coverage: CoverageMap, quantity: str) -> None:
-    """Write one raster of a coverage map as a single-band GeoTIFF, to exactly `path`.
+    """Write one raster of a coverage map as a single-band GeoTIFF at `path`, atomically.
 
     Parameters
     ----------
     path : str or path-like
-        The file to write (its suffix does not matter: the driver is GTiff). An existing
-        file is replaced; write to a staging path and move it for an atomic write.
+        The file to write (its suffix does not matter: the driver is GTiff), in a folder
+        that exists. It is written atomically (:func:`~cellopt.study.atomic.atomic_path`):
+        an existing file is replaced only by the whole new one, and a failed write leaves
+        it as it was, with no part of the new one.
     coverage : CoverageMap
         From :func:`cellopt.coverage.coverage_map`.
     quantity : str
@@ -78,19 +81,47 @@ def write_geotiff(path: str | os.PathLike[str], coverage: CoverageMap, quantity:
     Raises
     ------
     ValidationError
-        An unknown quantity, ``"rate_mbps"`` of a map without a rate raster, or
-        something other than a CoverageMap.
+        An unknown quantity, ``"rate_mbps"`` of a map without a rate raster, a raster
+        with no pixel of data (every pixel nodata), or something other than a
+        CoverageMap.
     OSError
-        If the file cannot be written.
+        If the file cannot be written, naming `path` and the cause (a full disk is
+        ``ENOSPC``; an error of GDAL is a :class:`~cellopt.study.atomic.WriteError`).
+    """
+    if not isinstance(path, (str, os.PathLike)):
+        raise ValidationError(f"path={shown(path)} is a {type(path).__name__}; fix: give a file "
+                              "path (str or pathlib.Path)")
+    with atomic_path(path, keep_suffix=True) as tmp:
+        write_geotiff_to(tmp, coverage, quantity, target=path)
+
+
+def write_geotiff_to(path: str | os.PathLike[str], coverage: CoverageMap, quantity: str, *,
+                     target: str | os.PathLike[str] | None = None) -> None:
+    """:func:`write_geotiff` to exactly `path`, not atomically: for a temporary path of the
+    atomic writer (:meth:`cellopt.study.atomic.AtomicFiles.path`), which the caller moves.
+
+    Parameters
+    ----------
+    path : str or path-like
+        The (temporary) file written.
+    coverage, quantity
+        As for :func:`write_geotiff`.
+    target : str or path-like, optional
+        The file `path` stands for, named in the messages (default `path`).
     """
     if not isinstance(coverage, CoverageMap):
         raise ValidationError(f"coverage is a {type(coverage).__name__}; fix: give the "
                               "CoverageMap of cellopt.coverage.coverage_map")
-    if not isinstance(path, (str, os.PathLike)):
-        raise ValidationError(f"path={shown(path)} is a {type(path).__name__}; fix: give a file "
-                              "path (str or pathlib.Path)")
     values = coverage.quantity(quantity)  # checks the name and that the raster exists
     info = COVERAGE_QUANTITIES[quantity]
+    valid = values != info.nodata if np.isfinite(info.nodata) else np.isfinite(values)
+    if not valid.any():
+        rows, cols = values.shape
+        where = os.fspath(path if target is None else target)
+        raise ValidationError(f"{where}: the {quantity} raster ({cols} × {rows} pixels of "
+                              f"{coverage.resolution_m:g} m) holds no data, every pixel nodata, so "
+                              "the file would hold nothing; fix: map the area at a finer "
+                              "resolution_m, or check that the cells reach it (coverage_map)")
     n_rows, n_cols = values.shape
     xmin, _, _, ymax = coverage.bounds_m
     profile: dict[str, Any] = {

@@ -51,6 +51,7 @@ the report's map draws :data:`REPORT_USERS` users at most.
 
 from __future__ import annotations
 
+import contextlib
 import dataclasses
 import errno
 import logging
@@ -67,7 +68,7 @@ import numpy as np
 import pandas as pd
 import rasterio
 
-from cellopt.coverage import CoverageMap, coverage_map
+from cellopt.coverage import CoverageMap, check_coverage, coverage_map
 from cellopt.drop import Drop
 from cellopt.errors import ValidationError
 from cellopt.power.joint import explain_stop
@@ -75,10 +76,10 @@ from cellopt.solution import Solution
 from cellopt.study.atomic import AtomicFiles, atomic_files, leftover_temporaries, png_writer
 from cellopt.study.deployment import Deployment, check_memory_of, deploy_run, rule_offsets
 from cellopt.study.gis import gis_layers, write_geopackage
-from cellopt.study.rasters import COVERAGE_FILES, write_geotiff
+from cellopt.study.rasters import COVERAGE_FILES, write_geotiff_to
 from cellopt.study.report import CoverageLayer, is_report, render_report
 from cellopt.study.scenario import MethodSpec, Scenario
-from cellopt.study.schema import POWER
+from cellopt.study.schema import POWER, labels_problem
 from cellopt.study.store import FolderLock
 from cellopt.study.summary import link_summary, method_summary, network_place, traffic_model
 from cellopt.topology.cellfiles import ColumnReading, recorded_readings
@@ -198,7 +199,9 @@ def run_scenario(scenario: Scenario, out: str | Path, *, seed: int | None = None
     Raises
     ------
     ValidationError
-        For `out` an existing file, or a bad seed.
+        For `out` an existing file, a bad seed, `methods` whose labels are equal once the
+        spaces at their ends are stripped, or ``[coverage]`` settings that give no map
+        (:func:`~cellopt.coverage.check_coverage`, before anything is solved).
     FolderInUseError
         While another running process writes to `out` (it holds its lock; the lock of a
         run that was killed is taken over with a warning).
@@ -206,6 +209,10 @@ def run_scenario(scenario: Scenario, out: str | Path, *, seed: int | None = None
         For a folder that cannot be written, or a failed write (a full disk; an error of
         GDAL is a :class:`~cellopt.study.atomic.WriteError`): the earlier run's files stay.
     """
+    if methods is not None:  # a label names the run's rows of every output
+        problem = labels_problem([m.label for m in methods])
+        if problem is not None:
+            raise ValidationError(f"methods: {problem}")
     out = Path(out)
     if out.exists() and not out.is_dir():
         raise ValidationError(f"--out {out} is an existing file; fix: give a folder (it is created "
@@ -229,6 +236,10 @@ def _run(scenario: Scenario, out: Path, *, seed: int | None, methods: Sequence[M
         drop = scenario.build(seed, progress=progress)
     build_s = time.perf_counter() - t0
     check_memory_of(scenario, drop, methods)  # before solving: the training drops must fit
+    if scenario.coverage.enabled:  # before solving: settings that give no map are refused
+        with _coverage_section(scenario):
+            check_coverage(drop, resolution_m=scenario.coverage.resolution_m,
+                           max_pixels=scenario.coverage.max_pixels)
     solutions = {m.label: _solve(scenario, drop, m, progress) for m in methods}
     coverage = _coverage(scenario, drop, solutions, progress)
     deployment = deploy_run(scenario, drop, methods, solutions, seed, progress=progress)
@@ -302,7 +313,7 @@ def _write_outputs(staged: AtomicFiles, result: RunResult, out: Path, seed: int,
                 continue
             t = time.perf_counter()
             with staged.path(out / name, keep_suffix=True) as tmp:
-                write_geotiff(tmp, result.coverage, quantity)
+                write_geotiff_to(tmp, result.coverage, quantity, target=out / name)
             result.files.append(out / name)
             _say(progress, f"wrote {name}", t)
     sample = None
@@ -333,11 +344,22 @@ def _coverage(scenario: Scenario, drop: Drop, solutions: dict[str, Solution], pr
     priced = [label for label, sol in solutions.items()
               if np.size(mu := sol.prices.get("airtime", np.empty(0))) and np.isfinite(mu).all()]
     last = priced[-1] if priced else None
-    coverage = coverage_map(drop, solutions[last] if last else None,
-                            resolution_m=settings.resolution_m, max_pixels=settings.max_pixels,
-                            method=last, progress=progress)
+    with _coverage_section(scenario):
+        coverage = coverage_map(drop, solutions[last] if last else None,
+                                resolution_m=settings.resolution_m, max_pixels=settings.max_pixels,
+                                method=last, progress=progress)
     _say(progress, f"coverage maps: {coverage_text(coverage)}", t)
     return coverage
+
+
+@contextlib.contextmanager
+def _coverage_section(scenario: Scenario) -> Iterator[None]:
+    """Raise the block's refusals of the ``[coverage]`` settings naming the file and section
+    (the same class: a :class:`~cellopt.errors.ResourceLimitError` stays one)."""
+    try:
+        yield
+    except ValidationError as err:
+        raise type(err)([f"{scenario.path}: [coverage] {p}" for p in err.problems]) from None
 
 
 def coverage_text(coverage: CoverageMap) -> str:

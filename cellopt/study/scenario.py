@@ -295,10 +295,14 @@ class Scenario:
                 check.ranges(section, values)
         check.consistency(network, sections)
         methods = check.methods(raw.get("methods", ["max_rsrp", "dual"]))
+        if "label" in (sections["power"] or {}):
+            check.label(sections["power"]["label"], "[power] key 'label'")
         power = None if sections["power"] is None else MethodSpec.power(sections["power"])
-        if power is not None and power.label in [m.label for m in methods]:
-            raise check.fail("[power]", f"label {power.label!r} is a method's label too; fix: give "
-                             "[power] a distinct 'label'")
+        if power is not None:
+            if power.label in [m.label for m in methods]:
+                raise check.fail("[power]", f"label {power.label!r} is a method's label too; fix: "
+                                 "give [power] a distinct 'label'")
+            check.distinct_labels([*(m.label for m in methods), power.label], "[power] key 'label'")
         return cls(
             path=path, name=raw.get("name", path.stem), description=raw.get("description", ""),
             network=network, picos=sections["picos"], femtocells=sections["femtocells"],

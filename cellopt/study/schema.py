@@ -19,7 +19,7 @@ from __future__ import annotations
 
 import dataclasses
 import math
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
@@ -49,7 +49,8 @@ from cellopt.topology.poisson import TIER_KEYS
 from cellopt.topology.users import drop_users_nbytes
 
 __all__ = ["INTERFERENCE", "MEASURED_RADIO_KEYS", "MEASURED_USER_KEYS", "POISSON_TIER_KEYS", "POWER",
-           "SECTION_KEYS", "Checker", "Distribution", "MethodSpec", "check_range", "toml_type"]
+           "SECTION_KEYS", "Checker", "Distribution", "MethodSpec", "check_range", "label_problem",
+           "labels_problem", "toml_type"]
 
 #: Keys of each tier table of a Poisson layout (``[network.tiers.<tier>]``), with their kinds.
 POISSON_TIER_KEYS = {k: kind_of(k) for k in TIER_KEYS}
@@ -158,6 +159,11 @@ class MethodSpec:
     label: str
     options: Mapping[str, Any] = dataclasses.field(default_factory=dict)
 
+    def __post_init__(self) -> None:
+        problem = label_problem(self.label)
+        if problem is not None:
+            raise ValidationError(f"MethodSpec({self.name!r}) label {problem}")
+
     @classmethod
     def power(cls, section: Mapping[str, Any]) -> MethodSpec:
         """The run of a checked ``[power]`` section; label ``power (<master method>)`` unless
@@ -165,6 +171,37 @@ class MethodSpec:
         options = {k: v for k, v in section.items() if k != "label"}
         label = section.get("label", f"{POWER} ({options.get('master_method', 'ipm')})")
         return cls(POWER, label, options)
+
+
+def label_problem(label: Any) -> str | None:
+    """Why `label` cannot name a run, or None.
+
+    A label names the run's rows in every output (the ``method`` column of the CSV
+    tables, the GeoPackage layers, the report): it must be a string with text, since an
+    empty one reads back from a CSV as a missing value.
+    """
+    if not isinstance(label, str):
+        return f"= {label!r} is a {type(label).__name__}; fix: give the label as a string"
+    if not label.strip():
+        return (f"= {label!r} is blank, and the label names the run's rows in every output (an "
+                "empty one reads back from a CSV as a missing value); fix: give a label with "
+                "text, or leave 'label' out for the default")
+    return None
+
+
+def labels_problem(labels: Sequence[str]) -> str | None:
+    """Why the labels of a run's methods cannot name its rows apart, or None: two equal, or
+    equal once the spaces at their ends are stripped (they read as one run)."""
+    groups: dict[str, list[str]] = {}
+    for label in labels:
+        groups.setdefault(label.strip(), []).append(label)
+    clash = [sorted(set(g)) for g in groups.values() if len(g) > 1]
+    if not clash:
+        return None
+    if len(clash[0]) == 1:
+        return f"duplicate labels {clash[0]}; fix: give each a distinct 'label'"
+    return (f"labels {clash[0]} differ only by spaces at their ends, so they read as one run in "
+            "the outputs; fix: give each a distinct 'label'")
 
 
 def check_range(key: str, value: Any) -> None:
@@ -212,7 +249,13 @@ def check_range(key: str, value: Any) -> None:
         _check_tier_tables(value)
     elif key == "levels_db":
         for name, levels in (value.items() if isinstance(value, dict) else [("", value)]):
-            level_offsets_db(levels, f"levels_db.{name}" if name else "levels_db")
+            key = f"levels_db.{name}" if name else "levels_db"
+            if np.isneginf(level_offsets_db(levels, key)).all():
+                cells = f"the {name} cells" if name else "every cell"
+                shown_levels = ["off" if v is None else v for v in levels]
+                raise ValidationError(f"{key}={shown_levels} holds only \"off\", so {cells} would "
+                                      "be off in every pattern and the users they serve would have no link; "
+                                      "fix: add a level with power, e.g. [0, \"off\"]")
     elif key in ("crs", "source_crs"):
         try:
             pyproj.CRS(value)
@@ -601,9 +644,20 @@ class Checker:
                 raise self.fail(at, "; ".join(err.problems)) from None
             if label is None:
                 label = name + ("".join(f" {k}={v}" for k, v in options.items()))
+            else:
+                self.label(label, f"{at} key 'label'")
             specs.append(MethodSpec(name, label, options))
-        labels = [s.label for s in specs]
-        dup = sorted({x for x in labels if labels.count(x) > 1})
-        if dup:
-            raise self.fail(where, f"duplicate labels {dup}; fix: give each a distinct 'label'")
+        self.distinct_labels([s.label for s in specs], where)
         return tuple(specs)
+
+    def label(self, label: str, where: str) -> None:
+        """Refuse a blank run label (:func:`label_problem`), naming the file and `where`."""
+        problem = label_problem(label)
+        if problem is not None:
+            raise self.fail(where, problem)
+
+    def distinct_labels(self, labels: Sequence[str], where: str) -> None:
+        """Refuse labels that differ only by spaces at their ends (:func:`labels_problem`)."""
+        problem = labels_problem(labels)
+        if problem is not None:
+            raise self.fail(where, problem)
