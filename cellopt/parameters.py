@@ -35,6 +35,7 @@ __all__ = [
     "is_integer",
     "is_real",
     "kind_of",
+    "outside_usual",
     "parameter_table",
     "shown",
 ]
@@ -61,6 +62,10 @@ class Limit:
     kind : {"float", "int"}
         "int": a whole number ≥ `low` (:func:`check_count`); "float": a real number
         (:func:`check_real`).
+    usual_per_tier : tuple of (str, float, float)
+        Narrower usual ranges of cells of a tier, ``(tier, low, high)``, which a value
+        checked for a cell of that tier must also be in (a macro power of 20 dBm is
+        20 W typed as dBm). Empty: `usual` for every tier.
     """
 
     unit: str
@@ -71,6 +76,14 @@ class Limit:
     low_open: bool = False
     allow_inf: bool = False
     kind: str = "float"
+    usual_per_tier: tuple[tuple[str, float, float], ...] = ()
+
+    def usual_for(self, tier: str | None = None) -> tuple[float, float] | None:
+        """The usual range of a value of a cell of `tier` (None: of any cell)."""
+        for name, lo, hi in self.usual_per_tier:
+            if name == tier:
+                return lo, hi
+        return self.usual
 
     def interval(self) -> str:
         """The possible range as text, e.g. ``(0, 1e+06] m`` or ``[0, inf) per km²``."""
@@ -96,7 +109,11 @@ LIMITS: dict[str, Limit] = {
     "tx_power_dbm": Limit(
         "dBm", -100.0, 100.0, (5.0, 60.0),
         "give the power in dBm (46 dBm = 40 W macro, 30 dBm pico, 20 dBm femto; "
-        "from watts: 10·log10(P_W) + 30)"),
+        "from watts: 10·log10(P_W) + 30)",
+        # TR 36.814 Table A.2.1.1.2-3 (macro 46 / 49 dBm, pico 24 / 30 dBm, HeNB 20 dBm) and
+        # the TS 36.104 classes (home BS ≤ 20 dBm, local area ≤ 24 dBm, medium range
+        # ≤ 38 dBm), with room for micro cells typed as macro and powers per port.
+        usual_per_tier=(("macro", 33.0, 60.0), ("pico", 15.0, 38.0), ("femto", 5.0, 27.0))),
     "antenna_gain_dbi": Limit(
         "dBi", -50.0, 50.0, (-10.0, 25.0),
         "give the boresight gain in dBi (14–18 dBi macro sector, 0–5 dBi omni; from a "
@@ -310,7 +327,7 @@ def is_integer(value: Any) -> bool:
 
 
 def check_real(value: Any, name: str, kind: str | None = None, *, warn: bool = True,
-               stacklevel: int = 3) -> float:
+               stacklevel: int = 3, tier: str | None = None) -> float:
     """`value` as a float, after checking it against ``LIMITS[kind]``.
 
     Parameters
@@ -325,6 +342,9 @@ def check_real(value: Any, name: str, kind: str | None = None, *, warn: bool = T
         Warn (:class:`UserWarning`) outside the usual range.
     stacklevel : int
         Of the warning: 3 points at the caller of the function that calls this one.
+    tier : str, optional
+        The value is that of cells of this tier: warn outside the tier's usual range
+        (:meth:`Limit.usual_for`), where the limit has one.
 
     Returns
     -------
@@ -351,11 +371,47 @@ def check_real(value: Any, name: str, kind: str | None = None, *, warn: bool = T
     if v < limit.low or (limit.low_open and v == limit.low) or v > limit.high:
         raise ValidationError(f"{name}={v:.6g}{unit} is outside the possible range "
                               f"{limit.interval()}; fix: {limit.fix}")
-    if warn and limit.usual is not None and not limit.usual[0] <= v <= limit.usual[1]:
-        lo, hi = limit.usual
-        warnings.warn(f"{name}={v:.6g}{unit} is outside the usual range [{lo:g}, {hi:g}]{unit} "
-                      f"(legal, but check the unit): {limit.fix}", UserWarning, stacklevel=stacklevel)
+    usual = limit.usual_for(tier)
+    if warn and usual is not None and not usual[0] <= v <= usual[1]:
+        lo, hi = usual
+        of = f" of {tier} cells" if usual != limit.usual else ""
+        warnings.warn(f"{name}={v:.6g}{unit} is outside the usual range [{lo:g}, {hi:g}]{unit}"
+                      f"{of} (legal, but check the unit): {limit.fix}", UserWarning,
+                      stacklevel=stacklevel)
     return v
+
+
+def outside_usual(values: np.ndarray, kind: str, tiers: np.ndarray | None = None) -> np.ndarray:
+    """Which values are outside the usual range of ``LIMITS[kind]`` (:func:`check_real`'s
+    warning, for a column of values rather than one).
+
+    Parameters
+    ----------
+    values : array_like of float, shape (n,)
+        The values; NaN ones (not given) are never outside.
+    kind : str
+        Key of :data:`LIMITS`.
+    tiers : array_like of str, shape (n,), optional
+        The tier of each value's cell: the tier's usual range where the limit has one
+        (:meth:`Limit.usual_for`).
+
+    Returns
+    -------
+    ndarray of bool, shape (n,)
+    """
+    limit = LIMITS[kind]
+    values = np.asarray(values, float)
+    low = np.full(values.shape, -math.inf)
+    high = np.full(values.shape, math.inf)
+    if limit.usual is not None:
+        low[:], high[:] = limit.usual
+    if tiers is not None:
+        tiers = np.asarray(tiers, object)
+        for tier, lo, hi in limit.usual_per_tier:
+            mine = tiers == tier
+            low[mine], high[mine] = lo, hi
+    with np.errstate(invalid="ignore"):
+        return (values < low) | (values > high)
 
 
 def check_count(value: Any, name: str, *, fix: str | None = None, minimum: int | None = None) -> int:
@@ -478,6 +534,7 @@ def parameter_table() -> str:
         unit = limit.unit
         possible = limit.interval().removesuffix(f" {unit}") if unit else limit.interval()
         usual = "" if limit.usual is None else f"[{limit.usual[0]:g}, {limit.usual[1]:g}]"
+        usual += "".join(f"; {tier} [{lo:g}, {hi:g}]" for tier, lo, hi in limit.usual_per_tier)
         kind = "whole number" if limit.kind == "int" else "number"
         rows.append(f"| `{name}` | {kind} | {unit} | {possible} | {usual} | {_cell(limit.fix)} |")
     for name, limit in sorted(TIER_LIMITS.items()):

@@ -119,8 +119,10 @@ BAD: list[tuple[str, str | bytes | Callable[[Path], None], dict, str]] = [
      "a row has more fields than the header"),
     ("ragged.csv", "lon,lat\n-122.4,37.78\n-122.41,37.78,5,6\n", {},
      "ragged.csv: cannot be parsed as CSV"),
-    ("semicolon.csv", "lon;lat\n-122.4;37.78\n", {}, "the file looks ';'-separated"),
-    ("tabs.tsv", "lon\tlat\n-122.4\t37.78\n", {}, "the file looks '\\t'-separated"),
+    ("ragged_semicolon.csv", "lon;lat\n-122.4;37.78;5\n-122.4;37.79\n", {},
+     "the header 'lon;lat' has no commas but ';', yet the first lines do not all have as many "
+     "';'-separated fields as it: the delimiter is unclear; fix: give every line one field per "
+     "column"),
     ("no_header.csv", "-122.4,37.78\n-122.41,37.78\n", {},
      "is numbers, not column names: the file has no header"),
     ("headerless_as_csv.csv", ocid(GOOD, header=GOOD), {"format": "csv"},
@@ -339,6 +341,17 @@ ACCEPTED: list[tuple[str, Callable[[pd.DataFrame], str | bytes], dict, dict]] = 
     ("forced.csv", lambda b: b[list(reversed(b.columns))].to_csv(index=False),
      {"format": "opencellid"}, {}),
     ("cells.txt", lambda b: b.to_csv(index=False), {}, {}),
+    # Other delimiters, told from the first lines (a decimal comma where there is one), and
+    # Excel's 'sep=' first line.
+    ("semicolon.csv", lambda b: b.to_csv(index=False, sep=";"), {}, {}),
+    ("semicolon_decimal_comma.csv", lambda b: b.to_csv(index=False, sep=";", decimal=","), {},
+     {}),
+    ("tabs.tsv", lambda b: b.to_csv(index=False, sep="\t"), {}, {}),
+    ("excel_sep_comma.csv", lambda b: "sep=,\n" + b.to_csv(index=False), {}, {}),
+    ("excel_sep_semicolon.csv.gz", lambda b: gzip.compress(
+        ("\ufeffsep=;\r\n" + b.to_csv(index=False, sep=";", decimal=",", lineterminator="\r\n"))
+        .encode()), {}, {}),
+    ("headerless_semicolon.csv", lambda b: b.to_csv(index=False, header=False, sep=";"), {}, {}),
 ]
 
 
@@ -369,8 +382,9 @@ def test_samples_rule_documented(tmp_path):
 
 
 def test_plain_ids_kept_as_text(tmp_path):
-    path = write(tmp_path / "cells.csv", "Cell_ID,LON,Lat,TIER\n007,-122.40,37.78,pico\n"
-                                        "7,-122.41,37.78,macro\nA7,-122.42,37.78,femto\n")
+    path = write(tmp_path / "cells.csv", "Cell_ID,LON,Lat,TIER,Power_dBm\n"
+                                        "007,-122.40,37.78,pico,30\n7,-122.41,37.78,macro,46\n"
+                                        "A7,-122.42,37.78,femto,20\n")
     net = read_cells(path, crs=UTM)
     assert net.cells["cell_id"].tolist() == ["007", "7", "A7"]
     assert net.cells["tier"].tolist() == ["pico", "macro", "femto"]

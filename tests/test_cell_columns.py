@@ -4,6 +4,7 @@ swapped coordinates and where the data lies (hand-made CSVs, values checked by h
 from __future__ import annotations
 
 import logging
+import re
 import warnings
 from pathlib import Path
 
@@ -163,7 +164,8 @@ def test_eirp_without_gain_refused(tmp_path):
 def test_two_columns_for_one_quantity_refused(tmp_path):
     path = write(tmp_path, "c.csv", "lat,lon,Azimuth,Bearing\n48.1374,11.5755,0,10\n")
     with pytest.raises(ValidationError, match=r"columns \['Azimuth', 'Bearing'\] all read as "
-                       r"azimuth; fix: keep one"):
+                       r"azimuth \(cellopt's 'azimuth_deg'\), so which to use is ambiguous; fix: "
+                       r"keep one"):
         read_cells(path)
 
 
@@ -270,3 +272,214 @@ def test_recorded_readings_collect_every_read_in_the_block(tmp_path):
         read_cells(path)  # after the block: recorded nowhere
     assert [r.file for r in outer] == ["plan.csv", "plan.csv"]
     assert len(inner) == 1 and inner[0] == outer[1]
+
+
+# ---------------------------------------------------------------------- one quantity, one column
+@pytest.mark.parametrize(("header", "row", "columns", "quantity"), [
+    ("cell_id,Lat,Latitude,lon", "1,48.1374,48.1374,11.5755", "['Lat', 'Latitude']", "lat"),
+    ("cell_id,lat,Lat_deg,lon", "1,48.1374,48.1374,11.5755", "['lat', 'Lat_deg']", "lat"),
+    ("cell_id,lat,lon,LONGITUDE", "1,48.1374,11.5755,11.5755", "['lon', 'LONGITUDE']", "lon"),
+    ("cell_id,x,x_m,y", "1,0,0,0", "['x', 'x_m']", "x"),
+    ("cell_id,lat,lon,Height,height_m", "1,48.1374,11.5755,30,30", "['Height', 'height_m']",
+     "height"),
+    ("cell_id,lat,lon,Power_W,tx_power_dbm", "1,48.1374,11.5755,20,43",
+     "['Power_W', 'tx_power_dbm']", "power"),
+])
+def test_one_quantity_in_two_columns_refused(tmp_path, header, row, columns, quantity):
+    path = write(tmp_path, "c.csv", f"{header}\n{row}\n")
+    with pytest.raises(ValidationError, match=re.escape(
+            f"c.csv: columns {columns} all read as {quantity} (cellopt's")) as err:
+        read_cells(path, source_crs="EPSG:32632")
+    assert "fix: keep one of them (drop or rename the others)" in str(err.value)
+
+
+def test_positions_not_used_are_said_so(tmp_path):
+    path = write(tmp_path, "c.csv", "cell_id,lat,lon,x,y\n1,48.1374,11.5755,691000,5334000\n")
+    _, reading, warning = read_warning(path)
+    table = reading.to_frame().set_index("file column")
+    assert not table.loc["x", "used"] and not table.loc["y", "used"]
+    assert table.loc["x", "how"] == ("not used: the positions come from 'lon', 'lat'; kept as an "
+                                     "extra column")
+    assert "'x' (not used: the positions come from 'lon', 'lat'" in warning
+    # An EIRP beside cellopt's own power column is not used, and said so.
+    path = write(tmp_path, "e.csv", "cell_id,lat,lon,tx_power_dbm,EIRP_dBm,Gain_dBi\n"
+                                    "1,48.1374,11.5755,43,60,17\n")
+    _, reading, warning = read_warning(path)
+    assert "'EIRP_dBm' (not used: the transmit power comes from 'tx_power_dbm'" in warning
+
+
+# ---------------------------------------------------------------------- units glued to names
+@pytest.mark.parametrize(("name", "value", "column", "expected"), [
+    ("PowerW", 20, "tx_power_dbm", 43.0103),
+    ("TxPowerW", 20, "tx_power_dbm", 43.0103),
+    ("Tx PowerW", 20, "tx_power_dbm", 43.0103),
+    ("PowermW", 20_000, "tx_power_dbm", 43.0103),
+    ("TxPowerDBm", 43, "tx_power_dbm", 43.0),
+    ("PowerKW", 0.02, "tx_power_dbm", 43.0103),
+    ("HeightM", 30, "height_m", 30.0),
+    ("heightm", 30, "height_m", 30.0),
+    ("AntennaHeightFt", 100, "height_m", 30.48),
+    ("HeightKm", 0.03, "height_m", 30.0),
+    ("Height_km", 0.03, "height_m", 30.0),
+    ("AzimuthDeg", 120, "azimuth_deg", 120.0),
+    ("Azim", 120, "azimuth_deg", 120.0),  # an azimuth, not 'Azi' in metres
+    ("AntGainDBi", 17, "antenna_gain_dbi", 17.0),
+])
+def test_unit_glued_to_a_one_word_name(tmp_path, name, value, column, expected):
+    path = write(tmp_path, "c.csv", f"cell_id,lat,lon,{name}\n1,48.1374,11.5755,{value}\n")
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        net, reading = read_cells(path, return_reading=True)
+    assert net.cells[column].iloc[0] == pytest.approx(expected, abs=1e-4)
+    use = next(u for u in reading.uses if u.column == name)
+    assert use.target == column and use.used
+
+
+def test_name_like_a_quantity_but_not_read_is_named_with_a_hint(tmp_path):
+    path = write(tmp_path, "c.csv", "cell_id,lat,lon,Power per port (W),Height above sea\n"
+                                    "1,48.1374,11.5755,20,520\n")
+    net, _, warning = read_warning(path)
+    assert (net.cells["tx_power_dbm"] == 46.0).all()  # the default: said so below
+    assert ("'Power per port (W)' (not recognised, though the name starts like power "
+            "('tx_power_dbm'): kept as an extra column; rename it 'Power_dBm' or 'Power_W' (with "
+            "its unit) to use it)") in warning
+    assert "'Height above sea' (not recognised, though the name starts like height" in warning
+
+
+# ---------------------------------------------------------------------- usual ranges
+def one_warning(path: Path, **options) -> str:
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        read_cells(path, **options)
+    messages = [str(w.message) for w in caught]
+    assert len(messages) == 1, messages
+    return messages[0]
+
+
+def test_milliwatts_in_a_watt_column_warn(tmp_path):
+    path = write(tmp_path, "c.csv", "cell_id,lat,lon,Power_W\nA,48.1374,11.5755,20000\n"
+                                    "B,48.1374,11.5805,20\n")
+    warning = one_warning(path)
+    assert warning.startswith(
+        "c.csv: rows [0] (ids ['A']): column 'Power_W' gives tx_power_dbm = 73.01 dBm, outside the "
+        "usual range [33, 60] dBm for macro cells (cellopt.parameters.LIMITS['tx_power_dbm'], the "
+        "range the scenario key tx_power_dbm is checked against; legal, so read as given); they "
+        "look like mW given as W: read as mW they would be 43.01 dBm; fix: convert the values of "
+        "'Power_W' from mW to W, or rename the column 'Power_mW'")
+
+
+def test_macro_watts_in_a_dbm_column_warn_per_tier(tmp_path):
+    text = ("cell_id,tier,lat,lon,Tx Power (dBm)\nM1,macro,48.1374,11.5755,20\n"
+            "M2,macro,48.1374,11.5805,46\nP1,pico,48.1390,11.5755,20\nF1,femto,48.1400,11.5760,20\n")
+    warning = one_warning(write(tmp_path, "c.csv", text))
+    assert warning.startswith("c.csv: rows [0] (ids ['M1']): column 'Tx Power (dBm)' gives "
+                              "tx_power_dbm = 20 dBm, outside the usual range [33, 60] dBm for "
+                              "macro cells")
+    assert "they look like W given as dBm: read as W they would be 43.01 dBm" in warning
+    assert "(the tier is" not in warning  # the file has a tier column
+
+
+def test_default_power_of_the_wrong_tier_warns(tmp_path):
+    path = write(tmp_path, "c.csv", "cell_id,tier,lat,lon\nF1,femto,48.1374,11.5755\n")
+    warning = one_warning(path)
+    assert warning.startswith("c.csv: rows [0] (ids ['F1']): the default read_cells(..., "
+                              "tx_power_dbm=46.0) gives tx_power_dbm = 46 dBm, outside the usual "
+                              "range [5, 27] dBm for femto cells")
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        read_cells(path, tx_power_dbm=20.0)
+
+
+@pytest.mark.parametrize(("header", "value", "column", "slip"), [
+    ("Height_m", 500, "height_m", "they look like ft given as m: read as ft they would be 152.4 m"),
+    ("Gain_dBi", 50, "antenna_gain_dbi", "they look like linear (times) given as dBi"),
+])
+def test_other_columns_get_their_usual_range(tmp_path, header, value, column, slip):
+    path = write(tmp_path, "c.csv", f"cell_id,lat,lon,{header}\n1,48.1374,11.5755,{value}\n")
+    warning = one_warning(path)
+    assert f"column '{header}' gives {column} = {value} " in warning
+    assert f"(cellopt.parameters.LIMITS['{column}']" in warning and slip in warning
+
+
+# ---------------------------------------------------------------------- sites
+def test_one_site_id_for_two_masts_refused(tmp_path):
+    path = write(tmp_path, "c.csv", "cell_id,site_id,lat,lon\n1,A,48.1374,11.5755\n"
+                                    "2,A,48.1374,11.6430\n3,B,48.1374,11.5755\n")
+    with pytest.raises(ValidationError) as err:
+        read_cells(path)
+    assert str(err.value) == (
+        "c.csv: site_id 'A', rows [0, 1] (ids [1, 2]): the cells of this site are 5.02 km apart, "
+        "more than the 200 m the sectors of one mast may be (a site's cells share its shadowing); "
+        "fix: give the cells of different masts different site ids, or correct their positions "
+        "(or drop the site column: cells at the same position are then one site)")
+    # Antennas on the corners of one roof are one mast.
+    path = write(tmp_path, "roof.csv", "cell_id,site_id,lat,lon\n1,A,48.1374,11.5755\n"
+                                       "2,A,48.1380,11.5770\n")
+    assert read_cells(path).cells["site_id"].tolist() == ["A", "A"]
+
+
+# ---------------------------------------------------------------------- swapped rows
+def test_rows_with_swapped_coordinates_refused_as_swaps(tmp_path):
+    rows = "".join(f"{i},48.{130 + i},11.{570 + i}\n" for i in range(6))
+    path = write(tmp_path, "c.csv", "cell_id,lat,lon\n" + rows + "6,11.5900,48.1500\n")
+    with pytest.raises(ValidationError) as err:
+        read_cells(path)
+    message = str(err.value)
+    assert message.startswith("c.csv: rows [6] (ids [6]): 'lon' and 'lat' look swapped in these "
+                              "rows: as given they lie up to ")
+    assert message.endswith("fix: swap the values of 'lon' and 'lat' in these rows (longitude is "
+                            "east-west, x; latitude north-south, y)")
+    assert "span" not in message  # not the extent of the file
+
+
+# ---------------------------------------------------------------------- delimiters
+def test_semicolon_export_with_a_comma_in_a_header_name(tmp_path):
+    text = ("Site;Sector;Latitude;Longitude;Power, W;Height (m)\n"
+            "MUC001;1;48,1374;11,5755;20;30\nMUC001;2;48,1374;11,5755;40;30\n")
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        net = read_cells(write(tmp_path, "c.csv", text))
+    np.testing.assert_allclose(net.cells["tx_power_dbm"], [43.0103, 46.0206], atol=1e-4)
+    assert net.cells["lat"].tolist() == [48.1374, 48.1374]
+    assert net.cells["cell_id"].tolist() == ["MUC001-1", "MUC001-2"]
+
+
+@pytest.mark.parametrize("sep", [",", ";"])
+def test_excel_sep_line_is_honoured(tmp_path, sep):
+    text = f"sep={sep}\ncell_id{sep}lat{sep}lon\n1{sep}48.1374{sep}11.5755\n"
+    net = read_cells(write(tmp_path, "c.csv", text))
+    assert net.cells["cell_id"].tolist() == [1]
+    net = read_cells(write(tmp_path, "c2.csv", text), chunk_rows=1, progress=False)
+    assert net.cells["lat"].tolist() == [48.1374]
+
+
+# ---------------------------------------------------------------------- far from towns
+def test_swapped_vienna_on_land_far_from_towns_warns_of_a_swap(tmp_path):
+    # Vienna (48.21° N, 16.37° E) read swapped lies on land in Yemen.
+    path = write(tmp_path, "c.csv", "cell_id,lat,lon\n1,16.3738,48.2082\n2,16.3800,48.2100\n")
+    warning = one_warning(path)
+    assert warning.startswith("c.csv: 2 of 2 cells lie more than 100 km from any town of the "
+                              "GeoNames gazetteer (towns of 15,000 people or more; centre ")
+    assert "km from Ghayl Bā Wazīr, Yemen" in warning
+    assert ("with longitude and latitude swapped 2 of them would be near a town (centre 48.2091° "
+            "N, 16.3769° E: 0.4 km from Vienna, Austria): the columns 'lon' (read as longitude) "
+            "and 'lat' (read as latitude) look swapped; fix: swap the values of 'lon' and 'lat'"
+            ) in warning
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        read_cells(path, check_land=False)
+
+
+def test_far_from_towns_without_a_swap_warns(tmp_path):
+    # The Greenland ice sheet: land, far from any town; swapped, the Southern Ocean.
+    path = write(tmp_path, "c.csv", "cell_id,lat,lon\n1,72.5,-40.0\n")
+    warning = one_warning(path)
+    assert "c.csv: 1 of 1 cells lie more than 100 km from any town" in warning
+    assert "swapped" not in warning and warning.endswith(
+        "fix: check the positions ('lon' is read as longitude, 'lat' as latitude, WGS 84 "
+        "degrees), or pass check_land=False for cells there on purpose")
+
+
+def test_town_distance():
+    d = gazetteer.town_distance_km([11.5755, 48.2082], [48.1374, 16.3738])
+    assert d[0] < 1.0 and 200 < d[1] < 230

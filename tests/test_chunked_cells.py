@@ -49,12 +49,15 @@ def export(n: int = 60, seed: int = 0, **overrides) -> pd.DataFrame:
 
 
 def plain(n: int = 60, seed: int = 1) -> pd.DataFrame:
-    """A plain cell table: integer ids, sites of three cells, an operator column."""
+    """A plain cell table: integer ids, sites of three cells (at the site's position), an
+    operator column."""
     rng = np.random.default_rng(seed)
+    site = np.arange(n) // 3
+    lon, lat = rng.uniform(0, 0.1, (2, site[-1] + 1))
     return pd.DataFrame({
-        "cell_id": np.arange(n), "lon": np.round(-122.45 + rng.uniform(0, 0.1, n), 6),
-        "lat": np.round(37.72 + rng.uniform(0, 0.1, n), 6), "mcc": rng.choice([311, 310], n),
-        "site_id": np.arange(n) // 3,
+        "cell_id": np.arange(n), "lon": np.round(-122.45 + lon[site], 6),
+        "lat": np.round(37.72 + lat[site], 6), "mcc": rng.choice([311, 310], n),
+        "site_id": site,
     })
 
 

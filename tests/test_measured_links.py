@@ -530,3 +530,25 @@ def test_scenario_errors_name_the_file_and_the_section(measured_scenario):
     with pytest.raises(ValidationError, match=r"measured.toml: \[users\] drive_test.csv: rows \[4\] "
                        r"\(cell ids \['B'\]\): rsrp_dbm is positive"):
         load_scenario(measured_scenario).build()
+
+
+def test_measurements_read_as_cell_files_are(tmp_path):
+    """The cell reader's rules for other delimiters, one quantity in two columns, and rows
+    with lon / lat swapped apply to measurement files too."""
+    net = paris_cells(tmp_path)
+    path = tmp_path / "dt.csv"
+    PARIS.to_csv(path, index=False, sep=";", decimal=",")
+    read = topology.read_measurements(path, crs=net.crs)
+    ref = topology.read_measurements(PARIS, crs=net.crs)
+    np.testing.assert_allclose(shapely.get_coordinates(read.geometry.values),
+                               shapely.get_coordinates(ref.geometry.values))
+    path.write_text("sep=,\n" + PARIS.to_csv(index=False))
+    assert len(topology.read_measurements(path, crs=net.crs)) == len(PARIS)
+    PARIS.assign(Latitude=PARIS["lat"]).to_csv(path, index=False)
+    raises(re.escape("dt.csv: columns ['lat', 'Latitude'] all read as lat"), topology.read_measurements,
+           path, crs=net.crs)
+    swapped = PARIS.copy()
+    swapped.loc[3, ["lon", "lat"]] = PARIS.loc[3, ["lat", "lon"]].to_numpy()
+    swapped.to_csv(path, index=False)
+    raises(re.escape("dt.csv: rows [3]: 'lon' and 'lat' look swapped in these rows"),
+           topology.read_measurements, path, crs=net.crs)

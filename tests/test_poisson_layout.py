@@ -311,3 +311,11 @@ def test_unusual_value_warns_at_the_caller():
     with pytest.warns(UserWarning, match=r"tiers\['macro'\]\.tx_power_dbm=70") as record:
         poisson_layout({"macro": {"density_per_km2": 4.0, "tx_power_dbm": 70.0}}, rng=0)
     assert record[0].filename == __file__
+
+
+def test_tier_table_power_checked_against_its_tier():
+    """20 dBm is a usual power (a femto's) but not a macro's: 20 W typed as dBm."""
+    with pytest.warns(UserWarning, match=r"tiers\['macro'\]\.tx_power_dbm=20 dBm is outside the "
+                      r"usual range \[33, 60\] dBm of macro cells"):
+        poisson_layout({"macro": {"density_per_km2": 4.0, "tx_power_dbm": 20.0}}, rng=0)
+    poisson_layout({"femto": {"density_per_km2": 4.0, "tx_power_dbm": 20.0}}, rng=0)  # no warning

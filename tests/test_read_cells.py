@@ -152,7 +152,7 @@ def test_csv_lonlat(tmp_path):
 def test_csv_xy_with_source_crs(tmp_path):
     path = write_csv(tmp_path / "cells.csv", x_m=[X0, X0 + 100.0], y_m=[Y0, Y0 + 50.0],
                      site_id=[7, 7], azimuth_deg=[0.0, 120.0], height_m=[30.0, 30.0])
-    net = read_cells(path, source_crs=UTM, tier="pico", bandwidth_mhz=20.0)
+    net = read_cells(path, source_crs=UTM, tier="pico", tx_power_dbm=30.0, bandwidth_mhz=20.0)
     assert net.crs.to_epsg() == 32610
     np.testing.assert_allclose(xy_m(net), [[X0, Y0], [X0 + 100, Y0 + 50]], rtol=0, atol=1e-6)
     assert net.cells["site_id"].tolist() == [7, 7]
@@ -170,7 +170,8 @@ def test_csv_xy_with_source_crs(tmp_path):
 def test_vector(tmp_path, suffix):
     lon, lat = lonlat([0.0, 250.0], [0.0, 0.0])
     frame = gpd.GeoDataFrame(
-        {"cell_id": [10, 11], "tier": ["macro", "femto"], "backhaul_mbps": [1e4, 50.0],
+        {"cell_id": [10, 11], "tier": ["macro", "femto"], "tx_power_dbm": [46.0, 20.0],
+         "backhaul_mbps": [1e4, 50.0],
          "price_per_mbps": [0.0, 0.2], "owner": ["operator", "third_party"],
          "name": ["mast", "shop"]},
         geometry=gpd.points_from_xy(lon, lat), crs="EPSG:4326",

@@ -16,12 +16,13 @@ import functools
 import importlib.util
 import zipfile
 from pathlib import Path
+from typing import Any
 
 import numpy as np
 
 from cellopt.errors import ValidationError
 
-__all__ = ["Town", "describe_location", "nearest_town", "on_land"]
+__all__ = ["Town", "describe_location", "nearest_town", "on_land", "town_distance_km"]
 
 # Mean Earth radius [km], for great-circle distances.
 _EARTH_RADIUS_KM = 6371.0088
@@ -122,6 +123,37 @@ def nearest_town(lon: float, lat: float) -> Town:
     return Town(name=town["name"], country=countries.get(code, code), country_code=code,
                 lon=float(town["longitude"]), lat=float(town["latitude"]),
                 population=int(town["population"]), distance_km=angle * _EARTH_RADIUS_KM)
+
+
+@functools.lru_cache(maxsize=1)
+def _town_tree() -> Any:
+    from scipy.spatial import cKDTree
+
+    return cKDTree(_towns()[0])
+
+
+def town_distance_km(lon: np.ndarray, lat: np.ndarray) -> np.ndarray:
+    """The great-circle distance from each point to its nearest town of the gazetteer.
+
+    Parameters
+    ----------
+    lon, lat : array_like, shape (n,)
+        WGS 84 positions [degrees].
+
+    Returns
+    -------
+    ndarray of float, shape (n,)
+        Distance to the nearest town of 15,000 people or more (GeoNames) [km].
+
+    Raises
+    ------
+    ValidationError
+        If a point is not a valid longitude / latitude.
+    """
+    lon, lat = np.asarray(lon, float).ravel(), np.asarray(lat, float).ravel()
+    _check_lonlat(lon, lat)
+    chord, _ = _town_tree().query(_unit_vectors(lon, lat))
+    return 2.0 * np.arcsin(np.clip(np.asarray(chord) / 2.0, 0.0, 1.0)) * _EARTH_RADIUS_KM
 
 
 def _centre(lon: np.ndarray, lat: np.ndarray) -> tuple[float, float]:

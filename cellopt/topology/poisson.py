@@ -261,6 +261,6 @@ def _check_tiers(tiers: Any) -> dict[str, dict[str, Any]]:
                                    "density_per_km2": float(density)}
         for key in ("tx_power_dbm", "antenna_gain_dbi", "height_m"):
             # warnings point at the caller of poisson_layout
-            checked[key] = check_real(values[key], f"{name}.{key}", key, stacklevel=4)
+            checked[key] = check_real(values[key], f"{name}.{key}", key, stacklevel=4, tier=tier)
         out[tier] = checked
     return out

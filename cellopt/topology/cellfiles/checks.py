@@ -6,10 +6,15 @@ Each check reports its offending rows to a :class:`~cellopt.topology.cellfiles.p
 
 from __future__ import annotations
 
+import warnings
+from typing import Any
+
 import numpy as np
 import pandas as pd
 import shapely
 
+from cellopt.errors import ROWS_LISTED, ValidationError, describe_rows
+from cellopt.parameters import LIMITS, outside_usual
 from cellopt.topology.cellfiles.formats import _NUMERIC_COLUMNS
 from cellopt.topology.cellfiles.problems import _Report
 from cellopt.topology.cellfiles.records import Source
@@ -92,3 +97,180 @@ def _cell_problems(frame: pd.DataFrame, name: str, found: dict | None = None) ->
             report(num.isna() & values.notna(), f"{col} is not a number",
                    f"give numbers in '{col}'")
     return report.problems
+
+
+def _log10(values: np.ndarray) -> np.ndarray:
+    with np.errstate(divide="ignore", invalid="ignore"):
+        return 10.0 * np.log10(np.where(values > 0, values, np.nan))
+
+
+# The cell columns checked against their usual range, by the key of
+# :data:`cellopt.parameters.LIMITS` that declares it (the range a scenario key of that
+# name is checked against), the unit cellopt reads, and the units a file's values may
+# have been meant in instead, each with its conversion to cellopt's unit (for the hint
+# that names the likely unit slip).
+_USUAL_CHECKS: dict[str, tuple[str, str, dict[str, Any]]] = {
+    "tx_power_dbm": ("tx_power_dbm", "dBm", {
+        "dBm": lambda v: v, "W": lambda v: _log10(v) + 30.0, "mW": _log10,
+        "kW": lambda v: _log10(v) + 60.0, "dBW": lambda v: v + 30.0}),
+    "antenna_gain_dbi": ("antenna_gain_dbi", "dBi", {
+        "dBi": lambda v: v, "dBd": lambda v: v + 2.15, "linear (times)": _log10}),
+    "height_m": ("height_m", "m", {
+        "m": lambda v: v, "ft": lambda v: v * 0.3048, "km": lambda v: v * 1000.0,
+        "cm": lambda v: v / 100.0}),
+    "tilt_deg": ("tilt_deg", "deg", {}),
+    "electrical_tilt_deg": ("tilt_deg", "deg", {}),
+}
+
+
+# The name of a column whose unit read_cells converts (``Power_W``), by cellopt column;
+# and the units a name may give.
+_NAMED_UNITS = {"tx_power_dbm": "Power", "antenna_gain_dbi": "Gain", "height_m": "Height",
+                **dict.fromkeys(("dBm", "W", "mW", "kW", "dBW", "dBi", "dBd", "m", "ft", "km"))}
+
+
+def _warn_unusual(cells: pd.DataFrame, frame: pd.DataFrame, src: Source, defaults: Any) -> None:
+    """Warn, per column, about the cells whose transmit power, gain, height or tilts are
+    outside the usual range that :data:`cellopt.parameters.LIMITS` declares for the scenario
+    key of that name (the tier's range, where it has one per tier), naming the file's
+    column (or the read_cells default), the rows, and the likely unit slip."""
+    uses = {} if src.plan is None else {u.target: u for u in src.plan.uses
+                                        if u.used and u.column is not None and u.target}
+    convert = {} if src.plan is None else src.plan.convert
+    same_rows = len(frame) == len(cells)
+    positions = frame.index.to_numpy() if same_rows else np.arange(len(cells))
+    ids = cells["cell_id"].to_numpy(object)
+    tiers = cells["tier"].to_numpy(object)
+    tier_given = "tier" in uses
+    for target, (kind, unit, meanings) in _USUAL_CHECKS.items():
+        if target not in cells.columns:
+            continue
+        values = pd.to_numeric(cells[target], errors="coerce").to_numpy(float)
+        bad = outside_usual(values, kind, tiers)
+        if not bad.any():
+            continue
+        limit = LIMITS[kind]
+        rows = describe_rows(positions[bad], ids[bad], total=int(bad.sum()))
+        shown = ", ".join(f"{v:.4g}" for v in pd.unique(values[bad])[:5])
+        ranges = []
+        for tier in pd.unique(tiers[bad]):
+            lo, hi = limit.usual_for(tier)
+            ranges.append(f"[{lo:g}, {hi:g}] {limit.unit} for {tier} cells")
+        use = uses.get(target)
+        if use is None:
+            given = getattr(defaults, target, None)
+            what = f"the default read_cells(..., {target}={given!r})"
+            fix = (f"pass read_cells(..., {target}=...) a value in the usual range of these "
+                   f"cells' tier, or give the file a column of {target}")
+            slip = ""
+        else:
+            what = f"column '{use.column}'"
+            quantity, col, given_unit = convert.get(target, (None, None, unit))
+            raw = values if col is None else pd.to_numeric(frame[col], errors="coerce").to_numpy(
+                float)
+            slip, fix = "", limit.fix
+            for meant, to_unit in meanings.items():
+                if quantity == "eirp" or meant == given_unit or not same_rows:
+                    continue
+                alt = to_unit(raw[bad])
+                if np.isfinite(alt).all() and not outside_usual(alt, kind, tiers[bad]).any():
+                    slip = (f"; they look like {meant} given as {given_unit}: read as {meant} "
+                            f"they would be {', '.join(f'{v:.4g}' for v in pd.unique(alt)[:5])} "
+                            f"{limit.unit}")
+                    fix = f"convert the values of '{use.column}' from {meant} to {given_unit}"
+                    if meant in _NAMED_UNITS:
+                        fix += (f", or rename the column '{_NAMED_UNITS[target]}_{meant}' so that "
+                                "read_cells converts them")
+                    break
+        if not tier_given and limit.usual_per_tier:
+            fix += (f" (the tier is read_cells(..., tier={defaults.tier!r}); give a tier column, "
+                    "or tier=, if these cells are of another tier)")
+        warnings.warn(f"{src.name}: {rows}: {what} gives {target} = {shown} {limit.unit}, outside "
+                      f"the usual range {', '.join(ranges)} (cellopt.parameters.LIMITS"
+                      f"['{kind}'], the range the scenario key {kind} is checked against; legal, "
+                      f"so read as given){slip}; fix: {fix}", UserWarning, stacklevel=3)
+
+
+#: Cells sharing a site id must lie within this distance of each other [m]: the sectors of
+#: one mast (antennas on the corners of one roof included). A site's cells share its
+#: shadowing, so a site id reused for another mast would give both masts the same.
+SITE_TOLERANCE_M = 200.0
+# A site with more cells than this is measured by its bounding box, not cell by cell.
+_PAIRWISE_CELLS = 2000
+
+
+def _check_site_spread(site_ids: np.ndarray, xy_m: np.ndarray, frame: pd.DataFrame,
+                       src: Source) -> None:
+    """Refuse sites whose cells are more than :data:`SITE_TOLERANCE_M` apart, naming the
+    site id, its rows and the distance."""
+    codes, sites = pd.factorize(pd.Series(site_ids, dtype=object))
+    counts = np.bincount(codes, minlength=len(sites))
+    centre = np.column_stack([np.bincount(codes, xy_m[:, k], len(sites)) for k in (0, 1)])
+    centre /= np.maximum(counts, 1)[:, None]
+    from_centre = np.hypot(*(xy_m - centre[codes]).T)
+    reach = np.zeros(len(sites))
+    np.maximum.at(reach, codes, from_centre)
+    problems = []
+    suspects = np.flatnonzero(reach > SITE_TOLERANCE_M / 2)  # apart by up to twice that
+    for n, k in enumerate(suspects):
+        if len(problems) == ROWS_LISTED:  # the others: those surely spread, counted
+            more = int((reach[suspects[n:]] > SITE_TOLERANCE_M).sum())
+            if more:
+                problems.append(f"{src.name}: {more} more site(s) spread likewise; fix: as above")
+            break
+        mine = np.flatnonzero(codes == k)
+        xy = xy_m[mine]
+        if len(mine) <= _PAIRWISE_CELLS:
+            span = float(np.sqrt(((xy[:, None, :] - xy[None, :, :]) ** 2).sum(-1)).max())
+        else:
+            span = float(np.hypot(*np.ptp(xy, axis=0)))
+        if span <= SITE_TOLERANCE_M:
+            continue
+        ids = None if src.id_col is None else frame[src.id_col].to_numpy(object)[mine]
+        problems.append(
+            f"{src.name}: site_id {sites[k]!r}, {describe_rows(frame.index.to_numpy()[mine], ids)}: "
+            f"the cells of this site are {span / 1e3:,.2f} km apart, more than the "
+            f"{SITE_TOLERANCE_M:g} m the sectors of one mast may be (a site's cells share its "
+            "shadowing); fix: give the cells of different masts different site ids, or correct "
+            "their positions (or drop the site column: cells at the same position are then one "
+            "site)")
+    if problems:
+        raise ValidationError(problems)
+
+
+# A row is read as swapped when, with its two coordinates swapped, it lies within this
+# radius of the other rows' centre (the median lon / lat) and as given beyond it: at least
+# _SWAP_RADIUS_KM, and _SWAP_SPREAD times the median distance of the rows from the centre.
+_SWAP_RADIUS_KM = 50.0
+_SWAP_SPREAD = 5.0
+
+
+def _great_circle_km(lon: np.ndarray, lat: np.ndarray, lon0: float, lat0: float) -> np.ndarray:
+    lon, lat, lon0, lat0 = map(np.radians, (lon, lat, lon0, lat0))
+    h = (np.sin((lat - lat0) / 2) ** 2
+         + np.cos(lat) * np.cos(lat0) * np.sin((lon - lon0) / 2) ** 2)
+    return 2 * 6371.0088 * np.arcsin(np.sqrt(np.clip(h, 0.0, 1.0)))
+
+
+def _check_row_swaps(lon: np.ndarray, lat: np.ndarray, frame: pd.DataFrame, src: Source) -> None:
+    """Refuse rows whose longitude and latitude look swapped: far from the other rows as
+    given, among them with the two swapped (a file swapped whole is the land check's)."""
+    if not src.geographic or len(lon) < 3:
+        return
+    lon0, lat0 = float(np.median(lon)), float(np.median(lat))
+    given = _great_circle_km(lon, lat, lon0, lat0)
+    radius = max(_SWAP_RADIUS_KM, _SWAP_SPREAD * float(np.median(given)))
+    swappable = np.abs(lon) <= 90
+    swapped = np.full(len(lon), np.inf)
+    swapped[swappable] = _great_circle_km(lat[swappable], lon[swappable], lon0, lat0)
+    bad = (given > radius) & (swapped <= radius)
+    if not bad.any() or bad.sum() * 2 >= len(lon):
+        return
+    xname, yname = src.labels()
+    report = _Report(frame, src.name, src.id_col)
+    report(bad, f"'{xname}' and '{yname}' look swapped in these rows: as given they lie up to "
+           f"{given[bad].max():,.0f} km from the other cells (median position {lat0:.4f}° lat, "
+           f"{lon0:.4f}° lon), swapped within {swapped[bad].max():,.1f} km of them",
+           f"swap the values of '{xname}' and '{yname}' in these rows (longitude is east-west, "
+           "x; latitude north-south, y)")
+    raise ValidationError(report.problems)

@@ -25,15 +25,20 @@ from cellopt.topology.cellfiles.problems import _Report
 
 __all__ = ["ColumnReading", "ColumnUse", "earfcn_to_mhz", "nr_arfcn_to_mhz"]
 
-# Unit tokens that may end a column name, and the unit they mean.
+# Unit tokens that may end a column name, and the unit they mean. A unit is a token of its
+# own (``Power_W``, ``Height (m)``) or glued to a one-word or CamelCase name (``PowerW``,
+# ``HeightM``, ``TxPowerDBm``, ``AzimuthDeg``): see :func:`_fold`.
 _UNITS = {
     "deg": "deg", "degs": "deg", "degree": "deg", "degrees": "deg",
     "m": "m", "meter": "m", "meters": "m", "metre": "m", "metres": "m",
+    "km": "km", "kilometer": "km", "kilometers": "km", "kilometre": "km", "kilometres": "km",
     "ft": "ft", "feet": "ft",
     "dbm": "dBm", "dbw": "dBW", "w": "W", "watt": "W", "watts": "W", "kw": "kW", "mw": "mW",
     "dbi": "dBi", "dbd": "dBd", "db": "dB",
     "mhz": "MHz", "ghz": "GHz", "khz": "kHz", "hz": "Hz",
 }
+# The unit tokens, longest first: a name ending in "dbm" ends in "m" too.
+_UNIT_SUFFIXES = tuple(sorted(_UNITS.items(), key=lambda kv: -len(kv[0])))
 
 # Quantity of each folded name (tokens joined, unit removed). Ordered by quantity.
 _ALIASES: dict[str, tuple[str, ...]] = {
@@ -86,6 +91,30 @@ _OWN_NAMES = ("cell_id", "site_id", "tier", "owner", "height_m", "azimuth_deg",
 _MODEL_COLUMNS = ("cell_id", "site_id", "tier", "owner", "height_m", "azimuth_deg",
                   "antenna_gain_dbi", "tx_power_dbm", "backhaul_mbps", "price_per_mbps",
                   "tilt_deg", "electrical_tilt_deg", "panel_rows", "panel_columns")
+
+# The quantity of cellopt's own names (the others are their own quantity), so that a file
+# giving one quantity twice (``Lat`` and ``Latitude``, ``Height`` and ``height_m``) is refused.
+_OWN_QUANTITY = {"cell_id": "cell", "site_id": "site", "height_m": "height",
+                 "azimuth_deg": "azimuth", "antenna_gain_dbi": "gain", "tx_power_dbm": "power",
+                 "tilt_deg": "mtilt", "electrical_tilt_deg": "etilt", "longitude": "lon",
+                 "latitude": "lat", "x_m": "x", "y_m": "y"}
+# The cellopt column of each quantity, for messages.
+_QUANTITY_COLUMN = {"lat": "lat", "lon": "lon", "x": "x", "y": "y", "site": "site_id",
+                    "cell": "cell_id", "sector": "sector", "azimuth": "azimuth_deg",
+                    "height": "height_m", "tilt": "tilt_deg", "mtilt": "tilt_deg",
+                    "etilt": "electrical_tilt_deg", "power": "tx_power_dbm",
+                    "eirp": "tx_power_dbm", "gain": "antenna_gain_dbi", "band": "band",
+                    "frequency": "frequency_mhz", "earfcn": "earfcn", "nrarfcn": "nr_arfcn",
+                    "beamwidth": "beamwidth_deg", "vbeamwidth": "vertical_beamwidth_deg"}
+# How to name a column of each quantity so that it is read (hints for names not recognised).
+_EXAMPLE_NAMES = {"lat": "'Latitude'", "lon": "'Longitude'", "site": "'Site'", "cell": "'Cell'",
+                  "sector": "'Sector'", "azimuth": "'Azimuth_deg'", "height": "'Height_m'",
+                  "tilt": "'M-Tilt' or 'E-Tilt'", "mtilt": "'M-Tilt'", "etilt": "'E-Tilt'",
+                  "power": "'Power_dBm' or 'Power_W'", "eirp": "'EIRP_dBm'",
+                  "gain": "'Gain_dBi'", "band": "'Band'", "frequency": "'Freq_MHz'",
+                  "earfcn": "'EARFCN'", "nrarfcn": "'NR-ARFCN'", "beamwidth": "'HBW_deg'",
+                  "vbeamwidth": "'VBW_deg'"}
+_COORDINATES = ("lon", "lat", "x", "y")
 
 # What the units allowed for each quantity become: (factor or converter name, what to say).
 _DEGREES = {None: "degrees", "deg": "degrees"}
@@ -184,28 +213,67 @@ class _Plan:
 
 def _fold(name: str) -> tuple[str, str | None]:
     """A column name as (folded quantity name, unit or None): ``"Antenna Height (m)"`` ->
-    ``("antennaheight", "m")``."""
+    ``("antennaheight", "m")``.
+
+    The unit is the last token (``Power_W``, ``Height (m)``), or a unit glued to the end
+    of the name (``PowerW``, ``HeightM``, ``Tx PowerDBm``, ``LatDeg``) when what comes
+    before it is a known name and the whole name is not one (``Azim`` is an azimuth, not
+    an ``Azi`` in metres).
+    """
     tokens = re.findall(r"[a-z0-9]+", str(name).casefold())
-    unit = None
     if len(tokens) > 1 and tokens[-1] in _UNITS:
-        unit = _UNITS[tokens.pop()]
-    elif len(tokens) == 1:  # "LatDeg", "PowerW" written as one word
-        for token, meaning in sorted(_UNITS.items(), key=lambda kv: -len(kv[0])):
-            head = tokens[0][:-len(token)]
-            if tokens[0].endswith(token) and head in _QUANTITY and len(token) > 1:
-                tokens, unit = [head], meaning
-                break
-    return "".join(tokens), unit
+        return "".join(tokens[:-1]), _UNITS[tokens[-1]]
+    key = "".join(tokens)
+    if key not in _QUANTITY:
+        for token, meaning in _UNIT_SUFFIXES:
+            head = key[:-len(token)]
+            if key.endswith(token) and head in _QUANTITY:
+                return head, meaning
+    return key, None
 
 
-def _plan_columns(names: Sequence[str], file: str) -> _Plan:
+def _claim(name: str, own: dict[str, str]) -> str | None:
+    """The quantity a column name gives (cellopt's own names included), or None."""
+    if name.casefold() in own:
+        canonical = own[name.casefold()]
+        return _OWN_QUANTITY.get(canonical, canonical)
+    key, _ = _fold(name)
+    quantity = _QUANTITY.get(key)
+    if quantity == "filter":
+        return {"net": "mnc"}.get(key, key)
+    return quantity
+
+
+def _looks_like(name: str) -> str | None:
+    """The quantity a name not recognised starts like (``'Power per port (W)'``: power),
+    or None: for the hint of the reading table."""
+    tokens = re.findall(r"[a-z0-9]+", str(name).casefold())
+    starts = [*tokens, "".join(tokens)]
+    hits = [(len(alias), quantity) for alias, quantity in _QUANTITY.items()
+            if len(alias) >= 4 and quantity in _EXAMPLE_NAMES
+            and any(t.startswith(alias) for t in starts)]
+    return max(hits)[1] if hits else None
+
+
+def _plan_columns(names: Sequence[str], file: str, *, geometry: bool = False) -> _Plan:
     """Decide what becomes of each column of a plain CSV / vector file from its names.
+
+    Parameters
+    ----------
+    names : sequence of str
+        The file's column names (a vector file's attributes).
+    file : str
+        The file's name, for messages.
+    geometry : bool
+        The positions come from a geometry (a vector file): coordinate columns are kept,
+        not used.
 
     Raises
     ------
     ValidationError
         A power column without a unit, an EIRP without a gain or power column, a unit
-        that does not fit the quantity, or two columns for one cellopt column.
+        that does not fit the quantity, or two columns for one quantity (cellopt's own
+        names included: ``Lat`` and ``Latitude``, ``Height`` and ``height_m``).
     """
     names = [str(n).strip() for n in names]
     own = {n.casefold(): n for n in _OWN_NAMES}
@@ -221,6 +289,17 @@ def _plan_columns(names: Sequence[str], file: str) -> _Plan:
         if quantity is not None:
             found.setdefault(quantity, []).append((col, unit))
     owned = {own[n.casefold()] for n in names if n.casefold() in own}
+    claims: dict[str, list[str]] = {}  # quantity -> the columns giving it
+    for col in names:
+        quantity = _claim(col, own) if col else None
+        if quantity is not None:
+            claims.setdefault(quantity, []).append(col)
+    for quantity, cols in claims.items():
+        if len(cols) > 1:
+            target = _QUANTITY_COLUMN.get(quantity, quantity)
+            problems.append(f"{file}: columns {cols} all read as {quantity} (cellopt's "
+                            f"'{target}'), so which to use is ambiguous; fix: keep one of them "
+                            "(drop or rename the others)")
 
     renames: dict[str, str] = {}
     uses: dict[str, ColumnUse] = {}
@@ -228,19 +307,13 @@ def _plan_columns(names: Sequence[str], file: str) -> _Plan:
     consumed: list[str] = []
 
     def one(quantity: str) -> tuple[str, str | None] | None:
+        """The column of `quantity` (a second one is refused above)."""
         cols = found.get(quantity, [])
-        if len(cols) > 1:
-            problems.append(f"{file}: columns {[c for c, _ in cols]} all read as {quantity}; "
-                            "fix: keep one of them (or rename the others)")
         return cols[0] if cols else None
 
     def taken(target: str, col: str) -> bool:
-        """True (and a problem) if the file has cellopt's own column `target` as well."""
-        if target in owned:
-            problems.append(f"{file}: columns '{col}' and '{target}' both give {target}; fix: "
-                            "drop one of them")
-            return True
-        return False
+        """True if the file has cellopt's own column `target` as well (refused above)."""
+        return target in owned
 
     def bad_unit(col: str, unit: str | None, allowed: str) -> None:
         problems.append(f"{file}: column '{col}' has the unit {unit} in its name, which is not "
@@ -317,12 +390,12 @@ def _plan_columns(names: Sequence[str], file: str) -> _Plan:
             renames[col] = "height_m"
             uses[col] = ColumnUse(col, "height_m", "antenna height above ground [m]" + (
                 "" if unit else "; no unit in the name: read as metres"), True)
-        elif unit == "ft":
+        elif unit in _METRES:
             convert["height_m"] = ("height", col, unit)
             consumed.append(col)
-            uses[col] = ColumnUse(col, "height_m", "feet × 0.3048 = metres", True)
+            uses[col] = ColumnUse(col, "height_m", f"{_METRES_HOW[unit]} = metres", True)
         else:
-            bad_unit(col, unit, "m or ft")
+            bad_unit(col, unit, "m, km or ft")
     # Gain, power and EIRP.
     gain = one("gain")
     if gain and not taken("antenna_gain_dbi", gain[0]):
@@ -362,7 +435,10 @@ def _plan_columns(names: Sequence[str], file: str) -> _Plan:
             renames[eirp[0]] = "eirp_dbm" if eirp[1] == "dBm" else eirp[0]
             uses[eirp[0]] = ColumnUse(eirp[0], renames[eirp[0]], "not used: the transmit power "
                                       f"comes from '{col}'", False)
-    elif eirp and eirp[1] in _POWER_UNITS and "tx_power_dbm" not in owned:
+    elif eirp and eirp[1] in _POWER_UNITS and "tx_power_dbm" in owned:
+        uses[eirp[0]] = ColumnUse(eirp[0], None, "not used: the transmit power comes from "
+                                  f"'{own['tx_power_dbm']}'; kept as an extra column", False)
+    elif eirp and eirp[1] in _POWER_UNITS:
         col, unit = eirp
         if not has_gain:
             problems.append(f"{file}: column '{col}' is an EIRP (transmit power + antenna "
@@ -419,9 +495,22 @@ def _plan_columns(names: Sequence[str], file: str) -> _Plan:
     if problems:
         raise ValidationError(problems)
 
+    # The positions: lon / lat if both are given, else x / y; a vector file's geometry.
+    if geometry:
+        positions, source = (), "the geometry"
+    elif "lon" in claims and "lat" in claims:
+        positions, source = ("lon", "lat"), f"'{claims['lon'][0]}', '{claims['lat'][0]}'"
+    elif "x" in claims and "y" in claims:
+        positions, source = ("x", "y"), f"'{claims['x'][0]}', '{claims['y'][0]}'"
+    else:
+        positions, source = _COORDINATES, ""  # refused for lack of coordinates, if at all
     out = []
     for col in names:
-        if col in uses:
+        quantity = _claim(col, own) if col else None
+        if quantity in _COORDINATES and quantity not in positions:
+            out.append(ColumnUse(col, None, f"not used: the positions come from {source}; "
+                                 "kept as an extra column", False))
+        elif col in uses:
             out.append(uses[col])
         elif col.casefold() in own:
             canonical = own[col.casefold()]
@@ -432,7 +521,13 @@ def _plan_columns(names: Sequence[str], file: str) -> _Plan:
                                                                       "column, as it is")
             out.append(ColumnUse(col, target, how, used))
         elif col:
-            out.append(ColumnUse(col, None, "not recognised: kept as an extra column", False))
+            like = _looks_like(col)
+            how = "not recognised: kept as an extra column"
+            if like is not None:
+                how = (f"not recognised, though the name starts like {like} "
+                       f"('{_QUANTITY_COLUMN[like]}'): kept as an extra column; rename it "
+                       f"{_EXAMPLE_NAMES[like]} (with its unit) to use it")
+            out.append(ColumnUse(col, None, how, False))
     ids = tuple(c for c, t in renames.items() if t in ("cell_id", "site_id", "sector"))
     return _Plan(file, renames, tuple(out), convert, sector_col,
                  "site_id" if (site or "site_id" in owned) else None, ids, tuple(consumed))
@@ -442,6 +537,9 @@ def _plan_columns(names: Sequence[str], file: str) -> _Plan:
 _POWER_UNITS = {"dBm": "dBm, as it is", "dBW": "dBW + 30 = dBm",
                 "W": "10·log10(W) + 30 = dBm", "kW": "10·log10(kW) + 60 = dBm",
                 "mW": "10·log10(mW) = dBm"}
+# Length units of an antenna height and how they become metres.
+_METRES = {"ft": 0.3048, "km": 1000.0}
+_METRES_HOW = {"ft": "feet × 0.3048", "km": "km × 1000"}
 _HZ = {"Hz": 1e-6, "kHz": 1e-3, "MHz": 1.0, "GHz": 1e3}
 
 # E-UTRA downlink bands, TS 36.101 Table 5.7.3-1: (band, F_DL_low [MHz], N_Offs-DL,
@@ -563,7 +661,7 @@ def _convert_columns(frame: pd.DataFrame, plan: _Plan, id_col: str | None) -> di
 
     for target, (quantity, col, unit) in plan.convert.items():
         if quantity == "height":
-            out[target] = numbers(col) * 0.3048
+            out[target] = numbers(col) * _METRES[unit]
         elif quantity == "gain":
             out[target] = numbers(col) + 2.15
         elif quantity in ("power", "eirp"):

@@ -11,6 +11,9 @@ coordinate columns and CRS are found (:class:`~cellopt.topology.cellfiles.record
 from __future__ import annotations
 
 import contextlib
+import csv
+import io
+import itertools
 import re
 import warnings
 from collections.abc import Iterator, Sequence
@@ -21,6 +24,7 @@ import geopandas as gpd
 import numpy as np
 import pandas as pd
 import pyproj
+from pandas.io.common import get_handle
 
 from cellopt.errors import ValidationError
 from cellopt.topology.cellfiles.columns import _Plan, _plan_columns, _rename
@@ -112,6 +116,61 @@ def _check_text(path: Path) -> None:
     if b"\x00" in head:
         raise ValidationError(f"{path.name}: the file is binary (it has NUL bytes), not CSV "
                               "text; fix: give a comma-separated UTF-8 text file")
+
+
+# Delimiters a CSV may use, in order of preference, and the lines read to tell them apart.
+_DELIMITERS = (",", ";", "\t", "|")
+_SNIFF_LINES = 50
+
+
+def _csv_dialect(path: Path) -> dict[str, Any]:
+    """The ``read_csv`` options of a CSV file's layout: its delimiter (``sep``), Excel's
+    ``sep=;`` first line (honoured, and skipped) and a decimal comma.
+
+    Without a ``sep=`` line the delimiter is the first of :data:`_DELIMITERS` that splits
+    every one of the first :data:`_SNIFF_LINES` lines into the same number (> 1) of fields,
+    quotes respected (a comma inside a quoted header name, or in a ``;``-separated file's
+    decimal numbers, does not count); a comma if none does (pandas then names the row
+    that does not fit). A file that is not comma-separated reads numbers with a decimal
+    comma (``48,137``) if its fields have decimal commas and no decimal points.
+    """
+    lines = _first_lines(path)
+    options: dict[str, Any] = {}
+    first = lines[0].lstrip("\ufeff").strip() if lines else ""
+    excel = re.fullmatch(r"sep=(.)", first, flags=re.IGNORECASE)
+    if excel:
+        options["skiprows"] = 1
+        lines = lines[1:]
+        sep = excel.group(1)
+    else:
+        sep = next((d for d in _DELIMITERS if _fields_per_line(lines, d) > 1), ",")
+    options["sep"] = sep
+    if sep != ",":
+        fields = [f.strip() for row in _rows(lines[1:], sep) for f in row]
+        commas = any(re.fullmatch(r"[+-]?\d*,\d+", f) for f in fields)
+        points = any(re.fullmatch(r"[+-]?\d*\.\d+", f) for f in fields)
+        if commas and not points:
+            options["decimal"] = ","
+    return options
+
+
+def _first_lines(path: Path) -> list[str]:
+    """The first :data:`_SNIFF_LINES` lines of a (possibly compressed) text file."""
+    with _csv_errors(path.name), get_handle(path, "r", encoding="utf-8",
+                                            compression="infer") as handle:
+        return list(itertools.islice(handle.handle, _SNIFF_LINES))
+
+
+def _rows(lines: Sequence[str], sep: str) -> list[list[str]]:
+    """The lines split at `sep` (quotes respected), empty lines left out."""
+    return [row for row in csv.reader(io.StringIO("".join(lines)), delimiter=sep) if row]
+
+
+def _fields_per_line(lines: Sequence[str], sep: str) -> int:
+    """The number of fields `sep` splits every line into, or 0 if it differs between lines.
+    The last line read may be cut short (a quoted field going on): it is not counted."""
+    counts = {len(row) for row in _rows(lines[:-1] if len(lines) == _SNIFF_LINES else lines, sep)}
+    return counts.pop() if len(counts) == 1 else 0
 
 
 def _parse_csv(path: Path, **options: Any) -> pd.DataFrame:
@@ -239,14 +298,15 @@ def _table_layout(path: Path, kind: str | None) -> tuple[str, dict[str, Any], li
     """
     name = path.name
     _check_text(path)
+    dialect = _csv_dialect(path)
     raw = [str(v) for v in _parse_csv(path, header=None, nrows=1, dtype=str,
-                                      keep_default_na=False).iloc[0].tolist()]
+                                      keep_default_na=False, **dialect).iloc[0].tolist()]
     if _is_opencellid_row(raw):
         if kind == "csv":
             raise ValidationError(f"{name}: the first line is an OpenCelliD data row, not a "
                                   "header; fix: drop format='csv' to read it as a headerless "
                                   "OpenCelliD export, or add a header line")
-        return "opencellid", {"header": None, "names": list(OPENCELLID_COLUMNS)}, list(
+        return "opencellid", {"header": None, "names": list(OPENCELLID_COLUMNS), **dialect}, list(
             OPENCELLID_COLUMNS)
     names = [n.strip() for n in raw]
     if pd.to_numeric(pd.Series(names), errors="coerce").notna().all():
@@ -257,14 +317,17 @@ def _table_layout(path: Path, kind: str | None) -> tuple[str, dict[str, Any], li
         seps = [sep for sep in (";", "\t", "|") if sep in names[0]]
         if seps:
             raise ValidationError(f"{name}: the header {names[0]!r} has no commas but "
-                                  f"{seps[0]!r}: the file looks {seps[0]!r}-separated; fix: "
-                                  "save it comma-separated (with '.' as decimal point)")
+                                  f"{seps[0]!r}, yet the first lines do not all have as many "
+                                  f"{seps[0]!r}-separated fields as it: the delimiter is "
+                                  "unclear; fix: give every line one field per column (quote "
+                                  "fields that hold the delimiter), or add Excel's first line "
+                                  f"'sep={seps[0]}'")
     _check_unique_names(raw, name)
     kind = _table_kind(names, name, kind)
     aliases = _plan_columns(names, name).id_columns if kind == "csv" else ()
     ids = {r: str for r, n in zip(raw, names, strict=True)
            if n.casefold() in _ID_COLUMNS or n in aliases}
-    return kind, {"dtype": ids if kind == "csv" else None}, names
+    return kind, {"dtype": ids if kind == "csv" else None, **dialect}, names
 
 
 def _canonical_names(columns: Sequence[str], canonical: Sequence[str]) -> dict[str, str]:
@@ -324,7 +387,7 @@ def _read_vector(path: Path, source_crs: pyproj.CRS | None) -> tuple[pd.DataFram
     geometry = frame.geometry.name
     attributes = [str(c) for c in frame.columns if c != geometry]
     _check_unique_names(attributes, path.name)
-    plan = _plan_columns(attributes, path.name)
+    plan = _plan_columns(attributes, path.name, geometry=True)
     frame = _rename(frame.rename(columns=_canonical_names(attributes, _OPTIONAL_COLUMNS)), plan)
     for col in _ID_COLUMNS:
         if col in frame.columns and col in plan.renames.values():

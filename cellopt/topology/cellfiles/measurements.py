@@ -25,7 +25,7 @@ import pyproj
 import shapely
 
 from cellopt.errors import ValidationError
-from cellopt.topology.cellfiles.checks import _coordinates
+from cellopt.topology.cellfiles.checks import _check_row_swaps, _coordinates
 from cellopt.topology.cellfiles.columns import (
     _ALIASES,
     _QUANTITY,
@@ -41,6 +41,7 @@ from cellopt.topology.cellfiles.formats import (
     _Y_NAMES,
     _check_text,
     _check_unique_names,
+    _csv_dialect,
     _csv_source,
     _id_values,
     _parse_csv,
@@ -193,8 +194,10 @@ def read_measurements(
     points = gpd.GeoSeries(shapely.points(x, y), crs=src.crs)
     lonlat = points.to_crs("EPSG:4326") if not src.crs.equals("EPSG:4326") else points
     lon, lat = shapely.get_x(lonlat.values), shapely.get_y(lonlat.values)
-    if check_land and np.isfinite(lon).all() and np.isfinite(lat).all():
-        _check_land(lon, lat, frame, src)
+    if np.isfinite(lon).all() and np.isfinite(lat).all():
+        _check_row_swaps(lon, lat, frame, src)
+        if check_land:
+            _check_land(lon, lat, frame, src)
     xy_m = shapely.get_coordinates(points.to_crs(target).values)
     _check_projected(xy_m, frame, src, target)
 
@@ -227,7 +230,8 @@ def _read_frame(source: Any) -> tuple[pd.DataFrame, str]:
     if path.suffix.lower() in _PARQUET_SUFFIXES:
         return _read_parquet(path), name
     _check_text(path)
-    header = _parse_csv(path, header=None, nrows=1, dtype=str, keep_default_na=False)
+    dialect = _csv_dialect(path)
+    header = _parse_csv(path, header=None, nrows=1, dtype=str, keep_default_na=False, **dialect)
     names = [str(v).strip() for v in header.iloc[0].tolist()]
     if pd.to_numeric(pd.Series(names), errors="coerce").notna().all():
         raise ValidationError(f"{name}: the first line {names} is numbers, not column names: the "
@@ -235,7 +239,7 @@ def _read_frame(source: Any) -> tuple[pd.DataFrame, str]:
                               "'lon,lat,cell_id,rsrp_dbm'")
     ids = [raw for raw in header.iloc[0].tolist()
            if _column_target(str(raw).strip()) in ("cell_id", "user_id")]
-    frame = _parse_csv(path, dtype=dict.fromkeys(ids, str))
+    frame = _parse_csv(path, dtype=dict.fromkeys(ids, str), **dialect)
     frame.columns = [str(c).strip() for c in frame.columns]
     return frame, name
 

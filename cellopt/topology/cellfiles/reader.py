@@ -28,7 +28,13 @@ import shapely
 from cellopt.errors import ValidationError, describe_rows
 from cellopt.network import ANTENNA_COLUMNS, Network, cells_frame
 from cellopt.parameters import check_count
-from cellopt.topology.cellfiles.checks import _cell_problems, _coordinates
+from cellopt.topology.cellfiles.checks import (
+    _cell_problems,
+    _check_row_swaps,
+    _check_site_spread,
+    _coordinates,
+    _warn_unusual,
+)
 from cellopt.topology.cellfiles.chunks import _read_chunks
 from cellopt.topology.cellfiles.columns import ColumnReading, ColumnUse, _convert_columns
 from cellopt.topology.cellfiles.filters import _attribute_filters, _spatial_filters
@@ -50,7 +56,7 @@ from cellopt.topology.cellfiles.projection import (
     _warn_distortion,
 )
 from cellopt.topology.cellfiles.records import CellDefaults, RowFilters, SiteMerging, Source
-from cellopt.topology.gazetteer import describe_location, on_land
+from cellopt.topology.gazetteer import describe_location, on_land, town_distance_km
 
 __all__ = ["read_cells", "recorded_readings"]
 
@@ -174,9 +180,11 @@ def read_cells(
         for compressed files), with the rows read and kept, on stderr. A read in one go
         is one pandas call and shows none.
     check_land : bool
-        Check the cells' positions against a land mask (see Notes, *Land and sea*):
-        refuse a file whose lon/lat columns look swapped, warn about cells in the sea.
-        False: no check (cells at sea on purpose, or synthetic positions).
+        Check the cells' positions against a land mask and the gazetteer's towns (see
+        Notes, *Land and sea*): refuse a file whose lon/lat columns look swapped, warn
+        about cells in the sea, and about cells mostly far from any town (naming a likely
+        swap). False: no check (cells at sea or in the wild on purpose, or synthetic
+        positions).
     return_reading : bool
         Also return how every column of the file was read (a
         :class:`~cellopt.topology.cellfiles.ColumnReading`).
@@ -223,19 +231,32 @@ def read_cells(
         If a given `crs` scales distances at some cells by more than 1 %. Once, listing
         them, if columns of a plain CSV / vector file are not used (not recognised, or
         kept but not read by the radio model: band, frequency, EARFCN, beamwidth). If
-        cells lie in the sea and swapping lon/lat does not help.
+        cells lie in the sea and swapping lon/lat does not help. If most cells lie more
+        than :data:`FAR_FROM_TOWNS_KM` from any town of the gazetteer (saying so if
+        swapping lon/lat puts them near towns). Per column, if cells' ``tx_power_dbm``,
+        ``antenna_gain_dbi``, ``height_m`` or tilts (from a file column or from this
+        function's defaults) are outside the usual range that
+        :data:`cellopt.parameters.LIMITS` declares for the scenario key of that name (the
+        tier's range for ``tx_power_dbm``), naming the column, the rows and the likely
+        unit slip.
 
     Notes
     -----
     **Plain CSV.** Column names as planning exports write them are recognised, case
     and punctuation aside, with the unit read from the end of the name
-    (docs/cell_files.md has the aliases): ``Latitude``/``LAT``/``lat_deg``, ``Site``,
+    (docs/cell_files.md has the aliases), glued to a one-word or CamelCase name too
+    (``PowerW``, ``HeightM``, ``AzimuthDeg``): ``Latitude``/``LAT``/``lat_deg``, ``Site``,
     ``Sector``, ``Azimuth (deg)``, ``Antenna Height``, ``M-Tilt``/``E-Tilt`` (``tilt_deg``,
     ``electrical_tilt_deg``; a lone ``Tilt`` is mechanical), ``Power_W`` (10·log10(W) + 30
     dBm), ``EIRP_dBm`` (minus the gain column), ``Band``, ``Freq_MHz``, ``EARFCN`` /
     ``NR-ARFCN`` (with their downlink frequency), beamwidths. A power or EIRP without a
-    unit in its name is refused. A site column groups sectors into sites; without one,
-    cells at the same position are one site. Coordinates come from ``lon``, ``lat`` (or
+    unit in its name is refused, and so are two columns for one quantity (``Lat`` and
+    ``Latitude``, ``Height`` and ``height_m``). A site column groups sectors into sites
+    (its cells must lie within :data:`~cellopt.topology.cellfiles.checks.SITE_TOLERANCE_M`
+    of each other: one mast); without one, cells at the same position are one site. The
+    delimiter is told from the first lines (``,``, ``;``, tab or ``|``; a decimal comma in
+    a file that is not comma-separated), and Excel's first line ``sep=;`` is honoured.
+    Coordinates come from ``lon``, ``lat`` (or
     ``longitude``, ``latitude`` and the aliases; degrees), or, if there is no such pair,
     from ``x``, ``y`` (or ``x_m``, ``y_m``) in `source_crs`. The optional columns ``cell_id``,
     ``site_id``, ``tier``, ``owner``, ``height_m``, ``azimuth_deg``,
@@ -316,7 +337,12 @@ def read_cells(
     (package ``global-land-mask``) in blocks of 1/12°, so cells within about 9 km of land
     count as on land. If at least half of the cells are in the sea and swapping longitude
     and latitude puts more than half of them on land, the file is refused (its columns
-    look swapped); other cells in the sea are warned about.
+    look swapped); other cells in the sea are warned about. Rows whose longitude and
+    latitude are swapped among correct ones (far from the others as given, among them
+    swapped) are refused, naming the rows, whatever `check_land`. If most cells on land lie
+    more than :data:`FAR_FROM_TOWNS_KM` from any town of 15,000 people or more (GeoNames),
+    a warning says so, and says that the columns look swapped when swapping puts most of
+    them near a town (a swapped Vienna lies on land in Yemen).
 
     **Chunked reading** (`chunk_rows`). For files of millions of rows (an OpenCelliD
     country extract, or the world file of some 40 million rows, 4 GB) of which the
@@ -392,8 +418,12 @@ def read_cells(
     lonlat = points.to_crs("EPSG:4326") if not src.crs.equals("EPSG:4326") else points
     lon, lat = shapely.get_x(lonlat.values), shapely.get_y(lonlat.values)
     valid = np.isfinite(lon) & np.isfinite(lat)  # others are refused by _default_crs
+    if valid.all():
+        _check_row_swaps(lon, lat, frame, src)
     if check_land and valid.all():
-        _check_land(lon, lat, frame, src)
+        land = ~_check_land(lon, lat, frame, src)
+        if land.any():  # cells in the sea are warned about already
+            _check_towns(lon[land], lat[land], src)
     if target_crs is None:
         target_crs = _default_crs(points, frame, src)
     else:
@@ -407,7 +437,10 @@ def read_cells(
         cells = _opencellid_cells(frame, codes, xy_m, target_crs, sites, defaults)
     else:
         cells = _plain_cells(frame, src, x, y, xy_m, target_crs, defaults)
+        if "site_id" in frame.columns:  # a site column: its sites must be masts
+            _check_site_spread(cells["site_id"].to_numpy(object), xy_m, frame, src)
     net = Network(cells=cells, bandwidth_mhz=bandwidth_mhz).validate()
+    _warn_unusual(net.cells, frame, src, defaults)
     reading = _reading(frame, src, net, defaults, lon[valid], lat[valid])
     _log.info("%s", reading)
     for readings in _recorders:
@@ -504,12 +537,13 @@ def _check_numbers(frame: pd.DataFrame, src: Source, col: str, number: pd.Series
 _SWAP_SHARE = 0.5
 
 
-def _check_land(lon: np.ndarray, lat: np.ndarray, frame: pd.DataFrame, src: Source) -> None:
+def _check_land(lon: np.ndarray, lat: np.ndarray, frame: pd.DataFrame, src: Source) -> np.ndarray:
     """Refuse a file whose cells are in the sea but on land with lon and lat swapped; warn
-    about cells in the sea otherwise (:func:`cellopt.topology.gazetteer.on_land`)."""
+    about cells in the sea otherwise (:func:`cellopt.topology.gazetteer.on_land`). Returns
+    which cells are in the sea."""
     sea = ~on_land(lon, lat)
     if not sea.any():
-        return
+        return sea
     ids = None if src.id_col is None else frame[src.id_col].to_numpy(object)[sea]
     rows = describe_rows(frame.index.to_numpy()[sea], ids, total=int(sea.sum()))
     xname, yname = src.labels()
@@ -528,6 +562,42 @@ def _check_land(lon: np.ndarray, lat: np.ndarray, frame: pd.DataFrame, src: Sour
                   f"positions ('{xname}' is read as longitude, '{yname}' as latitude, WGS 84 "
                   "degrees; projected coordinates need source_crs=), or pass check_land=False "
                   "for cells at sea on purpose", UserWarning, stacklevel=3)
+    return sea
+
+
+#: Cells farther than this from every town of the gazetteer (towns of 15,000 people or
+#: more) are unusual for a cellular network [km]; a file with most of its cells so far
+#: is warned about (and its lon / lat checked for a swap).
+FAR_FROM_TOWNS_KM = 100.0
+
+
+def _check_towns(lon: np.ndarray, lat: np.ndarray, src: Source) -> None:
+    """Warn about a file whose cells lie mostly far from any town of the gazetteer; say when
+    swapping longitude and latitude would put them near towns (a likely swap)."""
+    far = town_distance_km(lon, lat) > FAR_FROM_TOWNS_KM
+    if far.mean() < _SWAP_SHARE:
+        return
+    xname, yname = src.labels()
+    message = (f"{src.name}: {int(far.sum())} of {len(far)} cells lie more than "
+               f"{FAR_FROM_TOWNS_KM:g} km from any town of the GeoNames gazetteer (towns of "
+               f"15,000 people or more; {_where(lon, lat)}), which is unusual for a cellular "
+               "network")
+    fix = (f"check the positions ('{xname}' is read as longitude, '{yname}' as latitude, WGS "
+           "84 degrees), or pass check_land=False for cells there on purpose")
+    if src.geographic and bool((np.abs(lon) <= 90).all()):
+        near = town_distance_km(lat, lon) <= FAR_FROM_TOWNS_KM
+        if near.mean() > _SWAP_SHARE:
+            message += (f"; with longitude and latitude swapped {int(near.sum())} of them would "
+                        f"be near a town ({_where(lat, lon)}): the columns '{xname}' (read "
+                        f"as longitude) and '{yname}' (read as latitude) look swapped")
+            fix = (f"swap the values of '{xname}' and '{yname}', or their names (longitude is "
+                   "east-west, x; latitude north-south, y)")
+    warnings.warn(f"{message}; fix: {fix}", UserWarning, stacklevel=3)
+
+
+def _where(lon: np.ndarray, lat: np.ndarray) -> str:
+    """:func:`~cellopt.topology.gazetteer.describe_location` without its source."""
+    return describe_location(lon, lat).split(" (nearest town")[0]
 
 
 def _reading(frame: pd.DataFrame, src: Source, net: Network, defaults: CellDefaults,
