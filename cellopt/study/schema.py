@@ -250,12 +250,13 @@ def check_range(key: str, value: Any) -> None:
     elif key == "levels_db":
         for name, levels in (value.items() if isinstance(value, dict) else [("", value)]):
             key = f"levels_db.{name}" if name else "levels_db"
-            if np.isneginf(level_offsets_db(levels, key)).all():
+            if len(levels) and all(v is None for v in levels):  # in the file's own words
                 cells = f"the {name} cells" if name else "every cell"
                 shown_levels = ["off" if v is None else v for v in levels]
                 raise ValidationError(f"{key}={shown_levels} holds only \"off\", so {cells} would "
                                       "be off in every pattern and the users they serve would have no link; "
                                       "fix: add a level with power, e.g. [0, \"off\"]")
+            level_offsets_db(levels, key)
     elif key in ("crs", "source_crs"):
         try:
             pyproj.CRS(value)
