@@ -209,8 +209,9 @@ def test_an_estimate_on_a_spent_budget_is_not_presented_as_converged():
     """11 cells, search pricing stopped by max_iter while the optimum lies 5.6 % higher (as
     a rate factor). The estimate used to be the smallest Lagrangian value of the run, from
     an early iteration's prices with few patterns known, clamped to the objective: it read
-    exactly 1.0, "nothing left to gain". Now it is taken at the best master's prices (at
-    least the answer, by weak duality) and says which iteration it comes from."""
+    exactly 1.0, "nothing left to gain". Now every point's value is re-scored against every
+    pattern the run has known (at least the answer, by weak duality), and the estimate says
+    which iteration's prices it comes from."""
     net = small_network(0, n_cells=11, n_users=60)
     levels, price = [0.0, None], 0.3
     problem = PowerProblem.from_network(net, levels_db=levels, energy_price_per_w=price, rng=1)
@@ -230,8 +231,7 @@ def test_an_estimate_on_a_spent_budget_is_not_presented_as_converged():
     assert info["estimate_factor"] > 1.0 + 1e-3, info
     assert sol.power.estimate >= sol.objective
     assert 1 <= info["estimate_iteration"] <= 6
-    # At the best master's prices the search's best pattern is no better than the best of
-    # every pattern: the estimate stays below the exact bound taken there.
+    # The patterns known are some of all: the estimate stays below the exact bound.
     assert sol.bound_kind == "exact" and info["estimate_factor"] <= info["bound_factor"] + 1e-9
     stop = cellopt.power.explain_stop(sol)
     assert "has not converged" in stop and "estimate factor 1," not in stop

@@ -23,6 +23,7 @@ from cellopt.network import Network
 from cellopt.parameters import is_integer, is_real
 from cellopt.power.bounds import bound_gains, decomposition_bound, joint_bound, relaxed_bound
 from cellopt.power.gains import GainTable
+from cellopt.power.kernels import cell_max
 from cellopt.power.patterns import (
     Levels,
     PatternSpace,
@@ -324,9 +325,9 @@ def solve_power(
         the iteration whose prices the estimate is taken at), the Lagrangian
         ``estimate`` (of the table's model: the joint bound with the best pattern the
         pricing knows in place of ``max_s V``; with exact pricing the smallest such value
-        of the run, a bound, and with the search its value at the best master's prices,
-        at least the answer and not a bound; docs/model.md, "Bounds, and an estimate
-        beside them")
+        of the run, a bound, and with the search the smallest over the run's pricing
+        points with every pattern known by the end, at least the answer and not a bound;
+        docs/model.md, "Bounds, and an estimate beside them")
         and the column-generation ``history``, one
         row per iteration: ``iteration, n_patterns, objective, estimate, bound, n_new,
         pricing, inner_iterations, inner_time_s, search_time_s, time_s``; and ``stop``,
@@ -578,10 +579,10 @@ class _ColumnGeneration:
         self.n_iterations = 0
         #: The iteration of the smallest Lagrangian value (before the clamp to the objective).
         self.smallest_value, self.smallest_iteration = np.inf, 0
-        #: The Lagrangian value at the master's own prices with the best pattern known there
-        #: (the set's or one the pricing found), of the last iteration and of the best master's.
-        self.master_value = np.nan
-        self.best_iteration, self.best_master_value = 0, np.nan
+        #: With the search: every pricing point (λ, ν, iteration) and every pattern the run
+        #: has known (the sets and the search's finds), for :meth:`reported_estimate`.
+        self.price_points: list[tuple[np.ndarray, np.ndarray, int]] = []
+        self.known_patterns: list[np.ndarray] = []
         #: With exact pricing: the smallest Lagrangian bound computed (valid for the
         #: physical model: max_s V on `bound_gains`); else None.
         self.certified_bound: float | None = np.inf if exact_pricing else None
@@ -613,7 +614,6 @@ class _ColumnGeneration:
         if is_best:
             self.best, self.best_problem, self.best_tol = sol, problem, master_tol
             self.best_patterns, self.best_duals = pset.patterns.copy(), (lam, nu)
-            self.best_iteration = self.n_iterations
         coef = self._coef(lam, nu)
         current = float(reduced_values(self.gains, self.space, coef, pset.patterns).max())
         if self.exact_pricing:  # a quarter of tol in rate-equivalent terms (see _EXACT_SHARE)
@@ -621,7 +621,7 @@ class _ColumnGeneration:
         else:
             margin = self.tol * max(1.0, abs(sol.objective))
         threshold = current + margin
-        self.point_values, self.master_value = [], np.nan
+        self.point_values = []
         found, values, pricing = self._price(lam, nu, pset, threshold)
         # The running estimate: the smallest Lagrangian value of the run, with the best
         # pattern known at those prices (the set's or a new one); never below the objective.
@@ -629,8 +629,6 @@ class _ColumnGeneration:
         if estimate < self.smallest_value:
             self.smallest_value, self.smallest_iteration = estimate, self.n_iterations
         self.estimate = max(min(self.estimate, estimate), self.best.objective)
-        if is_best:
-            self.best_master_value = self.master_value
         improving = values > threshold
         new = _distinct(found[improving][np.argsort(-values[improving], kind="stable")],
                         pset.patterns)
@@ -643,17 +641,30 @@ class _ColumnGeneration:
 
         With exact pricing, the smallest Lagrangian value of the run: every one is a bound
         (on the table's model), so the smallest is the best of them. With the search, the
-        Lagrangian value at the best master's own prices with the best pattern known
-        there (the set's or one the search found at them): by weak duality at least the
-        optimum over those patterns, so at least the answer, and above it by what the
-        patterns found at those prices add. Not a bound: patterns the search has not
-        found may add more. (The smallest value over the run, which the masters'
-        tolerance follows, is no estimate of the end: taken at an early iteration's
-        prices, with few patterns known, it falls below the answer.)
+        smallest over every pricing point of the run of its Lagrangian value with
+        ``max_s V`` taken over *every* pattern the run has known (the sets' and the
+        search's finds, re-scored at that point's prices): each is at least the optimum
+        over those patterns by weak duality, so at least the answer, and above it by
+        what the patterns found add. Not a bound: patterns the search has not found may
+        add more. (The running minimum, which steers the masters' tolerance, scores an
+        early point only against the few patterns known then, and so falls below the
+        answer.) The patterns' rates are computed once; each point costs a product and a
+        maximum per cell.
         """
-        if self.exact_pricing or not np.isfinite(self.best_master_value):
+        if self.exact_pricing or not self.price_points:
             return float(self.estimate), int(self.smallest_iteration)
-        return float(self.best_master_value), int(self.best_iteration)
+        patterns = np.unique(np.vstack(self.known_patterns), axis=0)
+        rates = self.gains.rates_mbps(self.space.power_mw(patterns))       # (S, U, n)
+        cand = self.gains.cell[:, :self.gains.n_candidates].ravel()
+        energy = self.space.energy_cost(patterns)
+        values = []
+        for lam, nu, _ in self.price_points:  # two pricing points per iteration
+            best = cell_max((rates * self._coef(lam, nu)[None]).reshape(len(patterns), -1),
+                            cand, self.gains.n_cells)
+            top = float((best.sum(axis=1) - energy).max())
+            values.append(joint_bound(self.gains, self.space, self.best_problem, lam, nu, top))
+        k = int(np.argmin(values))
+        return float(values[k]), int(self.price_points[k][2])
 
     def _master_tol(self) -> float:
         """Masters solved only as far as pricing needs: to a twentieth of the relative gap
@@ -705,12 +716,11 @@ class _ColumnGeneration:
                                         threshold=threshold if name == "master" else np.inf,
                                         hoods=self.hoods)
                 p_values = reduced_values(self.gains, self.space, p_coef, found)
+                self.price_points.append((p_lam.copy(), p_nu.copy(), self.n_iterations))
+                self.known_patterns += [found, pset.patterns.copy()]
             known = float(reduced_values(self.gains, self.space, p_coef, pset.patterns).max())
             best_value = max(known, float(p_values.max()))
-            value = self._lagrangian_value(p_lam, p_nu, best_value,
-                                           self._bound_value(p_coef, best_value))
-            if name == "master":
-                self.master_value = value
+            self._lagrangian_value(p_lam, p_nu, best_value, self._bound_value(p_coef, best_value))
             values = p_values if name == "master" else reduced_values(self.gains, self.space,
                                                                       coef, found)
             found_all.append(found)
