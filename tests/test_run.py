@@ -149,7 +149,7 @@ def test_every_output_file_is_written(run):
                      "cell_config.csv", "deploy_drops.csv",
                      "results.gpkg", "coverage_best_server.tif", "coverage_rsrp_dbm.tif",
                      "coverage_sinr_db.tif", "coverage_rate_mbps.tif", "network_map.png",
-                     "rate_cdf.png", "convergence.png", "report.html"}
+                     "rate_cdf.png", "convergence.png", "report.html", "run.json"}
     assert all(p.stat().st_size > 0 for p in run.files)
     assert not list(run.files[0].parent.glob(".*tmp*"))
 

@@ -34,6 +34,8 @@
     report.html          all of it in one self-contained page, with an interactive map of
                          every method's association, the coverage maps, the study area and
                          the column reading of cell files
+    run.json             which scenario (name and file), seed and methods wrote the folder,
+                         with cellopt's version and the time (:func:`~cellopt.study.store.run_record`)
 
 The files replace those of an earlier run together, once every one is written whole
 (:func:`~cellopt.study.atomic.atomic_files`): a run that fails or is interrupted leaves the
@@ -41,7 +43,9 @@ earlier run's files as they were, and no torn file. Then the files of :data:`OUT
 that this run did not write (``report.html`` of a run with a report, before one without;
 ``power_patterns.csv``) are removed, if cellopt wrote them. The run holds the folder's
 lock (:class:`~cellopt.study.store.FolderLock`) from start to end: a second run into the
-folder is refused meanwhile.
+folder is refused meanwhile. A folder holding another scenario's results (its ``run.json``,
+or a sweep's ``meta.json``, names another scenario file) is refused unless ``force``
+(:func:`~cellopt.study.store.check_owner`).
 
 Runs of more than :data:`CHUNK_USERS` users write the per-user tables a chunk of users at
 a time and keep none in memory (:attr:`RunResult.users` is None). Runs of more than
@@ -53,6 +57,7 @@ from __future__ import annotations
 
 import dataclasses
 import errno
+import json
 import logging
 import os
 import sys
@@ -79,7 +84,7 @@ from cellopt.study.rasters import COVERAGE_FILES, write_geotiff
 from cellopt.study.report import CoverageLayer, is_report, render_report
 from cellopt.study.scenario import MethodSpec, Scenario
 from cellopt.study.schema import POWER
-from cellopt.study.store import FolderLock
+from cellopt.study.store import RUN_RECORD, FolderLock, check_owner, run_record
 from cellopt.study.summary import link_summary, method_summary, network_place, traffic_model
 from cellopt.topology.cellfiles import ColumnReading, recorded_readings
 
@@ -102,7 +107,7 @@ REPORT_USERS = 5_000
 OUTPUT_FILES = ("method_summary.csv", "radio_summary.csv", "user_rates.csv", "cell_stats.csv",
                 "power_patterns.csv", "cell_config.csv", "deploy_drops.csv", "results.gpkg",
                 *COVERAGE_FILES.values(), "network_map.png", "rate_cdf.png", "convergence.png",
-                "report.html")
+                "report.html", RUN_RECORD)
 #: The first bytes of the files a run writes only sometimes, as cellopt writes them.
 _HEADERS = {"power_patterns.csv": b"method,cell_id,x_m,y_m,pattern,pattern_share,",
             "cell_config.csv": b"cell_id,site_id,tier,offset_db",
@@ -169,7 +174,7 @@ class RunResult:
 
 def run_scenario(scenario: Scenario, out: str | Path, *, seed: int | None = None,
                  methods: Sequence[MethodSpec] | None = None, report: bool = True,
-                 progress: bool = False) -> RunResult:
+                 progress: bool = False, force: bool = False) -> RunResult:
     """Build one drop of `scenario`, solve it with every method, write the outputs to `out`.
 
     Parameters
@@ -190,6 +195,9 @@ def run_scenario(scenario: Scenario, out: str | Path, *, seed: int | None = None
     progress : bool
         Show each stage's time, the link table's progress bar and each method's
         iterations on stderr.
+    force : bool
+        Write into `out` even if it holds another scenario's results (see
+        :func:`~cellopt.study.store.check_owner`).
 
     Returns
     -------
@@ -199,6 +207,9 @@ def run_scenario(scenario: Scenario, out: str | Path, *, seed: int | None = None
     ------
     ValidationError
         For `out` an existing file, or a bad seed.
+    StoreError
+        For `out` holding another scenario's results, without `force` (checked before
+        anything is built).
     FolderInUseError
         While another running process writes to `out` (it holds its lock; the lock of a
         run that was killed is taken over with a warning).
@@ -214,6 +225,7 @@ def run_scenario(scenario: Scenario, out: str | Path, *, seed: int | None = None
     if not os.access(out, os.W_OK | os.X_OK):
         raise PermissionError(errno.EACCES, os.strerror(errno.EACCES), str(out))
     with FolderLock(out):
+        check_owner(out, scenario.name, scenario.path, force=force)
         for tmp in leftover_temporaries(out, OUTPUT_FILES):  # of a killed run
             tmp.unlink(missing_ok=True)
         return _run(scenario, out, seed=seed, methods=methods, report=report, progress=progress)
@@ -315,6 +327,9 @@ def _write_outputs(staged: AtomicFiles, result: RunResult, out: Path, seed: int,
         if report:
             page = _report_page(result, seed, columns, figures)
             write("report.html", lambda f: f.write(page))
+        record = run_record(result.scenario.name, result.scenario.path, seed=seed,
+                            methods=list(solutions))
+        write(RUN_RECORD, lambda f: json.dump(record, f, indent=2))
     finally:
         import matplotlib.pyplot as plt
 
