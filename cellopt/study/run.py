@@ -85,7 +85,14 @@ from cellopt.study.report import CoverageLayer, is_report, render_report
 from cellopt.study.scenario import MethodSpec, Scenario
 from cellopt.study.schema import POWER
 from cellopt.study.store import RUN_RECORD, FolderLock, check_owner, run_record
-from cellopt.study.summary import link_summary, method_summary, network_place, traffic_model
+from cellopt.study.summary import (
+    best_bound,
+    link_summary,
+    method_summary,
+    network_place,
+    run_bounds,
+    traffic_model,
+)
 from cellopt.topology.cellfiles import ColumnReading, recorded_readings
 
 __all__ = ["CHUNK_USERS", "OUTPUT_FILES", "PLOT_USERS", "REPORT_USERS", "RunResult", "coverage_text",
@@ -572,7 +579,7 @@ def _figures(result: RunResult, seed: int, sample: np.ndarray | None) -> dict[st
 
     With a `sample` of user rows, the map and the CDF show those users only.
     """
-    from cellopt.plotting import plot_convergence, plot_network, plot_rate_cdf
+    from cellopt.plotting import plot_network, plot_rate_cdf
 
     drop, name = result.drop, result.scenario.name
     rows = slice(None) if sample is None else sample
@@ -588,10 +595,32 @@ def _figures(result: RunResult, seed: int, sample: np.ndarray | None) -> dict[st
     ax_cdf = plot_rate_cdf({label: drop.per_user(sol.user_rate_mbps)[rows][study]
                             for label, sol in result.solutions.items()})
     ax_cdf.set_title(f"{name}: user rates (seed {seed}{shown})")
-    ax_conv = plot_convergence(result.solutions)
+    ax_conv = _plot_bounds(result)
     ax_conv.set_title(f"{name}: objective and upper bound")
     return {"network_map.png": ax_map.figure, "rate_cdf.png": ax_cdf.figure,
             "convergence.png": ax_conv.figure}
+
+
+def _plot_bounds(result: RunResult) -> Any:
+    """The convergence figure, with the bounds the tables use: the run's best bound
+    (:func:`~cellopt.study.summary.best_bound`) as one line, and no own bound of a method
+    that measures its gap against it from a single point (a baseline's one loose bound,
+    far above every objective); an iterative method's bounds are drawn as it found them."""
+    from cellopt.plotting import plot_convergence
+
+    best = best_bound(result.solutions)
+    if best is None:
+        return plot_convergence(result.solutions)
+    bounds = run_bounds(result.drop.problem, result.solutions)
+    shown = {}
+    for label, sol in result.solutions.items():
+        history = sol.history
+        if (bounds[label].bound_from == best[0] and history is not None and len(history) <= 1
+                and "upper_bound" in history):
+            sol = dataclasses.replace(sol, history=history.drop(columns="upper_bound"))
+        shown[label] = sol
+    return plot_convergence(shown, bound=best[1],
+                            bound_label=f"best upper bound of the run ({best[0]})")
 
 
 def _notes(result: RunResult, seed: int, shown: str, sample: np.ndarray | None) -> list[str]:
