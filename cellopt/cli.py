@@ -66,14 +66,16 @@ def _cell_file_hint(path: Path, command: str) -> str:
 
 def _run(args: argparse.Namespace) -> int:
     from cellopt.study.run import coverage_text, run_scenario
+    from cellopt.study.store import default_folder
 
     scenario = _load_scenario(args)
     methods = scenario.runs if not args.method else [_method(scenario, m) for m in args.method]
     if args.scheduler is not None:
         methods = _with_scheduler(methods, args.scheduler)
     progress = sys.stderr.isatty() if args.progress is None else args.progress
-    result = run_scenario(scenario, args.out, seed=args.seed, methods=methods,
-                          report=not args.no_report, progress=progress)
+    out = Path(args.out) if args.out else default_folder(scenario.name, scenario.path.stem)
+    result = run_scenario(scenario, out, seed=args.seed, methods=methods,
+                          report=not args.no_report, progress=progress, force=args.force)
     drop, seed = result.drop, result.drop.seed
     print(f"cellopt {__version__} - scenario {scenario.name!r} ({scenario.path}), seed {seed}")
     for reading in result.readings:
@@ -108,7 +110,7 @@ def _run(args: argparse.Namespace) -> int:
               f"{deployment.optimizer!r} solved the drop in {deployment.optimizer_s:.2f} s")
     if result.coverage is not None:
         print(f"\ncoverage maps: {coverage_text(result.coverage)}")
-    print(f"\nwrote {Path(args.out)}/: {', '.join(p.name for p in result.files)}")
+    print(f"\nwrote {out}/: {', '.join(p.name for p in result.files)}")
     if result.removed:
         print(f"removed the earlier run's {', '.join(p.name for p in result.removed)} (not "
               "written by this run)")
@@ -170,7 +172,7 @@ def _parse_grid(items: Sequence[str] | None) -> dict[str, list[Any]]:
 
 
 def _experiment(args: argparse.Namespace) -> int:
-    from cellopt.study.store import FolderLock, SettingsMismatch
+    from cellopt.study.store import FolderLock, SettingsMismatch, default_folder
     from cellopt.study.summary import sweep_table
     from cellopt.study.sweep import grid_scenarios, plot_sweep, resumed_drops, run_sweep
 
@@ -178,7 +180,7 @@ def _experiment(args: argparse.Namespace) -> int:
     grid = _parse_grid(args.grid)
     grid_scenarios(scenario, grid, cli=True)  # a bad key or value, named as --grid gives it
     args.grid_used = grid
-    out = Path(args.out or Path("results") / scenario.name)
+    out = Path(args.out) if args.out else default_folder(scenario.name, scenario.path.stem)
     with FolderLock(out):  # the drops, the index and the figures: one run's
         args.out_folder = out
         stored = resumed_drops(out) if args.resume else None
@@ -286,7 +288,11 @@ def build_parser() -> argparse.ArgumentParser:
     run.add_argument("--method", action="append", metavar="M",
                      help="method to run instead of the scenario's (repeatable), e.g. alm, dual, "
                      "max_rsrp; power: the scenario's [power] section")
-    run.add_argument("--out", default="results/run", help="output folder (results/run)")
+    run.add_argument("--out", default=None, help="output folder (results/<scenario name>)")
+    run.add_argument("--force", action="store_true",
+                     help="write into --out even if it holds another scenario's results (its "
+                     "run.json or meta.json names another scenario file); their files of the "
+                     "same names are replaced")
     run.add_argument("--seed", type=int, default=None,
                      help="build seed of the drop (default: the scenario's first drop)")
     run.add_argument("--no-report", action="store_true", help="do not write report.html")
@@ -350,7 +356,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     """
     parser = build_parser()
     args = parser.parse_args(argv)
-    if getattr(args, "force", False) and not args.resume:
+    if args.command == "experiment" and args.force and not args.resume:
         parser.error("--force only applies with --resume")
     with warnings.catch_warnings():
         # The command line shows each warning once, as one line, whatever filters its caller set.

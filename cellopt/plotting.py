@@ -561,6 +561,9 @@ def plot_gain_curve(
 def plot_convergence(
     solutions: Solution | Mapping[str, Solution],
     ax: Axes | None = None,
+    *,
+    bound: float | None = None,
+    bound_label: str = "best upper bound",
 ) -> Axes:
     """Objective (solid) and upper bound (dashed) against iteration, per method.
 
@@ -574,11 +577,16 @@ def plot_convergence(
     ax : matplotlib Axes, optional
         Axes to draw on. The legend goes below the axes (outside the data area); when
         None a new figure is made and grown so that it fits.
+    bound : float, optional
+        A bound shared by the methods (e.g. the best of a run [utility]), drawn as a
+        dotted black horizontal line labelled `bound_label`.
+    bound_label : str
 
     Returns
     -------
     matplotlib.axes.Axes
-        With one line per method, plus one per method with a bound, in the same colour.
+        With one line per method, plus one per method with a bound, in the same colour,
+        and the line of `bound`.
     """
     if isinstance(solutions, Solution):
         solutions = {solutions.method: solutions}
@@ -598,6 +606,8 @@ def plot_convergence(
             if np.isfinite(ub).any():
                 ax.plot(it, ub, linestyle="--", marker=marker, color=line.get_color(),
                         label=f"{name} upper bound")
+    if bound is not None and np.isfinite(bound):
+        ax.axhline(bound, color="black", linestyle=":", linewidth=1.2, label=bound_label)
     ax.set_xlabel("iteration")
     ax.set_ylabel("objective / upper bound [utility]")
     ax.grid(True, alpha=0.3)

@@ -27,7 +27,9 @@ Two more questions:
   schedule on 3 held-out drops against each one's own power optimum.
 
 Each unit of work (a network's replicate) writes its rows to ``--out`` when it finishes;
-``--resume`` skips the units already there. Writes into ``docs/figures/``:
+``--resume`` skips the units already there. Writes into ``--figures`` (default
+``results/deployable/figures/``; ``--figures docs/figures`` replaces the published ones,
+refused when a stand-in runs):
 ``deployable.csv`` (per network and rule), ``deployable_shift.csv``,
 ``deployable_training.csv``, ``deployable_time.csv``, ``deployable_power.csv``,
 ``deployable_kept.png``,
@@ -46,6 +48,7 @@ from pathlib import Path
 import matplotlib.pyplot as plt
 import numpy as np
 import pandas as pd
+from _outputs import add_output_options, figures_folder, say_written, snapshot, stand_ins
 
 import cellopt
 from cellopt import deploy
@@ -60,7 +63,6 @@ from cellopt.study.deployment import (
 from cellopt.study.scenario import MethodSpec, load_scenario
 from cellopt.study.summary import mean_ci
 
-ROOT = Path(__file__).resolve().parents[1]
 NETWORKS = ("hetnet", "ye_random", "nr_hetnet", "sf_femto")
 #: The moved users of each network: (its training clustered_fraction, the tier of the
 #: hotspots in the moved drops).
@@ -308,11 +310,11 @@ def main() -> None:
     parser.add_argument("--held-out", type=int, default=10)
     parser.add_argument("--networks", nargs="*", default=list(NETWORKS))
     parser.add_argument("--resume", action="store_true")
-    parser.add_argument("--out", default=str(ROOT / "results" / "deployable"))
-    parser.add_argument("--figures", default=str(ROOT / "docs" / "figures"))
+    add_output_options(parser, "deployable")
     args = parser.parse_args()
-    out, figures = Path(args.out), Path(args.figures)
-    figures.mkdir(parents=True, exist_ok=True)
+    out = Path(args.out)
+    figures = figures_folder(parser, args, stand_ins(args.networks))
+    before = snapshot(figures)
 
     t0 = time.perf_counter()
     parts = []
@@ -373,6 +375,7 @@ def main() -> None:
                       ("deployable_training.png", plot_training(training))):
         fig.savefig(figures / name, dpi=90, bbox_inches="tight")
         plt.close(fig)
+    say_written(figures, out, before)
 
 
 if __name__ == "__main__":

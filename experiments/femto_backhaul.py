@@ -4,7 +4,8 @@ Drops of the shipped scenario ``femto_backhaul`` (57 macro cells, open-access fe
 40 per km², 80 % indoor users) with every femtocell's backhaul cap set to each value of
 ``--backhaul`` [Mbit/s]; max-RSRP and load-aware ignore the caps when choosing (their
 capped cells are scaled down), the optimizer respects them. Writes the per-drop results
-into ``--out`` (resumable), and the curves and the table into ``docs/figures/``.
+into ``--out`` (resumable), and the curves and the table into ``--figures`` (default
+``results/femto_backhaul/figures/``; ``--figures docs/figures`` replaces the published ones).
 
 Run: ``python experiments/femto_backhaul.py [--drops 5] [--workers 2] [--resume]``
 """
@@ -12,16 +13,15 @@ Run: ``python experiments/femto_backhaul.py [--drops 5] [--workers 2] [--resume]
 from __future__ import annotations
 
 import argparse
-from pathlib import Path
 
 import matplotlib.pyplot as plt
 import numpy as np
+from _outputs import add_output_options, figures_folder, say_written, snapshot
 
 from cellopt.plotting import plot_gain_curve
 from cellopt.study.scenario import load_scenario
 from cellopt.study.sweep import run_sweep
 
-ROOT = Path(__file__).resolve().parents[1]
 KEY = "femtocells.backhaul_mbps"
 
 
@@ -31,15 +31,14 @@ def main() -> None:
     parser.add_argument("--backhaul", type=float, nargs="+", default=[0.5, 1, 2, 5, 10, 20, 50])
     parser.add_argument("--workers", type=int, default=2)
     parser.add_argument("--resume", action="store_true")
-    parser.add_argument("--out", default=str(ROOT / "results" / "femto_backhaul"))
-    parser.add_argument("--figures", default=str(ROOT / "docs" / "figures"))
+    add_output_options(parser, "femto_backhaul")
     args = parser.parse_args()
 
+    figures = figures_folder(parser, args)
+    before = snapshot(figures)
     scenario = load_scenario("femto_backhaul")
     index = run_sweep(scenario, args.out, drops=args.drops, grid={KEY: args.backhaul},
                       workers=args.workers, resume=args.resume)
-    figures = Path(args.figures)
-    figures.mkdir(parents=True, exist_ok=True)
     table = index.groupby([KEY, "method"], sort=False)[
         ["objective", "upper_bound", "rate_p5_mbps", "rate_p50_mbps"]].mean()
     table.to_csv(figures / "femto_backhaul.csv", float_format="%.4f")
@@ -56,6 +55,7 @@ def main() -> None:
         ax.set_xscale("log")
     fig.savefig(figures / "femto_backhaul.png", dpi=90, bbox_inches="tight")
     plt.close(fig)
+    say_written(figures, args.out, before)
 
 
 if __name__ == "__main__":

@@ -20,7 +20,8 @@ the shipped scenario ``city_synthetic`` runs instead (with a warning).
    density.
 
 Per-task results go to ``--out`` as they finish; ``--resume`` continues an interrupted
-run. Tables and figures go to ``docs/figures/``.
+run. Tables and figures go to ``--figures`` (default ``results/femto_capacity/figures/``;
+``--figures docs/figures`` replaces the published ones, refused when the stand-in runs).
 
 Run: ``python experiments/femto_capacity.py [--replicates 5] [--drops 4] [--workers 2] [--resume]``
 """
@@ -34,6 +35,7 @@ from pathlib import Path
 import matplotlib.pyplot as plt
 import numpy as np
 import pandas as pd
+from _outputs import add_output_options, figures_folder, say_written, snapshot, stand_ins
 
 from cellopt import solve
 from cellopt.plotting import plot_gain_curve
@@ -44,7 +46,6 @@ from cellopt.study.store import cached_frame
 from cellopt.study.summary import mean_ci, rate_summary
 from cellopt.topology import WIFI_DENSITY_PER_KM2
 
-ROOT = Path(__file__).resolve().parents[1]
 KEY = "femtocells.adoption"
 
 
@@ -117,8 +118,7 @@ def main() -> None:
     parser.add_argument("--price-drops", type=int, default=8)
     parser.add_argument("--workers", type=int, default=2)
     parser.add_argument("--resume", action="store_true")
-    parser.add_argument("--out", default=str(ROOT / "results" / "femto_capacity"))
-    parser.add_argument("--figures", default=str(ROOT / "docs" / "figures"))
+    add_output_options(parser, "femto_capacity")
     args = parser.parse_args()
     if args.adoptions[0] != 0.0:
         parser.error("--adoptions must start with 0 (the macro-only reference)")
@@ -128,8 +128,9 @@ def main() -> None:
         scenario = load_scenario(args.scenario, use_stand_in=True)
     for w in caught:
         print(f"note: {w.message}")
-    out, figures = Path(args.out), Path(args.figures)
-    figures.mkdir(parents=True, exist_ok=True)
+    out = Path(args.out)
+    figures = figures_folder(parser, args, stand_ins([args.scenario]))
+    before = snapshot(figures)
 
     # 1. Capacity gain vs adoption.
     table = capacity_sweep(scenario, out / "capacity", grid={KEY: args.adoptions},
@@ -224,6 +225,7 @@ def main() -> None:
     sensitivity.to_csv(figures / "femto_sensitivity.csv", index=False, float_format="%.4f")
     print(f"\noptimized capacity gain at adoption {top:g} under other assumptions (mean ± 95 %):")
     print(sensitivity.to_string(index=False, float_format=lambda v: f"{v:.3f}"))
+    say_written(figures, out, before)
 
 
 if __name__ == "__main__":

@@ -22,7 +22,8 @@ A sensitivity table repeats the optimizer's gain at ``--sensitivity-adoption`` (
 always on), half and twice the demand, and femtocells outdoors.
 
 Per-task results go to ``--out`` as they finish; ``--resume`` continues an interrupted
-run. Tables and figures go to ``docs/figures/``.
+run. Tables and figures go to ``--figures`` (default ``results/femto_demand/figures/``;
+``--figures docs/figures`` replaces the published ones, refused when the stand-in runs).
 
 Run: ``python experiments/femto_demand.py [--replicates 3] [--drops 2] [--workers 2] [--resume]``
 """
@@ -37,13 +38,13 @@ from pathlib import Path
 import matplotlib.pyplot as plt
 import numpy as np
 import pandas as pd
+from _outputs import add_output_options, figures_folder, say_written, snapshot, stand_ins
 
 from cellopt.plotting import plot_gain_curve
 from cellopt.study.capacity import capacity_sweep
 from cellopt.study.scenario import Scenario, load_scenario
 from cellopt.study.summary import mean_ci
 
-ROOT = Path(__file__).resolve().parents[1]
 KEY = "femtocells.adoption"
 
 
@@ -85,8 +86,7 @@ def main() -> None:
     parser.add_argument("--sensitivity-adoption", type=float, default=0.05)
     parser.add_argument("--workers", type=int, default=2)
     parser.add_argument("--resume", action="store_true")
-    parser.add_argument("--out", default=str(ROOT / "results" / "femto_demand"))
-    parser.add_argument("--figures", default=str(ROOT / "docs" / "figures"))
+    add_output_options(parser, "femto_demand")
     args = parser.parse_args()
 
     with warnings.catch_warnings(record=True) as caught:
@@ -94,8 +94,9 @@ def main() -> None:
         base = load_scenario(args.scenario, use_stand_in=True)
     for w in caught:
         print(f"note: {w.message}")
-    out, figures = Path(args.out), Path(args.figures)
-    figures.mkdir(parents=True, exist_ok=True)
+    out = Path(args.out)
+    figures = figures_folder(parser, args, stand_ins([args.scenario]))
+    before = snapshot(figures)
     methods = ["max_rsrp", args.optimizer]
     t0 = time.perf_counter()
 
@@ -177,6 +178,7 @@ def main() -> None:
           "users under other assumptions (mean ± 95 %):")
     print(sensitivity.to_string(index=False, float_format=lambda v: f"{v:.3f}"))
     print(f"\nwall time {time.perf_counter() - t0:.0f} s")
+    say_written(figures, out, before)
 
 
 if __name__ == "__main__":

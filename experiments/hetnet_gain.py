@@ -3,7 +3,8 @@
 Drops of the HetNet default (the shipped scenario ``hetnet``: 57 macro cells, 4 picos per
 sector, 2,000 users with 2/3 near picos) solved by max-RSRP, range expansion 0/3/6/9 dB,
 load-aware and the certified optimizer. Writes the per-drop results into ``--out``
-(resumable), and the rate CDF and the gain table into ``docs/figures/``.
+(resumable), and the rate CDF and the gain table into ``--figures`` (default
+``results/hetnet_gain/figures/``; ``--figures docs/figures`` replaces the published ones).
 
 Run: ``python experiments/hetnet_gain.py [--drops 10] [--workers 2] [--resume]``
 """
@@ -11,17 +12,15 @@ Run: ``python experiments/hetnet_gain.py [--drops 10] [--workers 2] [--resume]``
 from __future__ import annotations
 
 import argparse
-from pathlib import Path
 
 import matplotlib.pyplot as plt
 import numpy as np
 import pandas as pd
+from _outputs import add_output_options, figures_folder, say_written, snapshot
 
 from cellopt.plotting import plot_rate_cdf
 from cellopt.study.scenario import load_scenario
 from cellopt.study.sweep import load_rates, run_sweep
-
-ROOT = Path(__file__).resolve().parents[1]
 
 
 def main() -> None:
@@ -29,15 +28,14 @@ def main() -> None:
     parser.add_argument("--drops", type=int, default=10)
     parser.add_argument("--workers", type=int, default=2)
     parser.add_argument("--resume", action="store_true")
-    parser.add_argument("--out", default=str(ROOT / "results" / "hetnet_gain"))
-    parser.add_argument("--figures", default=str(ROOT / "docs" / "figures"))
+    add_output_options(parser, "hetnet_gain")
     args = parser.parse_args()
 
+    figures = figures_folder(parser, args)
+    before = snapshot(figures)
     scenario = load_scenario("hetnet")
     index = run_sweep(scenario, args.out, drops=args.drops, workers=args.workers,
                       resume=args.resume)
-    figures = Path(args.figures)
-    figures.mkdir(parents=True, exist_ok=True)
 
     # Gains per drop over max-RSRP, then mean and 95 % normal interval over drops.
     wide = index.pivot_table(index="drop", columns="method",
@@ -64,6 +62,7 @@ def main() -> None:
     ax.set_title(f"HetNet default, {args.drops} drops × 2,000 users")
     ax.figure.savefig(figures / "hetnet_rate_cdf.png", dpi=90, bbox_inches="tight")
     plt.close(ax.figure)
+    say_written(figures, args.out, before)
 
 
 if __name__ == "__main__":

@@ -21,8 +21,9 @@ arguments give the same tables on any machine (a ``--time-limit-s`` is the expli
 exception: what it stops depends on the machine); every row records its status and,
 as factors by which the weighted geometric-mean rate could still rise, its estimate and
 its valid bound. Every run writes one CSV row file into ``--out`` as soon as it
-finishes; ``--resume`` skips the finished ones. Tables and figures go to
-``docs/figures/``.
+finishes; ``--resume`` skips the finished ones. Tables and figures go to ``--figures``
+(default ``results/power_energy/figures/``; ``--figures docs/figures`` replaces the
+published ones).
 
 Run: ``python experiments/power_energy.py [--drops 3] [--resume]``
 """
@@ -35,6 +36,7 @@ from pathlib import Path
 import matplotlib.pyplot as plt
 import numpy as np
 import pandas as pd
+from _outputs import add_output_options, figures_folder, say_written, snapshot
 
 import cellopt
 from cellopt import topology
@@ -43,7 +45,6 @@ from cellopt.study.scenario import load_scenario
 from cellopt.study.store import cached_frame
 from cellopt.study.summary import rate_summary
 
-ROOT = Path(__file__).resolve().parents[1]
 LEVELS = [0.0, -10.0, None]
 USERS = (15, 30, 60, 120, 240)  # on 1.52 km²: 10 to 160 users/km²
 CITY = "sf_femto"
@@ -142,12 +143,12 @@ def main() -> None:
                         help="wall-clock limit per solve_power (default none: results then "
                              "depend on the machine)")
     parser.add_argument("--resume", action="store_true")
-    parser.add_argument("--out", default=str(ROOT / "results" / "power_energy"))
-    parser.add_argument("--figures", default=str(ROOT / "docs" / "figures"))
+    add_output_options(parser, "power_energy")
     args = parser.parse_args()
-    out, figures = Path(args.out), Path(args.figures)
+    out = Path(args.out)
     out.mkdir(parents=True, exist_ok=True)
-    figures.mkdir(parents=True, exist_ok=True)
+    figures = figures_folder(parser, args)  # part 3 is skipped, not replaced, without its data
+    before = snapshot(figures)
 
     runs = [cached_frame(out / f"density_u{n}_d{d}_e{e:g}.csv", args.resume,
                    lambda n=n, d=d, e=e: density_run(n, d, e, args))
@@ -208,6 +209,7 @@ def main() -> None:
         city = cached_frame(out / "city.csv", args.resume, lambda: city_runs(args))
         city.to_csv(figures / "power_city.csv", index=False, float_format="%.4f")
         print(city.to_string(index=False, float_format=lambda v: f"{v:.4g}"))
+    say_written(figures, out, before)
 
 
 if __name__ == "__main__":

@@ -8,7 +8,8 @@ association) and the optimizer with single association. Gains over max-RSRP are 
 per drop (paired), then averaged with a normal 95 % interval over drops.
 
 Per-drop results go to ``--out`` as they finish (``--resume`` continues an interrupted
-run). Writes into ``docs/figures/``: ``ye_random_gain.csv`` (one row per method),
+run). Writes into ``--figures`` (default ``results/ye_random_gain/figures/``; ``--figures
+docs/figures`` replaces the published ones): ``ye_random_gain.csv`` (one row per method),
 ``ye_random_bias.csv`` (the 25 bias pairs), ``ye_random_compare.csv`` (this layout, the
 hexagonal default of ``hetnet_gain.csv`` and the published gains),
 ``ye_random_rate_cdf.png``, ``ye_random_gain.png`` and ``ye_random_bias.png``.
@@ -25,6 +26,7 @@ from pathlib import Path
 import matplotlib.pyplot as plt
 import numpy as np
 import pandas as pd
+from _outputs import add_output_options, figures_folder, say_written, snapshot
 
 from cellopt.plotting import plot_rate_cdf
 from cellopt.study.scenario import load_scenario
@@ -220,18 +222,17 @@ def main() -> None:
     parser.add_argument("--drops", type=int, default=10)
     parser.add_argument("--workers", type=int, default=2)
     parser.add_argument("--resume", action="store_true")
-    parser.add_argument("--out", default=str(ROOT / "results" / "ye_random_gain"))
-    parser.add_argument("--figures", default=str(ROOT / "docs" / "figures"))
+    add_output_options(parser, "ye_random_gain")
     args = parser.parse_args()
 
+    figures = figures_folder(parser, args)
+    before = snapshot(figures)
     t0 = time.perf_counter()
     scenario = load_scenario("ye_random").with_overrides(methods=method_specs())
     index = run_sweep(scenario, args.out, drops=args.drops, workers=args.workers,
                       resume=args.resume)
     index = index[index["drop"] < args.drops]  # leave out the extra drops of a longer run
     wall_s = time.perf_counter() - t0
-    figures = Path(args.figures)
-    figures.mkdir(parents=True, exist_ok=True)
 
     table = gain_table(index)
     grid = bias_grid(table)
@@ -292,6 +293,7 @@ def main() -> None:
     fig = plot_bias(grid)
     fig.savefig(figures / "ye_random_bias.png", dpi=90, bbox_inches="tight")
     plt.close(fig)
+    say_written(figures, args.out, before)
 
 
 if __name__ == "__main__":

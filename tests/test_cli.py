@@ -1,5 +1,7 @@
 """The command line: `cellopt run SCENARIO.toml` on the shipped HetNet scenario."""
 
+import json
+from pathlib import Path
 
 import numpy as np
 import pandas as pd
@@ -7,7 +9,10 @@ import pytest
 from small_scenario import small_scenario
 
 from cellopt import cli
-from cellopt.study.scenario import SHIPPED_DIR
+from cellopt.errors import StoreError
+from cellopt.study.run import run_scenario
+from cellopt.study.scenario import SHIPPED_DIR, load_scenario
+from cellopt.study.store import check_owner, default_folder
 from cellopt.study.summary import sweep_table
 
 HETNET = SHIPPED_DIR / "hetnet.toml"
@@ -99,3 +104,80 @@ def test_sweep_table_gains_with_and_without_grid():
     flat = sweep_table(index, [])  # every grid point pooled
     assert list(flat.index) == ["base", "opt"]
     assert flat["gain_p5"].tolist() == [1.0, 4.5 / 2.0]
+
+
+def _two_scenarios(tmp_path):
+    """Two small scenarios, ``a`` and ``b`` (named after their files), in `tmp_path`."""
+    for name in ("a", "b"):
+        (tmp_path / f"{name}.toml").write_text(small_scenario(drops=1), encoding="utf-8")
+    return tmp_path / "a.toml", tmp_path / "b.toml"
+
+
+def _files(folder):
+    return {p.name: p.read_bytes() for p in folder.iterdir() if p.is_file()}
+
+
+def test_run_writes_each_scenario_to_its_own_folder_by_default(tmp_path, monkeypatch, capsys):
+    a, b = _two_scenarios(tmp_path)
+    monkeypatch.chdir(tmp_path)
+    for scenario in (a, b):
+        assert cli.main(["run", str(scenario), "--method", "max_rsrp", "--no-progress"]) == 0
+        assert f"wrote results/{scenario.stem}/: " in capsys.readouterr().out
+    for name in ("a", "b"):  # neither replaced the other
+        record = json.loads((tmp_path / "results" / name / "run.json").read_text(encoding="utf-8"))
+        assert record["scenario"] == name and record["scenario_path"] == str(tmp_path / f"{name}.toml")
+        assert record["methods"] == ["max_rsrp"]
+    assert not (tmp_path / "results" / "run").exists()
+
+
+def test_run_refuses_another_scenarios_folder_without_force(tmp_path, monkeypatch, capsys):
+    a, b = _two_scenarios(tmp_path)
+    monkeypatch.chdir(tmp_path)
+    assert cli.main(["run", str(a), "--method", "max_rsrp", "--no-progress"]) == 0
+    before = _files(tmp_path / "results" / "a")
+    capsys.readouterr()
+    assert cli.main(["run", str(b), "--out", "results/a", "--method", "max_rsrp"]) == 2
+    err = capsys.readouterr().err
+    assert err.startswith("cellopt: error: results/a holds the `cellopt run` results of scenario "
+                          f"'a' ({a}, written ")
+    assert f"this run is scenario 'b' ({b})" in err and "fix: write to another folder (--out" in err
+    assert "--force" in err
+    assert _files(tmp_path / "results" / "a") == before  # nothing replaced
+    with pytest.raises(StoreError, match=r"scenario 'a'.*force=True"):  # the library alike
+        run_scenario(load_scenario(b), tmp_path / "results" / "a", methods=[])
+    # the same scenario runs again into its folder; --force lets another one in
+    assert cli.main(["run", str(a), "--method", "max_rsrp", "--seed", "5", "--no-progress"]) == 0
+    assert cli.main(["run", str(b), "--out", "results/a", "--method", "max_rsrp", "--force",
+                     "--no-progress"]) == 0
+    record = json.loads((tmp_path / "results" / "a" / "run.json").read_text(encoding="utf-8"))
+    assert record["scenario"] == "b"
+
+
+def test_run_refuses_a_folder_of_another_scenarios_sweep_or_an_unrecorded_run(tmp_path, capsys):
+    a, b = _two_scenarios(tmp_path)
+    sweep = tmp_path / "sweep"
+    sweep.mkdir()
+    (sweep / "meta.json").write_text(json.dumps({"kind": "sweep", "scenario": str(a)}),
+                                     encoding="utf-8")
+    with pytest.raises(StoreError, match=r"holds a sweep of the scenario .*a\.toml"):
+        check_owner(sweep, "b", b)
+    check_owner(sweep, "a", a)  # its own sweep's folder
+    old = tmp_path / "old"
+    old.mkdir()
+    for name in ("method_summary.csv", "user_rates.csv"):
+        (old / name).write_text("method\n", encoding="utf-8")
+    with pytest.raises(StoreError, match=r"did not record its scenario \(no run\.json"):
+        check_owner(old, "a", a)
+    check_owner(old, "a", a, force=True)
+
+
+@pytest.mark.parametrize(("name", "folder"), [("hetnet", "hetnet"), ("../../etc", "etc"),
+                                              ("my run/2", "my_run_2"), ("..", "scenario")])
+def test_default_folder_stays_under_results(name, folder):
+    assert default_folder(name) == Path("results") / folder
+
+
+def test_force_of_run_is_not_refused_as_an_experiment_option(capsys):
+    with pytest.raises(SystemExit):
+        cli.main(["experiment", "hetnet", "--force"])
+    assert "--force only applies with --resume" in capsys.readouterr().err

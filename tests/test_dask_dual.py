@@ -150,6 +150,23 @@ def test_local_client_starts_its_workers_with_the_allocator_settings():
     assert {k: os.environ.get(k) for k in WORKER_MALLOC_ENV} == before  # put back
 
 
+@pytest.mark.slow
+def test_local_client_starts_while_port_8787_is_taken():
+    """A Dask dashboard open elsewhere (port 8787 taken) made local clusters warn that the
+    port is in use, an error in the tests: each cluster cellopt starts takes a free port."""
+    import socket
+
+    with socket.socket() as taken:
+        try:
+            taken.bind(("127.0.0.1", 8787))
+            taken.listen()
+        except OSError:  # taken already: the case under test
+            pass
+        with local_client(n_workers=1) as own:  # every warning is an error here
+            assert own.run(lambda: 1) and own.dashboard_link is not None
+            assert not own.dashboard_link.rstrip("/").rsplit(":", 1)[-1].startswith("8787")
+
+
 # ----------------------------------------------------------------------------- refusals
 @pytest.mark.parametrize(("options", "text"), [
     (dict(part=np.zeros(7, int)), "part has shape (7,); fix: one part label per user"),

@@ -263,9 +263,16 @@ def test_bad_arguments_raise_validation_error(kwargs, match):
         add_femtocells(make_network(), rng=0, **kwargs)
 
 
-def test_missing_region_asks_for_region():
-    with pytest.raises(ValidationError, match="region="):
-        add_femtocells(make_network(None), density_per_km2=10, rng=0)
+def test_without_a_region_femtocells_go_within_500_m_of_the_cells():
+    """It failed asking for region=, where `cellopt run` of a cell file used the cells'
+    convex hull buffered by 500 m: both use cells_region now."""
+    net = make_network(None)
+    out = add_femtocells(net, density_per_km2=300, rng=0)
+    centre = net.cells.geometry.iloc[0]
+    assert out.region.symmetric_difference(centre.buffer(500.0)).area < 1.0  # one cell: a disc
+    femto = out.cells[out.cells["tier"] == "femto"].geometry
+    assert len(femto) > 100 and (femto.distance(centre) <= 500.0).all()
+    assert net.region is None
 
 
 # ---------------------------------------------------------------------- limits

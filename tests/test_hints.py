@@ -327,3 +327,37 @@ def test_run_help_says_what_a_cell_file_does(capsys):
     with pytest.raises(SystemExit):
         cli.main(["run", "--help"])
     assert 'builder = "file"' in " ".join(capsys.readouterr().out.split())
+
+
+def test_sf_femto_from_an_installed_package_names_the_editable_install(tmp_path, monkeypatch,
+                                                                         capsys):
+    """After `pip install .` the hint said to put the data into site-packages/shared/data/."""
+    from cellopt.study import scenario as scenario_module
+
+    shipped = scenario_module.SHIPPED_DIR
+    package = tmp_path / "site-packages" / "cellopt" / "topologies"  # as a wheel lays it out
+    package.mkdir(parents=True)
+    for name in ("sf_femto.toml", "city_synthetic.toml"):
+        (package / name).write_text((shipped / name).read_text(encoding="utf-8"), encoding="utf-8")
+    monkeypatch.setattr(scenario_module, "SHIPPED_DIR", package)
+    line = error_line(["run", "sf_femto", "--out", str(tmp_path / "out")], capsys)
+    assert f"the cell file {tmp_path / 'site-packages' / 'shared'}" in line
+    assert ("reads ../../shared/data/opencellid_sf_verizon_lte.csv relative to topologies/ in a "
+            "checkout of the cellopt repository") in line
+    assert f"this cellopt is an installed package ({package})" in line
+    assert "fix: install cellopt from a clone" in line and "`pip install -e .`" in line
+    assert f"or copy {package / 'sf_femto.toml'} and set its [network] path" in line
+    assert "or run its synthetic stand-in city_synthetic" in line
+    assert "put the file there" not in line  # not the site-packages folder
+    assert not (tmp_path / "out").exists() or not any((tmp_path / "out").iterdir())
+
+
+def test_a_checkouts_missing_data_keeps_the_plain_hint(tmp_path):
+    text = (Path(__file__).resolve().parents[1] / "topologies" / "sf_femto.toml").read_text(
+        encoding="utf-8")
+    path = tmp_path / "sf.toml"
+    path.write_text(text.replace('stand_in = "city_synthetic.toml"', "")
+                    .replace("../../shared/data/", "absent/"), encoding="utf-8")
+    with pytest.raises(ValidationError, match=r"absent/opencellid.*does not exist; fix: put the "
+                                              r"file there or set \[network\] path"):
+        load_scenario(path).build(0)

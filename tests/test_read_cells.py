@@ -584,3 +584,18 @@ def test_default_projection_property(lon0, lat0, half_lon, half_lat):
             assert "no single local projection keeps their distances within 1%" in str(exc)
             return
     assert np.abs(pairwise_ratio(net) - 1).max() <= 0.01
+
+
+def test_a_cell_file_read_from_python_takes_users_in_the_region_of_cellopt_run(tmp_path):
+    """`read_cells` then `drop_users(net, 500)` failed with "the network has no region",
+    while `cellopt run` of the same file used the sites' outline plus 500 m."""
+    from cellopt.study.builders import file_network
+    from cellopt.topology import drop_users
+
+    lon, lat = lonlat([0.0, 1500.0, 0.0, 1500.0], [0.0, 0.0, 1200.0, 1200.0])
+    path = write_csv(tmp_path / "cells.csv", lon=lon, lat=lat, cell_id=[1, 2, 3, 4])
+    net = read_cells(path)
+    assert net.region is None
+    users = drop_users(net, 500, rng=0)
+    assert users.n_users == 500
+    assert users.region.equals(file_network(str(path)).region)  # the CLI's file builder

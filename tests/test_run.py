@@ -149,7 +149,7 @@ def test_every_output_file_is_written(run):
                      "cell_config.csv", "deploy_drops.csv",
                      "results.gpkg", "coverage_best_server.tif", "coverage_rsrp_dbm.tif",
                      "coverage_sinr_db.tif", "coverage_rate_mbps.tif", "network_map.png",
-                     "rate_cdf.png", "convergence.png", "report.html"}
+                     "rate_cdf.png", "convergence.png", "report.html", "run.json"}
     assert all(p.stat().st_size > 0 for p in run.files)
     assert not list(run.files[0].parent.glob(".*tmp*"))
 
@@ -302,3 +302,46 @@ def test_mean_ci_by_hand():
     assert mean.tolist() == [2.0, 10.0]
     assert half == pytest.approx([1.96 / np.sqrt(3), 0.0])  # sample sd 1 and 0
     assert mean_ci(np.array([5.0]))[1] == 0.0  # one sample: no interval
+
+
+def test_every_gap_in_the_tables_is_to_the_runs_best_bound(run):
+    """max-RSRP reported the gap to its own loose bound (0.79 where its distance to the
+    run's best bound was 0.24), and the convergence figure drew that bound as a dot far
+    above every objective."""
+    from cellopt.solvers.certificate import certified_gap
+    from cellopt.study.run import _plot_bounds
+
+    best = run.solutions["optimized"]
+    baseline = run.solutions["max_rsrp"]
+    assert baseline.upper_bound > best.upper_bound  # its own bound is the looser one
+    summary = pd.read_csv(run.files[0].parent / "method_summary.csv", index_col="method")
+    expected = certified_gap(run.drop.problem, best.upper_bound, baseline.objective,
+                             baseline.utility)
+    row = summary.loc["max_rsrp"]
+    assert row["upper_bound"] == pytest.approx(best.upper_bound)
+    assert row["gap"] == pytest.approx(expected) and row["gap"] < baseline.gap
+    assert row["bound_from"] == "optimized"
+    np.testing.assert_allclose(summary["upper_bound"], best.upper_bound, rtol=1e-12)
+    assert (summary["bound_from"] == "optimized").all()
+    # the figure follows: one line for the run's best bound, no baseline's own bound
+    ax = _plot_bounds(run)
+    labels = [line.get_label() for line in ax.get_lines()]
+    assert "best upper bound of the run (optimized)" in labels
+    assert "max_rsrp upper bound" not in labels and "max_rsrp objective" in labels
+    line = next(x for x in ax.get_lines() if x.get_label().startswith("best upper bound"))
+    assert set(line.get_ydata()) == {best.upper_bound}
+    ax.figure.clf()
+
+
+def test_a_sweeps_gaps_are_to_each_drops_best_bound(tmp_path):
+    from cellopt.study.sweep import run_sweep
+
+    path = tmp_path / "outputs.toml"
+    path.write_text(SCENARIO.replace("[deploy]", "[deploy]\nenabled = false"), encoding="utf-8")
+    scenario = load_scenario(path)
+    index = run_sweep(scenario, tmp_path / "sweep", drops=1, progress=False)
+    rows = index.set_index("method")
+    drop = scenario.build(int(rows["seed"].iloc[0]))
+    own = scenario.solve(drop, scenario.runs[0])
+    assert rows.loc["max_rsrp", "upper_bound"] == pytest.approx(rows.loc["optimized", "upper_bound"])
+    assert rows.loc["max_rsrp", "gap"] < own.gap

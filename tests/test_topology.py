@@ -380,11 +380,28 @@ def test_drop_users_errors(hetnet, kwargs, match):
         drop_users(macro, **kwargs)
 
 
-def test_drop_users_needs_a_region():
-    net = Network(cells=cells_frame([0.0], [0.0], crs="EPSG:32631", tier="macro", tx_power_dbm=46.0,
-                                    antenna_gain_dbi=14.0))
-    with pytest.raises(ValidationError, match="region"):
-        drop_users(net, 10, rng=0)
+def test_drop_users_without_a_region_uses_the_cells_outline_plus_500_m():
+    """It failed with "the network has no region", where `cellopt run` of a cell file used
+    the cells' convex hull buffered by 500 m: both use cells_region now."""
+    from cellopt.topology import cells_region
+
+    net = Network(cells=cells_frame([0.0, 2000.0, 0.0], [0.0, 0.0, 1000.0], crs="EPSG:32631",
+                                    tier="macro", tx_power_dbm=46.0, antenna_gain_dbi=14.0))
+    out = drop_users(net, 300, rng=0)
+    hull = shapely.Polygon([(0, 0), (2000, 0), (0, 1000)])
+    assert out.region.symmetric_difference(hull.buffer(500.0)).area < 1.0  # [m²]
+    assert out.region.equals(cells_region(net))
+    assert out.region.area == pytest.approx(hull.area + 500 * hull.length + math.pi * 500**2,
+                                            rel=1e-3)
+    xy = xy_of(out.users)
+    assert shapely.distance(hull, shapely.points(xy)).max() <= 500.0 + 1e-9
+    assert out.users.shape[0] == 300 and net.region is None  # the input is left as it was
+    # the next users go to the same region, with or without it given
+    again = drop_users(out, 10, rng=1)
+    assert again.region.equals(out.region)
+    with pytest.raises(ValidationError, match="no region and no cells to draw one around; fix: "
+                                              "pass region="):
+        drop_users(Network(cells=net.cells.iloc[:0]), 10, rng=0)
 
 
 # ---------------------------------------------------------------------- sparse spacing checks

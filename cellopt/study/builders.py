@@ -26,7 +26,6 @@ from typing import Any, Literal
 
 import geopandas as gpd
 import numpy as np
-import shapely
 
 from cellopt import radio, topology
 from cellopt.errors import ValidationError
@@ -436,9 +435,10 @@ def problem_options(problem: Mapping[str, Any], net: Network) -> dict[str, Any]:
     return overrides
 
 
-def file_network(path: str, *, region_buffer_m: float = 500.0, window: Sequence[float] | None = None,
-                 area: str | None = None, guard_m: float = 500.0, sectors: int | None = None,
-                 stand_in: str | None = None, **options: Any) -> Network:
+def file_network(path: str, *, region_buffer_m: float = topology.CELLS_REGION_BUFFER_M,
+                 window: Sequence[float] | None = None, area: str | None = None,
+                 guard_m: float = 500.0, sectors: int | None = None, stand_in: str | None = None,
+                 **options: Any) -> Network:
     """The network of a cell file (:func:`~cellopt.topology.read_cells`), with its service area.
 
     Parameters
@@ -446,7 +446,9 @@ def file_network(path: str, *, region_buffer_m: float = 500.0, window: Sequence[
     path : str
         The cell file.
     region_buffer_m : float
-        Without a region of its own, the network's is its cells' convex hull buffered so.
+        Without a region of its own, the network's is its cells' convex hull buffered so
+        (:func:`~cellopt.topology.cells_region`, the default region of
+        :func:`~cellopt.topology.drop_users` too).
     window, area : sequence of 4 floats or str, optional
         ``[lon_min, lat_min, lon_max, lat_max]`` of a study area, or a polygon file of
         it (:func:`~cellopt.topology.study_window`, with `guard_m` [m] of guard band).
@@ -477,10 +479,8 @@ def file_network(path: str, *, region_buffer_m: float = 500.0, window: Sequence[
         net = topology.sectorize(net, sectors)
     if study_area is not None:
         return topology.study_window(net, study_area, guard_m=guard_m)
-    if net.region is None:
-        hull = shapely.convex_hull(shapely.MultiPoint(
-            np.column_stack([net.cells.geometry.x, net.cells.geometry.y])))
-        net = net.replace(region=hull.buffer(region_buffer_m))
+    if net.region is None:  # the default of drop_users and add_femtocells, with its buffer
+        net = net.replace(region=topology.cells_region(net, region_buffer_m))
     return net
 
 

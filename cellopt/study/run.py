@@ -34,6 +34,8 @@
     report.html          all of it in one self-contained page, with an interactive map of
                          every method's association, the coverage maps, the study area and
                          the column reading of cell files
+    run.json             which scenario (name and file), seed and methods wrote the folder,
+                         with cellopt's version and the time (:func:`~cellopt.study.store.run_record`)
 
 The files replace those of an earlier run together, once every one is written whole
 (:func:`~cellopt.study.atomic.atomic_files`): a run that fails or is interrupted leaves the
@@ -41,7 +43,9 @@ earlier run's files as they were, and no torn file. Then the files of :data:`OUT
 that this run did not write (``report.html`` of a run with a report, before one without;
 ``power_patterns.csv``) are removed, if cellopt wrote them. The run holds the folder's
 lock (:class:`~cellopt.study.store.FolderLock`) from start to end: a second run into the
-folder is refused meanwhile.
+folder is refused meanwhile. A folder holding another scenario's results (its ``run.json``,
+or a sweep's ``meta.json``, names another scenario file) is refused unless ``force``
+(:func:`~cellopt.study.store.check_owner`).
 
 Runs of more than :data:`CHUNK_USERS` users write the per-user tables a chunk of users at
 a time and keep none in memory (:attr:`RunResult.users` is None). Runs of more than
@@ -54,6 +58,7 @@ from __future__ import annotations
 import contextlib
 import dataclasses
 import errno
+import json
 import logging
 import os
 import sys
@@ -80,8 +85,15 @@ from cellopt.study.rasters import COVERAGE_FILES, write_geotiff_to
 from cellopt.study.report import CoverageLayer, is_report, render_report
 from cellopt.study.scenario import MethodSpec, Scenario
 from cellopt.study.schema import POWER, labels_problem
-from cellopt.study.store import FolderLock
-from cellopt.study.summary import link_summary, method_summary, network_place, traffic_model
+from cellopt.study.store import RUN_RECORD, FolderLock, check_owner, run_record
+from cellopt.study.summary import (
+    best_bound,
+    link_summary,
+    method_summary,
+    network_place,
+    run_bounds,
+    traffic_model,
+)
 from cellopt.topology.cellfiles import ColumnReading, recorded_readings
 
 __all__ = ["CHUNK_USERS", "OUTPUT_FILES", "PLOT_USERS", "REPORT_USERS", "RunResult", "coverage_text",
@@ -103,7 +115,7 @@ REPORT_USERS = 5_000
 OUTPUT_FILES = ("method_summary.csv", "radio_summary.csv", "user_rates.csv", "cell_stats.csv",
                 "power_patterns.csv", "cell_config.csv", "deploy_drops.csv", "results.gpkg",
                 *COVERAGE_FILES.values(), "network_map.png", "rate_cdf.png", "convergence.png",
-                "report.html")
+                "report.html", RUN_RECORD)
 #: The first bytes of the files a run writes only sometimes, as cellopt writes them.
 _HEADERS = {"power_patterns.csv": b"method,cell_id,x_m,y_m,pattern,pattern_share,",
             "cell_config.csv": b"cell_id,site_id,tier,offset_db",
@@ -170,7 +182,7 @@ class RunResult:
 
 def run_scenario(scenario: Scenario, out: str | Path, *, seed: int | None = None,
                  methods: Sequence[MethodSpec] | None = None, report: bool = True,
-                 progress: bool = False) -> RunResult:
+                 progress: bool = False, force: bool = False) -> RunResult:
     """Build one drop of `scenario`, solve it with every method, write the outputs to `out`.
 
     Parameters
@@ -191,6 +203,9 @@ def run_scenario(scenario: Scenario, out: str | Path, *, seed: int | None = None
     progress : bool
         Show each stage's time, the link table's progress bar and each method's
         iterations on stderr.
+    force : bool
+        Write into `out` even if it holds another scenario's results (see
+        :func:`~cellopt.study.store.check_owner`).
 
     Returns
     -------
@@ -202,6 +217,9 @@ def run_scenario(scenario: Scenario, out: str | Path, *, seed: int | None = None
         For `out` an existing file, a bad seed, `methods` whose labels are equal once the
         spaces at their ends are stripped, or ``[coverage]`` settings that give no map
         (:func:`~cellopt.coverage.check_coverage`, before anything is solved).
+    StoreError
+        For `out` holding another scenario's results, without `force` (checked before
+        anything is built).
     FolderInUseError
         While another running process writes to `out` (it holds its lock; the lock of a
         run that was killed is taken over with a warning).
@@ -221,6 +239,7 @@ def run_scenario(scenario: Scenario, out: str | Path, *, seed: int | None = None
     if not os.access(out, os.W_OK | os.X_OK):
         raise PermissionError(errno.EACCES, os.strerror(errno.EACCES), str(out))
     with FolderLock(out):
+        check_owner(out, scenario.name, scenario.path, force=force)
         for tmp in leftover_temporaries(out, OUTPUT_FILES):  # of a killed run
             tmp.unlink(missing_ok=True)
         return _run(scenario, out, seed=seed, methods=methods, report=report, progress=progress)
@@ -326,6 +345,9 @@ def _write_outputs(staged: AtomicFiles, result: RunResult, out: Path, seed: int,
         if report:
             page = _report_page(result, seed, columns, figures)
             write("report.html", lambda f: f.write(page))
+        record = run_record(result.scenario.name, result.scenario.path, seed=seed,
+                            methods=list(solutions))
+        write(RUN_RECORD, lambda f: json.dump(record, f, indent=2))
     finally:
         import matplotlib.pyplot as plt
 
@@ -579,7 +601,7 @@ def _figures(result: RunResult, seed: int, sample: np.ndarray | None) -> dict[st
 
     With a `sample` of user rows, the map and the CDF show those users only.
     """
-    from cellopt.plotting import plot_convergence, plot_network, plot_rate_cdf
+    from cellopt.plotting import plot_network, plot_rate_cdf
 
     drop, name = result.drop, result.scenario.name
     rows = slice(None) if sample is None else sample
@@ -595,10 +617,32 @@ def _figures(result: RunResult, seed: int, sample: np.ndarray | None) -> dict[st
     ax_cdf = plot_rate_cdf({label: drop.per_user(sol.user_rate_mbps)[rows][study]
                             for label, sol in result.solutions.items()})
     ax_cdf.set_title(f"{name}: user rates (seed {seed}{shown})")
-    ax_conv = plot_convergence(result.solutions)
+    ax_conv = _plot_bounds(result)
     ax_conv.set_title(f"{name}: objective and upper bound")
     return {"network_map.png": ax_map.figure, "rate_cdf.png": ax_cdf.figure,
             "convergence.png": ax_conv.figure}
+
+
+def _plot_bounds(result: RunResult) -> Any:
+    """The convergence figure, with the bounds the tables use: the run's best bound
+    (:func:`~cellopt.study.summary.best_bound`) as one line, and no own bound of a method
+    that measures its gap against it from a single point (a baseline's one loose bound,
+    far above every objective); an iterative method's bounds are drawn as it found them."""
+    from cellopt.plotting import plot_convergence
+
+    best = best_bound(result.solutions)
+    if best is None:
+        return plot_convergence(result.solutions)
+    bounds = run_bounds(result.drop.problem, result.solutions)
+    shown = {}
+    for label, sol in result.solutions.items():
+        history = sol.history
+        if (bounds[label].bound_from == best[0] and history is not None and len(history) <= 1
+                and "upper_bound" in history):
+            sol = dataclasses.replace(sol, history=history.drop(columns="upper_bound"))
+        shown[label] = sol
+    return plot_convergence(shown, bound=best[1],
+                            bound_label=f"best upper bound of the run ({best[0]})")
 
 
 def _notes(result: RunResult, seed: int, shown: str, sample: np.ndarray | None) -> list[str]:

@@ -135,6 +135,7 @@ from __future__ import annotations
 
 import dataclasses
 import importlib.resources
+import os
 import sys
 import time
 import tomllib
@@ -497,6 +498,9 @@ class Scenario:
 
     def _network(self, rng: np.random.Generator) -> Network:
         """The network of the [network] section, built by its builder."""
+        hint = _packaged_data_hint(self)
+        if hint is not None:
+            raise ValidationError(hint)
         builder = BUILDERS[self.network["builder"]]
         return builder.build({k: v for k, v in self.network.items() if k != "builder"}, rng)
 
@@ -504,6 +508,34 @@ class Scenario:
     def data_missing(self) -> bool:
         """True for a file-based scenario whose cell file does not exist."""
         return "path" in self.network and not Path(self.network["path"]).exists()
+
+
+def from_checkout() -> bool:
+    """Whether the shipped scenarios are read from a checkout of the repository (an
+    editable install, or a checkout on the path), where their relative data paths such as
+    ``../../shared/data/`` reach the folder beside it; False for an installed package."""
+    return (SHIPPED_DIR.parent / "pyproject.toml").is_file()
+
+
+def _packaged_data_hint(scenario: Scenario) -> str | None:
+    """Why a shipped scenario's cell file is absent from an installed package, and the fix
+    (None unless that is the case): its path is relative to the repository's
+    ``topologies/``, which the package does not reproduce."""
+    if not scenario.data_missing or from_checkout():
+        return None
+    if scenario.path.resolve().parent != SHIPPED_DIR.resolve():
+        return None
+    file = Path(scenario.network["path"])
+    written = Path(os.path.relpath(file, scenario.path.parent)).as_posix()
+    stand_in = scenario.network.get("stand_in")
+    return (f"the cell file {file} does not exist: the shipped scenario {scenario.name!r} reads "
+            f"{written} relative to topologies/ in a checkout of the cellopt repository (the data "
+            f"folder beside the checkout), and this cellopt is an installed package "
+            f"({SHIPPED_DIR}), where that path leads nowhere; fix: install cellopt from a clone "
+            "whose data folder is beside it, editable (`pip install -e .` in the clone; README.md, "
+            f"\"Set up and go\"), or copy {scenario.path} and set its [network] path to your copy "
+            "of the file" + (f", or run its synthetic stand-in {Path(stand_in).stem}"
+                               if stand_in else ""))
 
 
 def _deploy_settings(check: _schema.Checker, section: dict[str, Any] | None) -> DeploySettings:

@@ -34,6 +34,7 @@ import itertools
 import json
 import math
 import os
+import re
 import secrets
 import shlex
 import socket
@@ -55,6 +56,7 @@ from cellopt.study import atomic
 
 __all__ = [
     "LOCK_NAME",
+    "RUN_RECORD",
     "TASK_BYTES",
     "Damaged",
     "FolderInUseError",
@@ -63,11 +65,14 @@ __all__ = [
     "SettingsMismatch",
     "as_stored",
     "cached_frame",
+    "check_owner",
+    "default_folder",
     "grid_ids",
     "grid_points",
     "grid_text",
     "overrides",
     "read_whole_csv",
+    "run_record",
     "same_value",
     "setting_text",
     "toml_value",
@@ -465,6 +470,115 @@ def _windows_process_alive(pid: int) -> bool:
     finally:
         kernel32.CloseHandle(handle)
 
+
+
+# ---------------------------------------------------------------------------- owners
+#: The record a ``cellopt run`` folder keeps of the run that wrote it (:func:`run_record`).
+RUN_RECORD = "run.json"
+#: The files whose presence says a folder holds a ``cellopt run``'s results.
+_RUN_TABLES = ("method_summary.csv", "user_rates.csv")
+
+
+def default_folder(name: str, stem: str = "scenario") -> Path:
+    """The default results folder of a scenario: ``results/<name>``.
+
+    What ``cellopt run`` and ``cellopt experiment`` write to without ``--out``, so that
+    each scenario keeps its own results. Characters other than letters, digits, ``.``,
+    ``-`` and ``_`` become ``_`` (a name never points outside ``results/``).
+
+    Parameters
+    ----------
+    name : str
+        The scenario's name (its ``name`` key, else its file's stem).
+    stem : str
+        Used when nothing is left of `name` (e.g. ``".."``).
+    """
+    safe = re.sub(r"[^\w.-]+", "_", name).strip("._") or stem
+    return Path("results") / safe
+
+
+def run_record(scenario_name: str, scenario_path: str | Path, **extra: Any) -> dict[str, Any]:
+    """What a ``cellopt run`` folder records in :data:`RUN_RECORD` about the run that wrote it.
+
+    ``kind`` ("run"), ``scenario`` (the name), ``scenario_path`` (the file, resolved),
+    ``cellopt_version``, ``written`` (UTC) and the `extra` keys (the seed and methods).
+    """
+    now = datetime.datetime.now(datetime.UTC).isoformat(timespec="seconds")
+    return {"kind": "run", "scenario": scenario_name,
+            "scenario_path": str(Path(scenario_path).resolve()), "cellopt_version": __version__,
+            "written": now, **as_stored(extra)}
+
+
+def _read_json(path: Path) -> dict[str, Any]:
+    """A JSON object from `path`, empty if it cannot be read as one."""
+    try:
+        data = json.loads(path.read_text(encoding="utf-8"))
+    except (OSError, ValueError):
+        return {}
+    return data if isinstance(data, dict) else {}
+
+
+def _owners(folder: Path) -> list[tuple[str | None, str]]:
+    """Whose results `folder` holds: (the scenario file, or None where no record says it;
+    the results and their record in words), for a run's and for a sweep's."""
+    owners: list[tuple[str | None, str]] = []
+    record, meta = folder / RUN_RECORD, folder / "meta.json"
+    if record.is_file():
+        data = _read_json(record)
+        path = data.get("scenario_path")
+        owners.append((path, f"the `cellopt run` results of scenario {data.get('scenario')!r} "
+                             f"({path}, written {data.get('written', '?')}; {record})")
+                      if isinstance(path, str) else
+                      (None, f"the results of a `cellopt run` ({record} cannot be read)"))
+    elif all((folder / name).is_file() for name in _RUN_TABLES):
+        owners.append((None, f"the results of a `cellopt run` that did not record its scenario "
+                             f"(no {RUN_RECORD}: an earlier cellopt)"))
+    if meta.is_file():
+        data = _read_json(meta)
+        path = data.get("scenario")
+        owners.append((path, f"a {data.get('kind', 'sweep')} of the scenario {path} ({meta})")
+                      if isinstance(path, str) else
+                      (None, f"the results of a sweep ({meta} cannot be read)"))
+    return owners
+
+
+def check_owner(folder: str | Path, scenario_name: str, scenario_path: str | Path, *,
+                force: bool = False) -> None:
+    """Refuse to write a scenario's results into a folder holding another scenario's.
+
+    A folder's scenario is the one its :data:`RUN_RECORD` (a ``cellopt run``) or its
+    ``meta.json`` (a sweep or capacity study) names, by its file; results the folder does
+    not say the scenario of (a garbled record, or a run of a cellopt that kept none) count
+    as another scenario's.
+
+    Parameters
+    ----------
+    folder : path
+        The results folder (missing or empty: nothing to check).
+    scenario_name : str
+        The scenario about to write there (named in the message).
+    scenario_path : path
+        Its file.
+    force : bool
+        Write there anyway (``--force``): the run's files replace the others' files of
+        the same name.
+
+    Raises
+    ------
+    StoreError
+        For a folder holding another scenario's results, without `force`.
+    """
+    folder = Path(folder)
+    if force or not folder.is_dir():
+        return
+    mine = Path(scenario_path).resolve()
+    other = [what for path, what in _owners(folder) if path is None or Path(path) != mine]
+    if other:
+        raise StoreError(f"{folder} holds {' and '.join(other)}; this run is scenario "
+                         f"{scenario_name!r} ({mine}), whose files would replace or mix with "
+                         "them; fix: write to another folder (--out; without it each scenario "
+                         "writes to results/<scenario name>), or pass --force (force=True) to "
+                         "write there anyway")
 
 
 # ---------------------------------------------------------------------------- files

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, NamedTuple
 
 import numpy as np
 import pandas as pd
@@ -15,10 +15,11 @@ if TYPE_CHECKING:
     from cellopt.drop import Drop
     from cellopt.linktable import LinkTable
     from cellopt.network import Network
+    from cellopt.problem import Problem
     from cellopt.solution import Solution
 
-__all__ = ["link_summary", "mean_ci", "method_summary", "network_place", "rate_summary", "sweep_table",
-           "traffic_model"]
+__all__ = ["RunBound", "best_bound", "link_summary", "mean_ci", "method_summary", "network_place",
+           "rate_summary", "run_bounds", "sweep_table", "traffic_model"]
 
 #: The normal quantile of a two-sided 95 % interval.
 Z95 = 1.96
@@ -138,12 +139,84 @@ def link_summary(network: Network, links: LinkTable) -> pd.DataFrame:
     return pd.DataFrame.from_dict(rows, orient="index")
 
 
+class RunBound(NamedTuple):
+    """A method's upper bound and gap as a run's tables report them (:func:`run_bounds`)."""
+
+    #: The bound [utility]: the run's best where it applies, else the method's own (NaN: none).
+    upper_bound: float
+    #: The rate-equivalent gap c − 1 of the method's objective to `upper_bound` (NaN: none).
+    gap: float
+    #: The label of the method whose bound it is.
+    bound_from: str | None
+
+
+def _bounds_the_problem(sol: Solution) -> bool:
+    """Whether `sol`'s bound is one of the problem as given, at fixed power."""
+    return sol.bound_kind == "problem" and sol.power is None
+
+
+def best_bound(solutions: Mapping[str, Solution]) -> tuple[str, float] | None:
+    """The lowest finite bound of the problem as given among `solutions` (fixed power,
+    ``bound_kind == "problem"``), with the label of the method that found it; None if
+    there is none (see :func:`run_bounds`)."""
+    pooled = {label: float(sol.upper_bound) for label, sol in solutions.items()
+              if _bounds_the_problem(sol) and sol.upper_bound is not None
+              and np.isfinite(sol.upper_bound)}
+    if not pooled:
+        return None
+    label = min(pooled, key=pooled.__getitem__)
+    return label, pooled[label]
+
+
+def run_bounds(problem: Problem, solutions: Mapping[str, Solution]) -> dict[str, RunBound]:
+    """Each method's upper bound and gap against the best (lowest) bound of the run.
+
+    Every bound of the problem as given (``bound_kind == "problem"``, fixed power) bounds
+    the optimum of that one problem, so the lowest of them bounds it best; a baseline's
+    own bound, at prices of its own making, is much looser. Each such method's gap is
+    therefore measured against that best bound
+    (:func:`~cellopt.solvers.certificate.certified_gap`: the factor − 1 by which every
+    user's rate would have to grow to reach it). A method whose bound is of another
+    problem (power optimization, load-coupled interference: ``bound_kind`` other than
+    ``"problem"``) keeps its own bound and gap.
+
+    Parameters
+    ----------
+    problem : Problem
+        The problem every method of the run solved.
+    solutions : mapping of str to Solution
+        By method label.
+
+    Returns
+    -------
+    dict of str to RunBound
+        By label, in the order of `solutions`.
+    """
+    from cellopt.solvers.certificate import certified_gap
+
+    best = best_bound(solutions)
+    out = {}
+    for label, sol in solutions.items():
+        if best is not None and _bounds_the_problem(sol):
+            gap = certified_gap(problem, best[1], sol.objective, sol.utility)
+            out[label] = RunBound(best[1], np.nan if gap is None else float(gap), best[0])
+        else:
+            own = sol.upper_bound is not None and not np.isnan(sol.upper_bound)
+            out[label] = RunBound(float(sol.upper_bound) if own else np.nan,
+                                  np.nan if sol.gap is None else float(sol.gap),
+                                  label if own else None)
+    return out
+
+
 def method_summary(drop: Drop, solutions: Mapping[str, Solution]) -> pd.DataFrame:
     """One row per method: utility, bound, gap, status, rate percentiles, tier shares,
     payment, offloaded share and cap violations.
 
     Rates and tier shares are over the users of the study area; users without any
-    usable link (outage) count with rate 0 in the percentiles.
+    usable link (outage) count with rate 0 in the percentiles. ``upper_bound`` is the
+    best (lowest) bound of the run on the problem, ``gap`` each method's gap to it and
+    ``bound_from`` the method whose bound it is (:func:`run_bounds`; a power run keeps
+    its own).
 
     Parameters
     ----------
@@ -155,12 +228,14 @@ def method_summary(drop: Drop, solutions: Mapping[str, Solution]) -> pd.DataFram
     network = drop.network
     tiers = network.cells["tier"].to_numpy()
     study = drop.in_study_area
+    bounds = run_bounds(drop.problem, solutions)
     rows = {}
     for label, sol in solutions.items():
         rate = drop.per_user(sol.user_rate_mbps)[study]
         serving = drop.per_user(sol.serving_cell, fill=-1)[study]
-        row = {"utility": sol.objective, "upper_bound": sol.upper_bound, "gap": sol.gap,
-               "status": sol.status, **rate_summary(rate)}
+        bound = bounds[label]
+        row = {"utility": sol.objective, "upper_bound": bound.upper_bound, "gap": bound.gap,
+               "bound_from": bound.bound_from, "status": sol.status, **rate_summary(rate)}
         for tier in TIERS:
             if (tiers == tier).any():
                 row[f"share_{tier}"] = float((tiers[serving[serving >= 0]] == tier).sum()
@@ -170,13 +245,13 @@ def method_summary(drop: Drop, solutions: Mapping[str, Solution]) -> pd.DataFram
             row["offload_share"] = sol.offload_share
         row["backhaul_violations"] = len(sol.exceeded_backhaul)
         if any(s.power is not None for s in solutions.values()):
-            row.update(_power_columns(network, sol))
+            row.update(_power_columns(network, sol, bound.gap))
         row["time_s"] = sol.wall_s
         rows[label] = row
     return pd.DataFrame.from_dict(rows, orient="index")
 
 
-def _power_columns(network: Network, sol: Solution) -> dict[str, float]:
+def _power_columns(network: Network, sol: Solution, gap: float) -> dict[str, float]:
     """The power columns of a method's summary row (a run with power optimization).
 
     ``energy_w``: the network's mean transmit power [W] (every cell at full power for a
@@ -184,13 +259,14 @@ def _power_columns(network: Network, sol: Solution) -> dict[str, float]:
     power, whose objective does not pay for energy); ``n_patterns``: power patterns with a
     share of the band (1 at fixed power); ``bound_factor`` and ``estimate_factor``: the
     factors by which every rate would have to grow to reach the upper bound and the
-    estimate of the optimum (1 + gap; the estimate only for power optimization).
+    estimate of the optimum (1 + `gap`, the gap of the summary row; the estimate only for
+    power optimization).
     """
     if sol.power is None:
         energy_w = float((10.0 ** (network.cells["tx_power_dbm"].to_numpy(float) / 10.0)).sum()
                          * 1e-3)
         return {"energy_w": energy_w, "energy_cost": 0.0, "n_patterns": 1,
-                "bound_factor": np.nan if sol.gap is None else 1.0 + sol.gap,
+                "bound_factor": 1.0 + gap,
                 "estimate_factor": np.nan}
     info = sol.power.bound_info
     return {"energy_w": sol.power.energy_w, "energy_cost": sol.energy_cost,

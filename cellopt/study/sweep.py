@@ -62,7 +62,7 @@ from cellopt.study.store import (
     same_value,
     toml_value,
 )
-from cellopt.study.summary import rate_summary
+from cellopt.study.summary import rate_summary, run_bounds
 from cellopt.study.tasks import run_tasks
 
 __all__ = ["SUMMARY_COLUMNS", "collect", "grid_scenarios", "load_rates", "plot_sweep", "resumed_drops",
@@ -94,19 +94,22 @@ def _run_task(raw: dict[str, Any], path: str, point: dict[str, Any], gid: str, d
     built = scenario.build(seed)
     served, study = built.solvable, built.in_study_area  # statistics leave out a guard band
     rows, rates = [], np.zeros((len(scenario.runs), built.network.n_users))
-    for i, spec in enumerate(scenario.runs):
+    solutions, walls = {}, {}
+    for spec in scenario.runs:
         t0 = time.perf_counter()
-        sol = scenario.solve(built, spec)
-        wall = time.perf_counter() - t0
+        solutions[spec.label] = scenario.solve(built, spec)
+        walls[spec.label] = time.perf_counter() - t0
+    bounds = run_bounds(built.problem, solutions)  # every gap to the drop's best bound
+    for i, spec in enumerate(scenario.runs):
+        sol = solutions[spec.label]
         rates[i] = built.per_user(sol.user_rate_mbps)  # users in outage count with rate 0
         rows.append({
             "grid_id": gid, "drop": drop, "seed": seed, **point,
             "method": spec.label, "solver": spec.name, "objective": sol.objective,
-            "upper_bound": np.nan if sol.upper_bound is None else sol.upper_bound,
-            "gap": np.nan if sol.gap is None else sol.gap,
+            "upper_bound": bounds[spec.label].upper_bound, "gap": bounds[spec.label].gap,
             **rate_summary(rates[i, study]),
             "n_users": int(study.sum()), "n_outage": int((study & ~served).sum()),
-            "status": sol.status, "wall_s": wall,
+            "status": sol.status, "wall_s": walls[spec.label],
         })
     out = Path(drops_dir)
     name = _result_name(gid, drop)

@@ -1,4 +1,5 @@
-"""Study areas on real networks: a downtown window with a guard band of interferers."""
+"""Areas of real networks: the default region around the cells, and a downtown study
+window with a guard band of interferers."""
 
 from __future__ import annotations
 
@@ -13,7 +14,45 @@ from cellopt.errors import ValidationError
 from cellopt.network import Network
 from cellopt.parameters import check_real
 
-__all__ = ["study_window"]
+__all__ = ["CELLS_REGION_BUFFER_M", "cells_region", "study_window"]
+
+#: How far the default region of a network without one reaches beyond its cells [m].
+CELLS_REGION_BUFFER_M = 500.0
+
+
+def cells_region(network: Network, buffer_m: float = CELLS_REGION_BUFFER_M) -> shapely.Geometry:
+    """The default region of a network that has none (e.g. read from a cell file): the
+    convex hull of its cells, buffered by `buffer_m`.
+
+    Where :func:`~cellopt.topology.drop_users` and
+    :func:`~cellopt.topology.add_femtocells` drop users and femtocells in a network
+    without a :attr:`~cellopt.Network.region` when given no `region`, and the region
+    ``cellopt run`` gives the network of a cell file (``[network] region_buffer_m``).
+
+    Parameters
+    ----------
+    network : Network
+        With at least one cell.
+    buffer_m : float
+        Reach beyond the outermost cells [m], ≥ 0 (500 m by default: about one
+        inter-site distance of an urban macro layer).
+
+    Returns
+    -------
+    shapely.Polygon
+        In the network CRS.
+
+    Raises
+    ------
+    ValidationError
+        For a network without cells, or a `buffer_m` that is not ≥ 0 and finite.
+    """
+    buffer_m = check_real(buffer_m, "buffer_m", "region_buffer_m")
+    if network.n_cells == 0:
+        raise ValidationError("the network has no region and no cells to draw one around; fix: "
+                              "pass region=<shapely polygon in the network CRS>")
+    xy = np.column_stack([network.cells.geometry.x, network.cells.geometry.y])
+    return shapely.convex_hull(shapely.MultiPoint(xy)).buffer(buffer_m)
 
 
 def study_window(

@@ -13,6 +13,7 @@ from cellopt.checks import as_float_array
 from cellopt.errors import ValidationError, check_memory, describe_rows
 from cellopt.network import CELL_BYTES, OWNERS, Network, cells_frame
 from cellopt.parameters import check_real
+from cellopt.topology.areas import cells_region
 from cellopt.topology.sampling import as_rng, check_region, uniform_points_in
 
 __all__ = ["WIFI_DENSITY_PER_KM2", "add_femtocells", "add_femtocells_nbytes"]
@@ -79,7 +80,11 @@ def add_femtocells(
         WiFi access points per km² (≥ 0); used with `adoption` only. Default
         :data:`WIFI_DENSITY_PER_KM2`.
     region : shapely.Polygon or MultiPolygon, optional
-        Where to drop the femtocells, in the network CRS [m]. Default ``network.region``.
+        Where to drop the femtocells, in the network CRS [m]. Default ``network.region``,
+        and without `buildings` for a network without one (e.g. read by
+        :func:`~cellopt.topology.read_cells`) its cells' convex hull buffered by 500 m
+        (:func:`~cellopt.topology.cells_region`, what ``cellopt run`` uses for a cell
+        file), which then becomes the region of the network returned.
     buildings : sequence of shapely (Multi)Polygons, or GeoSeries / GeoDataFrame, optional
         Footprints to put the femtocells in. A GeoSeries or GeoDataFrame with a CRS is
         reprojected to the network CRS; without one (or as plain shapely geometries) it is
@@ -109,7 +114,8 @@ def add_femtocells(
     Network
         A new network with the ``n`` femtocells appended to the cells, each its own site
         (``azimuth_deg`` NaN); integer cell and site ids continue the existing ones.
-        Users, band and region are those of `network`.
+        Users and band are those of `network`, and so is the region unless the default
+        region was drawn (see `region`).
 
     Raises
     ------
@@ -128,17 +134,15 @@ def add_femtocells(
     density = _density(density_per_km2, adoption, wifi_density_per_km2)
     tx_power_dbm, antenna_gain_dbi, height_m = _check_cell_parameters(
         tx_power_dbm, antenna_gain_dbi, height_m, owner)
+    default = region is None and network.region is None and buildings is None
     region = network.region if region is None else region
+    if default:  # e.g. read from a cell file: what `cellopt run` gives it
+        region = cells_region(network)
     if region is not None:
         region = check_region(region)
     gen = as_rng(rng)
 
     if buildings is None:
-        if region is None:
-            raise ValidationError(
-                "no region to drop femtocells in: the network has none; fix: pass region= "
-                "(a shapely polygon in the network CRS) or buildings="
-            )
         n = _count(density, region.area, network.n_cells, gen)
         xy = uniform_points_in(region, n, gen)
     else:
@@ -149,6 +153,8 @@ def add_femtocells(
 
     backhaul = _per_cell(backhaul_mbps, "backhaul_mbps", n, gen, allow_inf=True)
     price = _per_cell(price_per_mbps, "price_per_mbps", n, gen, allow_inf=False)
+    if default:  # the region they were dropped in, for the users dropped next
+        network = network.replace(region=region)
     if n == 0:
         return network.replace()
     femtos = cells_frame(

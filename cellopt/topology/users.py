@@ -12,6 +12,7 @@ from scipy.spatial import cKDTree
 from cellopt.errors import ValidationError, check_memory
 from cellopt.network import TIERS, Network, users_frame
 from cellopt.parameters import check_count, check_real
+from cellopt.topology.areas import cells_region
 from cellopt.topology.sampling import as_rng, check_region, points_in_discs, uniform_points_in
 
 __all__ = ["USER_BYTES", "Demand", "drop_users", "drop_users_nbytes"]
@@ -205,7 +206,10 @@ def drop_users(
         :attr:`~cellopt.radio.RadioModel.building_radius_m` of the radio model (15 m by
         default) so that co-located users count as inside.
     region : shapely.Polygon, optional
-        Where uniform users go; default ``network.region``.
+        Where uniform users go; default ``network.region``, and for a network without
+        one (e.g. read by :func:`~cellopt.topology.read_cells`) its cells' convex hull
+        buffered by 500 m (:func:`~cellopt.topology.cells_region`, what ``cellopt run``
+        uses for a cell file), which then becomes the region of the network returned.
     weight : float
         Utility weight of every new user (> 0).
     demand_mbps : float, ndarray of shape (n,), or callable
@@ -244,10 +248,10 @@ def drop_users(
     rng = as_rng(rng)
     if not isinstance(network, Network):
         raise ValidationError(f"network is a {type(network).__name__}; fix: give a cellopt Network")
+    default = region is None and network.region is None
     region = network.region if region is None else region
-    if region is None:
-        raise ValidationError("the network has no region; fix: pass region=<shapely polygon in "
-                              "the network CRS>")
+    if region is None:  # e.g. read from a cell file: what `cellopt run` gives it
+        region = cells_region(network)
     region = check_region(region)
     if (n is None) == (density_per_km2 is None):
         raise ValidationError("give exactly one of n or density_per_km2; fix: e.g. n=100 or "
@@ -317,4 +321,5 @@ def drop_users(
         demand_mbps = _demand_array(demand_mbps(rng, n), n, "demand_mbps drawn by the callable")
     new = users_frame(xy[:, 0], xy[:, 1], crs=network.crs, indoor=indoor, weight=weight,
                       demand_mbps=demand_mbps, clustered=clustered, colocated=colocated)
-    return network.add_users(new).validate()
+    out = network.add_users(new)
+    return (out.replace(region=region) if default else out).validate()
