@@ -183,7 +183,7 @@ def test_drop_parts_must_agree(net, drop):
     other_links = radio.link_table(other, n_candidates=4, rng=3)
     other_drop = Drop.from_network(other, other_links)
     # Another table of the same network size: its links are not the problem's.
-    with pytest.raises(ValidationError, match=r"disagree"):
+    with pytest.raises(ValidationError, match=r"link table and its network describe different networks"):
         dataclasses.replace(drop, links=other_links)
     with pytest.raises(ValidationError, match=r"disagree|problem has"):
         dataclasses.replace(drop, problem=other_drop.problem)
