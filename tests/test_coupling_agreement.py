@@ -87,7 +87,8 @@ def test_coupling_from_another_network_is_refused(drop):
     foreign = LoadCoupling.from_drop(other_drop, n_interferers=8)
     with pytest.raises(ValidationError, match=r"the coupling was built for other links|disagree"):
         solve_load_coupled(drop.problem, foreign)
-    with pytest.raises(ValidationError, match=r"different networks: their users .*fix: build the coupling from this drop"):
+    with pytest.raises(ValidationError,
+                       match=r"different networks: their users .*fix: build the coupling from this drop"):
         dataclasses.replace(drop, coupling=foreign)
 
 

@@ -252,19 +252,18 @@ _3GPP = "TR 38.901 Table 7.4.1-1"
 #: TR 36.873 Table 7.2-1 (3D-UMa, 3D-UMi), whose formulas come from ITU-R M.2135-1
 #: (Table A1-2, 2–6 GHz).
 VALIDITY: dict[str, Validity] = {
-    "uma": Validity("UMa", _3GPP, (0.5, 100.0), (10.0, 5000.0), h_bs_m=(25.0, 25.0),
-                    h_ut_m=(1.5, 22.5), breakpoint=True),
+    "uma": Validity("UMa", _3GPP, (0.5, 100.0), (10.0, 5000.0), h_ut_m=(1.5, 22.5),
+                    breakpoint=True),
     "umi": Validity("UMi-Street Canyon", _3GPP, (0.5, 100.0), (10.0, 5000.0),
-                    h_bs_m=(10.0, 10.0), h_ut_m=(1.5, 22.5), breakpoint=True),
+                    h_ut_m=(1.5, 22.5), breakpoint=True),
     "rma": Validity("RMa", _3GPP, (0.5, 30.0), (10.0, 10_000.0), (10.0, 5000.0),
                     h_bs_m=(10.0, 150.0), h_ut_m=(1.0, 10.0)),
     "inh_mixed": Validity("InH-Office", _3GPP, (0.5, 100.0), (1.0, 150.0), distance="d_3D"),
     "inh_open": Validity("InH-Office", _3GPP, (0.5, 100.0), (1.0, 150.0), distance="d_3D"),
     "3d_uma": Validity("3D-UMa", "TR 36.873 Table 7.2-1, from ITU-R M.2135-1", (2.0, 6.0),
-                       (10.0, 5000.0), h_bs_m=(25.0, 25.0), h_ut_m=(1.5, 22.5), breakpoint=True),
+                       (10.0, 5000.0), h_ut_m=(1.5, 22.5), breakpoint=True),
     "3d_umi": Validity("3D-UMi", "TR 36.873 Table 7.2-1, from ITU-R M.2135-1", (2.0, 6.0),
-                       (10.0, 5000.0), (10.0, 2000.0), h_bs_m=(10.0, 10.0), h_ut_m=(1.5, 22.5),
-                       breakpoint=True),
+                       (10.0, 5000.0), (10.0, 2000.0), h_ut_m=(1.5, 22.5), breakpoint=True),
 }
 
 

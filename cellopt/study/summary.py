@@ -9,6 +9,7 @@ import numpy as np
 import pandas as pd
 
 from cellopt.network import TIERS
+from cellopt.solvers.certificate import certified_gap
 from cellopt.topology.gazetteer import describe_location
 
 if TYPE_CHECKING:
@@ -192,8 +193,6 @@ def run_bounds(problem: Problem, solutions: Mapping[str, Solution]) -> dict[str,
     dict of str to RunBound
         By label, in the order of `solutions`.
     """
-    from cellopt.solvers.certificate import certified_gap
-
     best = best_bound(solutions)
     out = {}
     for label, sol in solutions.items():
