@@ -11,6 +11,7 @@ import numpy as np
 import pandas as pd
 
 from cellopt.errors import ValidationError
+from cellopt.network import Fingerprint
 from cellopt.problem import Problem
 from cellopt.status import STATUSES, SUCCESSFUL
 
@@ -55,6 +56,10 @@ class PowerResult:
     stop : str
         Why column generation stopped, in words (what ended it, after how many
         iterations), and what the bounds then said; :func:`cellopt.power.explain_stop`.
+    network_fingerprint : Fingerprint or None
+        The :attr:`PowerProblem.network_fingerprint <cellopt.power.PowerProblem>` of the
+        problem solved (None for a problem made by hand): what a schedule built from this
+        answer checks its problem against.
     """
 
     patterns: np.ndarray
@@ -67,6 +72,7 @@ class PowerResult:
     history: pd.DataFrame
     master: Problem
     stop: str = ""
+    network_fingerprint: Fingerprint | None = None
 
 
 

@@ -213,6 +213,20 @@ def test_a_schedule_refuses_a_problem_of_other_cells(drop, schedule):
     assert evaluate_schedule(fresh, schedule).status == "solved"
 
 
+def test_a_power_solution_of_another_network_is_refused(drop, mixture):
+    """A power solution of other users with the same counts (all that was compared before)
+    is refused where a schedule is made from it, naming both."""
+    net = drop_users(drop.network.replace(users=None), drop.network.n_users, demand_mbps=1.0,
+                     rng=7)
+    other_drop = cellopt.Drop.from_network(net, cellopt.radio.link_table(net, n_candidates=4,
+                                                                         rng=8))
+    other = PowerProblem.from_drop(other_drop, levels_db=LEVELS, energy_price_per_w=0.02)
+    assert other.n_users == len(mixture.user_rate_mbps)  # the counts agree: only the users differ
+    with raises(ValidationError, "the power solution and the problem describe different "
+                                 "networks: their users (ids and positions) differ"):
+        subframe_schedule(other, mixture)
+
+
 def test_a_hand_made_schedule_is_checked():
     level = np.array([[46.0, -np.inf], [30.0, -np.inf]])
     good = dict(cell_id=np.arange(2), level_dbm=level, patterns=[[0, 1], [1, 0]],

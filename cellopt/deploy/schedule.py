@@ -424,6 +424,9 @@ def subframe_schedule(problem: PowerProblem, solution: Solution, *,
             f"solution has patterns of shape {power_dbm.shape} and {n_users} users, the problem "
             f"{problem.n_cells} cells and {problem.n_users} users; fix: give the power solution "
             "of this problem, cellopt.solve_power(problem)")
+    check_same_network(power.network_fingerprint, problem.network_fingerprint,
+                       ours_name="the power solution", theirs_name="the problem",
+                       fix="give the power solution of this problem, cellopt.solve_power(problem)")
     levels = _pattern_levels(problem, power_dbm)
     n_periods = check_int(subframes, "subframes", minimum=1,
                           fix=f"give the schedule period in subframes, a whole number ≥ 1 (the "
@@ -581,7 +584,8 @@ def evaluate_schedule(problem: PowerProblem, schedule: Schedule, *, method: str 
     power = PowerResult(patterns=problem.space.power_dbm(schedule.patterns), pattern_share=share,
                         cell_power_dbm=cell_power_dbm, energy_w=float(avg_mw.sum() * 1e-3),
                         bound_kind=kind, bound_info=info, estimate=float("nan"),
-                        history=pd.DataFrame(), master=master)
+                        history=pd.DataFrame(), master=master,
+                        network_fingerprint=problem.network_fingerprint)
     sol = dataclasses.replace(
         sol, upper_bound=upper, gap=gap, bound_kind=kind, pattern_share=share, patterns=power.patterns,
         cell_power_dbm=power.cell_power_dbm, energy_w=power.energy_w, bound_info=power.bound_info,

@@ -851,7 +851,8 @@ class _ColumnGeneration:
         power = PowerResult(patterns=self.space.power_dbm(patterns),
                             pattern_share=sol.pattern_share, cell_power_dbm=cell_power_dbm,
                             energy_w=float(avg_mw.sum() * 1e-3), bound_kind=kind, bound_info=info,
-                            estimate=float(estimate), history=frame, master=problem)
+                            estimate=float(estimate), history=frame, master=problem,
+                            network_fingerprint=self.problem.network_fingerprint)
         out = dataclasses.replace(
             sol, method=f"power+{self.method}", status=status,
             message=f"{message} ({len(patterns)} patterns, master {self.method})",
