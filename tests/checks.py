@@ -53,3 +53,38 @@ def assert_same_cells(net: Network, ref: Network) -> None:
     np.testing.assert_array_equal(net.cells[["lon", "lat"]], ref.cells[["lon", "lat"]])
     np.testing.assert_array_equal(net.cells.geometry.x, ref.cells.geometry.x)
     np.testing.assert_array_equal(net.cells.geometry.y, ref.cells.geometry.y)
+
+
+def failing_raster_open(error: BaseException) -> type:
+    """A stand-in for ``rasterio.open`` that writes part of a GeoTIFF at the path it is
+    given, then raises `error` on the first ``write``: a write that fails midway."""
+
+    class FailingRaster:
+        def __init__(self, path, mode="r", **profile):
+            with open(path, "wb") as f:
+                f.write(b"II*\x00 part of a GeoTIFF")
+
+        def __enter__(self):
+            return self
+
+        def __exit__(self, *exc):
+            return False
+
+        def write(self, *args, **kwargs):
+            raise error
+
+    return FailingRaster
+
+
+def gdal_write_failed() -> BaseException:
+    """What rasterio raises for a failed write: "Write failed", no errno, no file; GDAL's
+    message about the scanline is chained to it."""
+    from rasterio.errors import RasterioIOError
+
+    try:
+        try:
+            raise RuntimeError("TIFFAppendToStrip:Write error at scanline 36")
+        except RuntimeError as cause:
+            raise RasterioIOError("Write failed. See previous exception for details.") from cause
+    except RasterioIOError as err:
+        return err

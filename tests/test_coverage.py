@@ -18,6 +18,7 @@ import pyproj
 import pytest
 import rasterio
 import shapely
+from checks import failing_raster_open, gdal_write_failed
 from rasterio.transform import Affine
 
 import cellopt.coverage as coverage_module
@@ -484,40 +485,6 @@ def test_a_raster_with_no_pixel_of_data_is_never_written(line, tmp_path):
 
 
 # ------------------------------------------------------------------ failed writes
-class _FailingWriter:
-    """A rasterio dataset opened for writing that writes part of its file, then fails."""
-
-    error: BaseException
-
-    def __init__(self, path, mode="r", **profile):
-        self.path = path
-        with open(path, "wb") as f:
-            f.write(b"II*\x00 part of a GeoTIFF")
-
-    def __enter__(self):
-        return self
-
-    def __exit__(self, *exc):
-        return False
-
-    def write(self, *args, **kwargs):
-        raise self.error
-
-
-def _rasterio_write_failed() -> BaseException:
-    """rasterio's error for a failed write: no errno, no file, no cause (GDAL's message
-    about the scanline is chained to it)."""
-    from rasterio.errors import RasterioIOError
-
-    try:
-        try:
-            raise RuntimeError("TIFFAppendToStrip:Write error at scanline 36")
-        except RuntimeError as cause:
-            raise RasterioIOError("Write failed. See previous exception for details.") from cause
-    except RasterioIOError as err:
-        return err
-
-
 @pytest.mark.parametrize("error", ["ENOSPC", "rasterio"])
 def test_a_failed_geotiff_write_names_the_file_and_the_cause_and_leaves_no_part(line, tmp_path,
                                                                                 monkeypatch, error):
@@ -530,13 +497,13 @@ def test_a_failed_geotiff_write_names_the_file_and_the_cause_and_leaves_no_part(
     target = tmp_path / "coverage_rsrp_dbm.tif"
     target.write_bytes(b"the earlier file")
     if error == "ENOSPC":
-        _FailingWriter.error = OSError(errno.ENOSPC, os.strerror(errno.ENOSPC))
+        failure = OSError(errno.ENOSPC, os.strerror(errno.ENOSPC))
     else:  # the cause is read from the disk, which has no space left
-        _FailingWriter.error = _rasterio_write_failed()
+        failure = gdal_write_failed()
         real = os.statvfs
         monkeypatch.setattr(os, "statvfs", lambda p: os.statvfs_result(
             (4096, 4096, 1000, 0, 0, *real(p)[5:])))
-    monkeypatch.setattr(rasters.rasterio, "open", _FailingWriter)
+    monkeypatch.setattr(rasters.rasterio, "open", failing_raster_open(failure))
     with pytest.raises(OSError) as exc:
         write_geotiff(target, cov, "rsrp_dbm")
     err = exc.value

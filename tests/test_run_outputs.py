@@ -22,6 +22,7 @@ import geopandas as gpd
 import pandas as pd
 import pyogrio
 import pytest
+from checks import failing_raster_open, gdal_write_failed
 from small_scenario import small_scenario
 
 from cellopt import cli
@@ -414,39 +415,6 @@ def test_a_failure_after_some_files_keeps_the_whole_earlier_set(small, copy, cap
     assert snapshot(copy) == before
 
 
-class _FailingRaster:
-    """rasterio.open for writing: a part of the GeoTIFF at the (temporary) path, then the
-    error of the write."""
-
-    error: BaseException
-
-    def __init__(self, path, mode="r", **profile):
-        Path(path).write_bytes(b"II*\x00 part of a GeoTIFF")
-
-    def __enter__(self):
-        return self
-
-    def __exit__(self, *exc):
-        return False
-
-    def write(self, *args, **kwargs):
-        raise self.error
-
-
-def _gdal_write_failed() -> BaseException:
-    """What rasterio raises for a failed write: "Write failed", no errno, no file; GDAL's
-    message is chained to it."""
-    from rasterio.errors import RasterioIOError
-
-    try:
-        try:
-            raise RuntimeError("TIFFAppendToStrip:Write error at scanline 36")
-        except RuntimeError as cause:
-            raise RasterioIOError("Write failed. See previous exception for details.") from cause
-    except RasterioIOError as err:
-        return err
-
-
 @pytest.mark.parametrize("writer", ["geotiff ENOSPC", "geotiff GDAL", "csv ENOSPC"])
 @pytest.mark.slow
 def test_a_full_disk_in_any_writer_names_the_file_and_the_cause(writer, small, copy, capsys,
@@ -469,13 +437,13 @@ def test_a_full_disk_in_any_writer_names_the_file_and_the_cause(writer, small, c
     else:
         name = "coverage_best_server.tif"
         if writer == "geotiff ENOSPC":
-            _FailingRaster.error = OSError(errno.ENOSPC, os.strerror(errno.ENOSPC))
+            failure = OSError(errno.ENOSPC, os.strerror(errno.ENOSPC))
         else:  # GDAL names no cause: the disk does (no space left on it)
-            _FailingRaster.error = _gdal_write_failed()
+            failure = gdal_write_failed()
             real_statvfs = os.statvfs
             monkeypatch.setattr(os, "statvfs", lambda p: os.statvfs_result(
                 (4096, 4096, 1000, 0, 0, *real_statvfs(p)[5:])))
-        monkeypatch.setattr(rasters.rasterio, "open", _FailingRaster)
+        monkeypatch.setattr(rasters.rasterio, "open", failing_raster_open(failure))
     assert cli.main(["run", small, "--out", str(copy), "--no-progress"]) == 1
     line = error_line(capsys.readouterr().err)
     assert "No space left on device" in line and str(copy / name) in line, line
