@@ -295,10 +295,16 @@ class AtomicFiles:
 
         Raises
         ------
+        IsADirectoryError
+            For a target that is a folder, before any file is moved: every target stays
+            as it was.
         OSError
             From a move, naming its target; the files not yet moved are removed, those
             moved stay.
         """
+        for _, target in self._staged:  # a folder cannot be replaced: check all before any move
+            if target.is_dir() and not target.is_symlink():
+                raise IsADirectoryError(errno.EISDIR, os.strerror(errno.EISDIR), str(target))
         done = []
         try:
             while self._staged:

@@ -310,8 +310,8 @@ class Scenario:
             users=sections["users"], radio=sections["radio"] or {},
             problem=sections["problem"] or {}, methods=methods, power=power,
             seed_base=seeds.get("base", 1), drops=seeds.get("drops", 1), raw=raw,
-            coverage=CoverageSettings(**(sections["coverage"] or ({"enabled": False} if measured
-                                                                  else {}))),
+            coverage=_coverage_settings(path, sections["coverage"] or ({"enabled": False} if measured
+                                                                       else {})),
             deploy=_deploy_settings(check, sections["deploy"] or ({"enabled": False} if measured
                                                                   else None)),
         )
@@ -594,6 +594,23 @@ def find_scenario(name: str | Path) -> Path:
         raise ValidationError(f"{path}: not a text (UTF-8) file, so not a scenario ({err.reason} at "
                               f"byte {err.start}); fix: give a scenario file (TOML)") from None
     return path
+
+
+def _coverage_settings(path: Path, keys: dict[str, Any]) -> CoverageSettings:
+    """The ``[coverage]`` section's settings; its warnings (a value outside the usual range,
+    keys that ``enabled = false`` leaves unused) name the file and the section."""
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        settings = CoverageSettings(**keys)
+    unused = [k for k in keys if k != "enabled"] if not settings.enabled else []
+    messages = [str(w.message) for w in caught]
+    if unused:
+        messages.append(f"enabled = false, so {', '.join(unused)} {'is' if len(unused) == 1 else 'are'} "
+                        "not used (no coverage map is made); fix: remove "
+                        f"{'it' if len(unused) == 1 else 'them'}, or set enabled = true")
+    for message in messages:
+        warnings.warn(f"{path}: [coverage] {message}", UserWarning, stacklevel=4)
+    return settings
 
 
 def load_scenario(path: str | Path, *, use_stand_in: bool = False) -> Scenario:
