@@ -22,7 +22,9 @@ from __future__ import annotations
 
 import contextlib
 import errno
+import json
 import os
+import signal
 from pathlib import Path
 
 import geopandas as gpd
@@ -470,3 +472,48 @@ def test_files_of_output_names_cellopt_did_not_write_need_force(full, replay, tm
     assert run(full[0], out, "--force") == 0
     assert (out / "README.md").read_bytes() == mine["README.md"]
     assert (out / "method_summary.csv").read_bytes().startswith(b"method,utility,")
+
+
+def test_ctrl_c_while_the_set_is_moved_waits_for_the_last_move(tmp_path, monkeypatch):
+    """The moves onto the targets are the one stage a Ctrl+C could cut in two (a mix of two
+    sets): it is held until the last move, then raised."""
+    targets = [tmp_path / f"{i}.csv" for i in range(4)]
+    for t in targets:
+        t.write_text("old\n", encoding="utf-8")
+    real_replace, moved = os.replace, []
+
+    def replace(src, dst):
+        real_replace(src, dst)
+        moved.append(dst)
+        if len(moved) == 2:
+            signal.raise_signal(signal.SIGINT)  # Ctrl+C between the second and third moves
+
+    monkeypatch.setattr(atomic.os, "replace", replace)
+    with pytest.raises(KeyboardInterrupt), atomic.atomic_files() as files:
+        for t in targets:
+            files.write(t, lambda f: f.write("new\n"))
+    assert [t.read_text(encoding="utf-8") for t in targets] == ["new\n"] * 4
+    assert atomic.leftover_temporaries(tmp_path) == [] and hidden(tmp_path) == []
+    assert signal.getsignal(signal.SIGINT) is signal.default_int_handler
+
+
+def test_ctrl_c_while_a_run_moves_its_files_is_one_line_and_leaves_the_new_set(full, replay, copy,
+                                                                             capsys, monkeypatch):
+    real_replace, moved = os.replace, []
+
+    def replace(src, dst):
+        real_replace(src, dst)
+        moved.append(Path(dst).name)
+        if len(moved) == 3:
+            signal.raise_signal(signal.SIGINT)
+
+    monkeypatch.setattr(atomic.os, "replace", replace)
+    assert run(full[0], copy, "--seed", "11") == 130
+    assert capsys.readouterr().err == "cellopt: interrupted\n"
+    assert moved == list(OUTPUT_FILES)  # every file moved: the new set, whole
+    assert json.loads((copy / "run.json").read_text(encoding="utf-8"))["seed"] == 11
+    assert atomic.leftover_temporaries(copy) == [] and not (copy / LOCK_NAME).exists()
+
+
+def hidden(folder: Path) -> list[str]:
+    return sorted(p.name for p in folder.iterdir() if p.name.startswith("."))

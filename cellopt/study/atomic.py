@@ -33,6 +33,8 @@ import errno
 import os
 import re
 import secrets
+import signal
+import threading
 from collections.abc import Callable, Iterable, Iterator
 from pathlib import Path
 from typing import IO, Any
@@ -306,16 +308,17 @@ class AtomicFiles:
             if target.is_dir() and not target.is_symlink():
                 raise IsADirectoryError(errno.EISDIR, os.strerror(errno.EISDIR), str(target))
         done = []
-        try:
-            while self._staged:
-                tmp, target = self._staged[0]
-                with _naming_target(target, tmp):
-                    os.replace(tmp, target)
-                self._staged.pop(0)
-                done.append(target)
-        finally:
-            for folder in {t.parent for t in done}:
-                _fsync_folder(folder)
+        with _interrupts_held():  # Ctrl+C waits for the last move: never a mix of two sets
+            try:
+                while self._staged:
+                    tmp, target = self._staged[0]
+                    with _naming_target(target, tmp):
+                        os.replace(tmp, target)
+                    self._staged.pop(0)
+                    done.append(target)
+            finally:
+                for folder in {t.parent for t in done}:
+                    _fsync_folder(folder)
         return done
 
     def discard(self) -> None:
@@ -339,7 +342,9 @@ def atomic_files() -> Iterator[AtomicFiles]:
 
     Every file is written whole to a temporary file first; only when the block ends
     without error are they moved onto their targets (in the order written), so a failure,
-    Ctrl+C or a full disk while writing any of them leaves every target as it was. While
+    Ctrl+C or a full disk while writing any of them leaves every target as it was. Ctrl+C
+    during the moves waits for the last one (then raises KeyboardInterrupt): the targets
+    are the old set or the new one, never a mix. While
     the block runs the disk holds the old files and the new ones.
 
     Yields
@@ -361,6 +366,27 @@ def atomic_files() -> Iterator[AtomicFiles]:
 
 
 # ---------------------------------------------------------------------------- internals
+@contextlib.contextmanager
+def _interrupts_held() -> Iterator[None]:
+    """Hold Ctrl+C (SIGINT) back while the block runs, and deliver it when the block ends
+    without error (to the handler there was: Python's raises KeyboardInterrupt). Only in the
+    main thread, where Python handles signals; elsewhere the block runs as it is."""
+    if threading.current_thread() is not threading.main_thread():
+        yield
+        return
+    previous = signal.getsignal(signal.SIGINT)
+    held: list[tuple[int, Any]] = []
+    signal.signal(signal.SIGINT, lambda signum, frame: held.append((signum, frame)))
+    try:
+        yield
+    finally:
+        signal.signal(signal.SIGINT, previous)
+    if held and callable(previous):
+        previous(*held[0])
+    elif held and previous == signal.SIG_DFL:
+        raise KeyboardInterrupt
+
+
 #: Side files SQLite (hence GDAL's GeoPackage driver) may leave beside a database.
 _SQLITE_SIDE_FILES = ("-journal", "-wal", "-shm")
 #: Writer libraries whose errors are not OSErrors, by top-level module: the name shown.
