@@ -461,9 +461,15 @@ def test_files_of_output_names_cellopt_did_not_write_need_force(full, replay, tm
     assert f"{out} holds method_summary.csv, results.gpkg, network_map.png, which cellopt did not " \
            "write" in line and "fix: write to another folder" in line and "--force" in line, line
     assert_untouched(out, before)
-    (out / "method_summary.csv").unlink()  # what is left, beside a file of another name, is not refused
-    (out / "results.gpkg").unlink()
-    (out / "network_map.png").unlink()
+
+
+@pytest.mark.slow
+def test_force_replaces_files_cellopt_did_not_write_and_keeps_the_others(full, replay, tmp_path):
+    out = tmp_path / "docs"
+    out.mkdir()
+    mine = {"README.md": b"# my notes\n", "method_summary.csv": b"a,b\n1,2\n",
+            "network_map.png": b"\x89PNG\r\n\x1a\n my own figure", "results.gpkg": b"not a GeoPackage"}
+    (out / "README.md").write_bytes(mine["README.md"])  # beside a file of another name: not refused
     assert run(full[0], out) == 0
     assert (out / "README.md").read_bytes() == mine["README.md"]
     for name, data in mine.items():  # replaced with --force; the others kept
