@@ -37,6 +37,7 @@ from small_scenario import small_scenario
 import cellopt.study.atomic as atomic
 import cellopt.study.run as run_module
 from cellopt import cli
+from cellopt.errors import ValidationError
 from cellopt.study.rasters import COVERAGE_FILES
 from cellopt.study.run import OUTPUT_FILES, run_scenario
 from cellopt.study.scenario import Scenario, load_scenario
@@ -523,3 +524,27 @@ def test_ctrl_c_while_a_run_moves_its_files_is_one_line_and_leaves_the_new_set(f
 
 def hidden(folder: Path) -> list[str]:
     return sorted(p.name for p in folder.iterdir() if p.name.startswith("."))
+
+
+# --------------------------------------------------------------- write_geotiff on its own
+@pytest.mark.parametrize("where, code", [("missing/x.tif", errno.ENOENT), ("file/x.tif", errno.ENOTDIR)])
+def test_a_geotiff_into_a_missing_folder_or_a_file_says_so(where, code, full, tmp_path):
+    """GDAL's own message names the cause: it is the error's errno (not "could not write the
+    file", nor a full disk read from the disk of a folder that is not there)."""
+    from cellopt.study.rasters import write_geotiff
+
+    (tmp_path / "file").write_text("a file\n", encoding="utf-8")
+    with pytest.raises(atomic.WriteError) as exc:
+        write_geotiff(tmp_path / where, full[2].coverage, "rsrp_dbm")
+    assert exc.value.errno == code and exc.value.filename == str(tmp_path / where)
+    assert exc.value.strerror.startswith(os.strerror(code)), exc.value.strerror
+
+
+@pytest.mark.parametrize("path", ["", ".", "..", "/"])
+def test_a_geotiff_path_that_names_no_file_is_refused(path, full):
+    from cellopt.study.rasters import write_geotiff
+
+    with pytest.raises(ValidationError) as exc:
+        write_geotiff(path, full[2].coverage, "sinr_db")
+    assert f"path={path!r} names no file; fix: give a file path, e.g. 'coverage_sinr_db.tif'" \
+        in str(exc.value)

@@ -62,7 +62,8 @@ class WriteError(OSError):
 
     An ``OSError`` like any other failed write: ``errno`` is read from the library's
     messages (its error's and those of the errors it was raised from) where they name the
-    cause (``ENOSPC`` for a full disk, ``EFBIG``, ``EROFS``, ``EACCES``, ``EDQUOT``); where
+    cause (``ENOSPC`` for a full disk, ``EFBIG``, ``EROFS``, ``EACCES``, ``EDQUOT``;
+    ``ENOENT`` and ``ENOTDIR`` for a folder that is missing or is a file); where
     they name none, from the disk (less than :data:`FULL_DISK_BYTES` free: ``ENOSPC``; a
     temporary file as large as the file-size limit: ``EFBIG``), else ``EIO``. ``strerror``
     holds the cause and the library's messages, ``filename`` the target file.
@@ -399,6 +400,8 @@ _ERRNO_HINTS = (
     (("quota",), errno.EDQUOT),
     (("read-only file system",), errno.EROFS),
     (("permission denied", "readonly database", "read-only database"), errno.EACCES),
+    (("no such file or directory",), errno.ENOENT),
+    (("not a directory",), errno.ENOTDIR),
 )
 
 
