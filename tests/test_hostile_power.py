@@ -180,6 +180,18 @@ def test_unsorted_levels_and_minus_inf_for_off_are_used(tmp_path):
     assert np.isneginf(scenario.power_problem(scenario.build(5)).space.level_dbm[:, 1]).all()
 
 
+@pytest.mark.parametrize(("line", "needle"), [("tol = 0.5", "tol=0.5 is outside the usual range "
+                                                               "[1e-08, 0.1]"),
+                                             ("tol = 1e-12", "tol=1e-12 is outside")])
+def test_unusual_solver_keys_warn_when_loaded(tmp_path, line, needle):
+    path = scenario_file(tmp_path, GOOD_POWER + "\n" + line)
+    with pytest.warns(UserWarning) as record:
+        load_scenario(path)
+    assert len(record) == 1
+    text = str(record[0].message)
+    assert str(path) in text and "[power]" in text and needle in text and "fix" in text, text
+
+
 @pytest.mark.parametrize(("rest", "needles"), [
     ("[deploy]\nsubframes = 20\nsleep_share_off = 0.5\n",
      ["[deploy]", "'sleep_share_off', 'subframes'", "no [power] section", "fix: add a [power]"]),

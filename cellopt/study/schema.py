@@ -514,6 +514,13 @@ class Checker:
         if len(network.get("resource_mhz", [0.0])) > 1:
             raise self.fail("[power]", "needs one band (patterns share the whole band); fix: "
                             "remove [network] resource_mhz or the [power] section")
+        for key, value in power.items():  # legal but unusual numbers (tol = 0.5: a 50 % gap)
+            usual = LIMITS[key].usual if key in LIMITS and _is_number(value) else None
+            if usual is not None and not usual[0] <= value <= usual[1]:
+                limit = LIMITS[key]
+                warnings.warn(f"{self.path}: [power] {key}={value:g} is outside the usual range "
+                              f"[{usual[0]:g}, {usual[1]:g}] {limit.unit} (legal, but check it); "
+                              f"fix: {limit.fix}", UserWarning, stacklevel=2)
         levels = power.get("levels_db")
         for tier, listed in (levels.items() if isinstance(levels, dict) else [("", levels or [])]):
             low = unusual_levels(listed)
