@@ -486,6 +486,15 @@ def test_power_objects_of_another_network_are_refused(drops, other):
     with pytest.raises(ValidationError) as err:
         PowerProblem.from_network(own.network, gains=GainTable.from_network(theirs.network, rng=1))
     assert_other_network(err, "gain table")
+    # a pattern space holds for any users of its cells, and for none of other cells
+    their_space = PowerProblem.from_drop(theirs, levels_db=[0, None]).space
+    gains = GainTable.from_network(own.network, rng=1)
+    if other == "moved cells":
+        with pytest.raises(ValidationError) as err:
+            PowerProblem.from_parts(own.network, gains, their_space)
+        assert_other_network(err, "the pattern space (space)", "tx_power_dbm")
+    else:
+        assert PowerProblem.from_parts(own.network, gains, their_space).n_cells == own.network.n_cells
 
 
 @pytest.fixture(scope="module")

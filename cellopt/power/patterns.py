@@ -24,7 +24,7 @@ import numpy as np
 
 from cellopt.checks import as_float_array, check_array, check_int
 from cellopt.errors import ValidationError
-from cellopt.network import TIERS, Network
+from cellopt.network import TIERS, Fingerprint, Network
 from cellopt.parameters import is_real
 from cellopt.power.gains import GainTable
 from cellopt.power.kernels import cell_max, move_gains, move_gains_fits, move_sinr
@@ -59,10 +59,16 @@ class PatternSpace:
         full power when allowed. Cells with fewer levels repeat their last one.
     energy_price_per_w : ndarray, shape (n_cells,)
         e_j [utility per W per unit share of the band].
+    network_fingerprint : Fingerprint or None
+        The :attr:`~cellopt.network.Network.fingerprint` of the network whose cells'
+        powers it was made from (:meth:`from_network`; its cells are what counts);
+        :meth:`PowerProblem.from_parts <cellopt.power.PowerProblem.from_parts>` refuses
+        a space of other cells. None for a space made by hand.
     """
 
     level_dbm: np.ndarray
     energy_price_per_w: np.ndarray
+    network_fingerprint: Fingerprint | None = None
 
     @classmethod
     def from_network(cls, network: Network, levels_db: Levels,
@@ -107,7 +113,8 @@ class PatternSpace:
             raise ValidationError(f"energy_price_per_w invalid for cells {bad[:10].tolist()} "
                                   f"(values {price[bad][:10].tolist()}); fix: give prices ≥ 0 "
                                   "in utility per W")
-        return cls(level_dbm=p_max[:, None] + offset, energy_price_per_w=price)
+        return cls(level_dbm=p_max[:, None] + offset, energy_price_per_w=price,
+                   network_fingerprint=network.fingerprint)
 
     @property
     def n_cells(self) -> int:

@@ -220,8 +220,9 @@ class PowerProblem:
         Raises
         ------
         ValidationError
-            For parts of the wrong type, a bad α, a pattern space of other cells, or gains
-            of another network (counts, or cell and user ids and positions), naming both.
+            For parts of the wrong type, a bad α, a pattern space of other cells (counts,
+            or cell ids and positions), or gains of another network (counts, or cell and
+            user ids and positions), naming both.
         """
         for name, value, kind in (("network", network, Network), ("gains", gains, GainTable),
                                   ("space", space, PatternSpace)):
@@ -240,6 +241,10 @@ class PowerProblem:
         if space.n_cells != network.n_cells:
             raise ValidationError(f"the pattern space has {space.n_cells} cells, the network "
                                   f"{network.n_cells}; fix: PatternSpace.from_network(network, ...)")
+        check_same_network(space.network_fingerprint, network.fingerprint,
+                           ours_name="the pattern space (space)", theirs_name="the network",
+                           fix="PatternSpace.from_network(network, ...): its levels are offsets "
+                               "from this network's cells' tx_power_dbm", cells_only=True)
         u, c = network.user_arrays(), network.cell_arrays()
         return cls(gains=gains, space=space, alpha=alpha, weight=u["weight"],
                    demand_mbps=u["demand_mbps"], backhaul_mbps=c["backhaul_mbps"],
