@@ -474,6 +474,12 @@ def test_a_load_coupling_of_another_network_is_refused(drops, other):
         coupling.check(own.problem)
     assert_other_network(err, "the coupling", "the problem")
     LoadCoupling.from_drop(own).check(own.problem)
+    # a load-coupled solution records its network like any other, and is checked where read
+    coupled = dataclasses.replace(theirs, coupling=coupling).solve()
+    assert coupled.network_fingerprint == theirs.problem.network_fingerprint is not None
+    with pytest.raises(ValidationError) as err:
+        own.frames(coupled)
+    assert_other_network(err, "solution (dual)")
 
 
 @pytest.mark.parametrize("other", OTHERS)
@@ -687,3 +693,23 @@ def test_only_off_and_nobody_in_reach_are_refused_with_the_fix(net5):
     drop = Drop.from_network(away, radio.link_table(away, rng=1))
     with pytest.raises(ValidationError, match="no user with a usable link; fix"):
         PowerProblem.from_drop(drop, levels_db=[0, None])
+
+
+@pytest.mark.parametrize("phase", ["column generation", "finishing the answer"])
+def test_ctrl_c_in_the_power_run_of_cellopt_run_is_one_line_and_writes_nothing(
+        tmp_path, capsys, monkeypatch, phase):
+    path = tmp_path / "one.toml"
+    path.write_text(POWER_SCENARIO.format(power=GOOD_POWER, rest="").replace("drops = 3", "drops = 1"),
+                    encoding="utf-8")
+    real = solve_power
+
+    def interrupted(problem, **options):
+        options["progress"] = interrupt_at(phase)
+        return real(problem, **options)
+
+    monkeypatch.setattr("cellopt.study.scenario.solve_power", interrupted)
+    out = tmp_path / "out"
+    assert cli.main(["run", str(path), "--out", str(out)]) == 130
+    err = capsys.readouterr().err
+    assert err.strip() == "cellopt: interrupted" and "Traceback" not in err
+    assert not [p for p in out.rglob("*") if p.is_file()]  # no table, layer or partial file
