@@ -526,6 +526,9 @@ def test_a_power_solution_of_another_network_is_refused_everywhere(drops, power_
     with pytest.raises(ValidationError) as err:
         deploy.cell_offsets(own, theirs, max_rounds=0)
     assert_other_network(err, "solution (power+ipm)")
+    with pytest.raises(ValidationError, match=r"bound is a power solution \(power\+ipm\): its "
+                                              r"upper bound is of the joint power problem"):
+        deploy.evaluate(own, deploy.cell_offsets(own, max_rounds=0), bound=sols["own"])
     users, _ = own.frames(sols["own"])  # its own solution is read
     assert len(users) == own.network.n_users
 

@@ -215,7 +215,12 @@ def _bound(drop: Drop, bound: float | Solution | None) -> float:
         bound = drop.solve(default_method(drop.problem)[0])
     if isinstance(bound, Solution):
         drop.check_solution(bound, "bound")
-        if len(bound.user_rate_mbps) != drop.problem.n_users or bound.power is not None:
+        if bound.power is not None:
+            raise ValidationError(f"bound is a power solution ({bound.method}): its upper bound is "
+                                  "of the joint power problem, not of the drop's problem at fixed "
+                                  "power that the offsets are judged on; fix: pass the "
+                                  "optimizer's solution of drop.problem (drop.solve()), or a number")
+        if len(bound.user_rate_mbps) != drop.problem.n_users:
             raise ValidationError("bound is a solution of another problem; fix: pass the "
                                   "optimizer's solution of this drop's problem, or its upper_bound")
         if bound.upper_bound is None:
