@@ -413,6 +413,7 @@ def _prices(drop: Drop, solution: Solution | None) -> tuple[np.ndarray, np.ndarr
     if not isinstance(solution, Solution):
         raise ValidationError(f"solution is a {type(solution).__name__}; fix: give a Solution of "
                               "drop.problem (drop.solve(...)), or None")
+    drop.check_solution(solution)
     prices = solution.prices if isinstance(solution.prices, Mapping) else {}
     mu = prices.get("airtime")
     if mu is None or np.size(mu) == 0:

@@ -43,7 +43,7 @@ import numpy as np
 
 from cellopt.drop import Drop
 from cellopt.errors import ValidationError
-from cellopt.network import Fingerprint, Network
+from cellopt.network import Fingerprint, Network, check_same_network
 from cellopt.parameters import check_count, is_real
 from cellopt.power.gains import GainTable, check_agreement, disagreeing_links
 from cellopt.problem import Problem
@@ -288,7 +288,9 @@ class LoadCoupling:
     def check(self, problem: Problem) -> None:
         """Refuse a problem this coupling was not made for.
 
-        Its links must be the coupling's (same count and cells) and their rates the ones
+        Both must be of one network where both record it (``network_fingerprint``: cell
+        and user ids and positions). Its links must be the coupling's (same count and
+        cells) and their rates the ones
         the coupling was built and checked for (`link_rate_mbps`; for a coupling made by
         hand, its own full-load rates), to round-off.
 
@@ -303,6 +305,8 @@ class LoadCoupling:
         """
         fix = ("build the coupling from this problem (LoadCoupling.from_drop(drop), or "
                "LoadCoupling.from_network(network, problem, ...))")
+        check_same_network(self.network_fingerprint, getattr(problem, "network_fingerprint", None),
+                           ours_name="the coupling", theirs_name="the problem", fix=fix)
         if len(self.cell) != problem.n_links or not np.array_equal(self.cell, problem.cell):
             raise ValidationError(f"the coupling was built for other links ({len(self.cell)} "
                                   f"links; the problem has {problem.n_links}); fix: {fix}")

@@ -155,6 +155,7 @@ from cellopt.errors import ValidationError
 from cellopt.load_coupling import LoadCoupling
 from cellopt.network import Network
 from cellopt.power import PowerProblem, solve_power
+from cellopt.power.patterns import UnusualLevelWarning
 from cellopt.solution import Solution
 from cellopt.study import schema as _schema
 from cellopt.study import seeds as _seeds
@@ -378,7 +379,9 @@ class Scenario:
             raise ValidationError(f"{self.path}: [power] the scenario has no [power] section; fix: "
                                   "add one (levels_db, energy_price_per_w)")
         built = {k: spec.options[k] for k in _POWER_PROBLEM_KEYS if k in spec.options}
-        return self._stage(False, "power", lambda: PowerProblem.from_drop(drop, **built))
+        with warnings.catch_warnings():  # the file's unusual levels warned when it was loaded
+            warnings.simplefilter("ignore", UnusualLevelWarning)
+            return self._stage(False, "power", lambda: PowerProblem.from_drop(drop, **built))
 
     def with_overrides(self, **section_updates: Mapping[str, Any] | Any) -> Scenario:
         """A copy with keys of sections replaced, validated again.
