@@ -124,7 +124,7 @@ def _read_chunks(path: Path, kind: str | None, source_crs: pyproj.CRS | None,
             if kind == "opencellid":
                 codes, _ = _opencellid_codes(chunk, name, found_cells)
             else:
-                _cell_problems(chunk, name, found_cells)
+                _cell_problems(chunk, name, found_cells, plan)
                 if "cell_id" in chunk.columns:
                     ids.append(chunk["cell_id"])
             if any(r.count for r in (*found_xy.values(), *found_cells.values())):

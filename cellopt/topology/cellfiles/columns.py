@@ -21,7 +21,7 @@ import numpy as np
 import pandas as pd
 
 from cellopt.errors import ValidationError
-from cellopt.topology.cellfiles.problems import _Report
+from cellopt.topology.cellfiles.problems import _plain_numbers, _Report
 
 __all__ = ["ColumnReading", "ColumnUse", "earfcn_to_mhz", "nr_arfcn_to_mhz"]
 
@@ -656,7 +656,7 @@ def _convert_columns(frame: pd.DataFrame, plan: _Plan, id_col: str | None) -> di
         num = pd.to_numeric(values, errors="coerce").to_numpy(float)
         report(values.isna().to_numpy(), f"{col} is missing", f"fill in '{col}' or drop the row")
         report(np.isnan(num) & values.notna().to_numpy(), f"{col} is not a number",
-               f"give numbers in '{col}'")
+               _plain_numbers(col))
         return num
 
     for target, (quantity, col, unit) in plan.convert.items():

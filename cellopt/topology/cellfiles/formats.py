@@ -162,8 +162,11 @@ def _first_lines(path: Path) -> list[str]:
 
 
 def _rows(lines: Sequence[str], sep: str) -> list[list[str]]:
-    """The lines split at `sep` (quotes respected), empty lines left out."""
-    return [row for row in csv.reader(io.StringIO("".join(lines)), delimiter=sep) if row]
+    """The lines split at `sep` (quotes respected), empty lines left out. Line ends are
+    read as universal newlines, so that a file ending its lines with a lone CR (old Mac
+    Excel) is split into its lines too."""
+    text = io.StringIO("".join(lines), newline=None)
+    return [row for row in csv.reader(text, delimiter=sep) if row]
 
 
 def _fields_per_line(lines: Sequence[str], sep: str) -> int:
@@ -202,6 +205,10 @@ def _csv_errors(name: str) -> Iterator[None]:
     except pd.errors.ParserError as exc:
         raise ValidationError(f"{name}: cannot be parsed as CSV ({exc}); fix: give a "
                               "comma-separated file with one header line") from exc
+    except csv.Error as exc:
+        raise ValidationError(f"{name}: cannot be parsed as CSV ({exc}); fix: give a "
+                              "delimited text file with one header line and one line per "
+                              "cell") from exc
     except (OSError, EOFError, ValueError, ImportError) as exc:
         # Damaged or mislabelled compression, zip archives of several files, missing codecs.
         raise ValidationError(f"{name}: cannot be read as CSV ({exc}); fix: give a CSV file, "

@@ -30,9 +30,12 @@ from cellopt.network import ANTENNA_COLUMNS, Network, cells_frame
 from cellopt.parameters import check_count
 from cellopt.topology.cellfiles.checks import (
     _cell_problems,
+    _check_cell_values,
     _check_row_swaps,
     _check_site_spread,
     _coordinates,
+    _file_column,
+    _warn_angles,
     _warn_unusual,
 )
 from cellopt.topology.cellfiles.chunks import _read_chunks
@@ -47,7 +50,7 @@ from cellopt.topology.cellfiles.formats import (
     _read_vector,
 )
 from cellopt.topology.cellfiles.opencellid import _best_rows, _dedup_key, _opencellid_cells, _opencellid_codes
-from cellopt.topology.cellfiles.problems import _no_data_rows
+from cellopt.topology.cellfiles.problems import _no_data_rows, _plain_numbers
 from cellopt.topology.cellfiles.projection import (
     _as_crs,
     _check_projected,
@@ -439,8 +442,10 @@ def read_cells(
         cells = _plain_cells(frame, src, x, y, xy_m, target_crs, defaults)
         if "site_id" in frame.columns:  # a site column: its sites must be masts
             _check_site_spread(cells["site_id"].to_numpy(object), xy_m, frame, src)
+    _check_cell_values(cells, frame, src, defaults)
     net = Network(cells=cells, bandwidth_mhz=bandwidth_mhz).validate()
     _warn_unusual(net.cells, frame, src, defaults)
+    _warn_angles(net.cells, frame, src)
     reading = _reading(frame, src, net, defaults, lon[valid], lat[valid])
     _log.info("%s", reading)
     for readings in _recorders:
@@ -471,7 +476,7 @@ def _read_whole(path: Path, kind: str | None, source_crs: pyproj.CRS | None, fil
     if src.kind == "opencellid":
         codes, more = _opencellid_codes(frame, name)
     else:
-        codes, more = {}, _cell_problems(frame, name)
+        codes, more = {}, _cell_problems(frame, name, plan=src.plan)
     problems += more
     if problems:
         raise ValidationError(problems)
@@ -527,9 +532,11 @@ def _check_numbers(frame: pd.DataFrame, src: Source, col: str, number: pd.Series
     bad = (number.isna() & frame[col].notna()).to_numpy()
     if bad.any():
         ids = None if src.id_col is None else frame[src.id_col].to_numpy(object)[bad]
+        given = _file_column(col, src.plan)
+        label = col if given == col else f"'{given}' (read as {col})"
         raise ValidationError(f"{src.name}: {describe_rows(frame.index.to_numpy()[bad], ids)}: "
-                              f"{col} is not a number; fix: give numbers in '{col}' (degrees), "
-                              "or leave them empty for the default")
+                              f"{label} is not a number; fix: {_plain_numbers(given)}, or leave "
+                              "them empty for the default")
 
 
 # A file is refused as swapped when at least this share of its cells is in the sea and
