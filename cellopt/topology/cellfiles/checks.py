@@ -92,6 +92,32 @@ def _file_column(col: str, plan: Any) -> str:
     return col
 
 
+def _header_rows(frame: pd.DataFrame, plan: Any) -> np.ndarray:
+    """Which rows of a plain table repeat its header: every field of the file's columns
+    is the column's own name."""
+    names = {target: given for given, target in plan.renames.items()}
+    header = np.ones(len(frame), bool)
+    compared = 0
+    for col in frame.columns:
+        if col == "cell_id" and plan.sector is not None:
+            continue  # made of site and sector ids
+        title = str(names.get(col, col)).strip().casefold()
+        text = frame[col].astype("string").str.strip().str.casefold()
+        header &= (text == title).fillna(False).to_numpy(bool)
+        compared += 1
+    return header if compared >= 2 else np.zeros(len(frame), bool)
+
+
+def _repeated_header(frame: pd.DataFrame, src: Source, found: dict | None = None) -> list[str]:
+    """The rows of a plain table that repeat its header line (:func:`_header_rows`); checked
+    first, as their other problems follow from it."""
+    report = _Report(frame, src.name, src.id_col, found)
+    if src.plan is not None and src.kind == "csv" and len(frame):
+        report(_header_rows(frame, src.plan), "the row repeats the header line (exports "
+               "joined into one file?)", "delete the repeated header lines")
+    return report.problems
+
+
 def _cell_problems(frame: pd.DataFrame, name: str, found: dict | None = None,
                    plan: Any = None) -> list[str]:
     """Ids and numeric optional columns of plain CSV / vector input (named as the file names
@@ -204,20 +230,26 @@ def _warn_unusual(cells: pd.DataFrame, frame: pd.DataFrame, src: Source, default
             raw = values if col is None else pd.to_numeric(frame[col], errors="coerce").to_numpy(
                 float)
             slip, fix = "", limit.fix
+            fits = []  # (unit meant, the values read so) that are in the usual range
             for meant, to_unit in meanings.items():
                 if (quantity in ("eirp", "earfcn", "nrarfcn") or meant == given_unit
                         or not same_rows):
                     continue
                 alt = to_unit(raw[bad])
                 if np.isfinite(alt).all() and not outside_usual(alt, kind, tiers[bad]).any():
-                    slip = (f"; they look like {meant} given as {given_unit}: read as {meant} "
-                            f"they would be {', '.join(f'{v:.4g}' for v in pd.unique(alt)[:5])} "
-                            f"{limit.unit}")
-                    fix = f"convert the values of '{use.column}' from {meant} to {given_unit}"
-                    if meant in _NAMED_UNITS:
-                        fix += (f", or rename the column '{_NAMED_UNITS[target]}_{meant}' so that "
-                                "read_cells converts them")
-                    break
+                    fits.append((meant, alt))
+            if fits:  # every unit that fits is named: 500 in a metre column is ft or cm
+                meant = fits[0][0]
+                read_as = "; ".join(f"read as {m} they would be "
+                                    f"{', '.join(f'{v:.4g}' for v in pd.unique(alt)[:5])} "
+                                    f"{limit.unit}" for m, alt in fits)
+                slip = (f"; they look like {' or '.join(m for m, _ in fits)} given as "
+                        f"{given_unit}: {read_as}")
+                fix = (f"convert the values of '{use.column}' from "
+                       f"{' or '.join(m for m, _ in fits)} to {given_unit}")
+                if meant in _NAMED_UNITS:
+                    fix += (f", or rename the column '{_NAMED_UNITS[target]}_{meant}' so that "
+                            "read_cells converts them")
         if not tier_given and limit.usual_per_tier:
             fix += (f" (the tier is read_cells(..., tier={defaults.tier!r}); give a tier column, "
                     "or tier=, if these cells are of another tier)")
@@ -272,6 +304,25 @@ def _check_site_spread(site_ids: np.ndarray, xy_m: np.ndarray, frame: pd.DataFra
             "site)")
     if problems:
         raise ValidationError(problems)
+
+
+def _warn_colocated_sites(site_ids: np.ndarray, xy_m: np.ndarray, frame: pd.DataFrame,
+                          src: Source) -> None:
+    """Warn about cells at one position (within 1 m) with different site ids: one mast
+    given several ids, whose cells then get independent shadowing."""
+    spot = pd.DataFrame({"x": np.round(xy_m[:, 0]), "y": np.round(xy_m[:, 1]),
+                         "site": pd.Series(site_ids, dtype=object).astype(str)})
+    n_sites = spot.groupby(["x", "y"])["site"].transform("nunique").to_numpy()
+    shared = n_sites > 1
+    if not shared.any():
+        return
+    ids = None if src.id_col is None else frame[src.id_col].to_numpy(object)[shared]
+    rows = describe_rows(frame.index.to_numpy()[shared], ids, total=int(shared.sum()))
+    names = pd.unique(spot["site"].to_numpy(object)[shared])[:ROWS_LISTED].tolist()
+    warnings.warn(f"{src.name}: {rows}: cells at one position have different site ids "
+                  f"({names}), so they are read as different masts with independent "
+                  "shadowing; fix: give the cells of one mast one site id (or move the "
+                  "positions of different masts apart)", UserWarning, stacklevel=3)
 
 
 # A row is read as swapped when, with its two coordinates swapped, it lies within this

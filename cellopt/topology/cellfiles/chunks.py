@@ -22,7 +22,12 @@ import shapely
 from tqdm.auto import tqdm
 
 from cellopt.errors import ValidationError
-from cellopt.topology.cellfiles.checks import _DUPLICATE_ID, _cell_problems, _coordinates
+from cellopt.topology.cellfiles.checks import (
+    _DUPLICATE_ID,
+    _cell_problems,
+    _coordinates,
+    _repeated_header,
+)
 from cellopt.topology.cellfiles.columns import _plan_columns
 from cellopt.topology.cellfiles.filters import (
     _as_bbox,
@@ -120,6 +125,7 @@ def _read_chunks(path: Path, kind: str | None, source_crs: pyproj.CRS | None,
             bar.set_postfix({"rows": n_rows, "kept": n_kept}, refresh=False)
             if not len(chunk):
                 continue
+            _repeated_header(chunk, src, found_xy)
             x, y, _ = _coordinates(chunk, src, found_xy)
             if kind == "opencellid":
                 codes, _ = _opencellid_codes(chunk, name, found_cells)

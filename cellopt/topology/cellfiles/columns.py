@@ -78,6 +78,8 @@ _ALIASES: dict[str, tuple[str, ...]] = {
                   "horizbeamwidth", "hpbw", "h3db", "azimuthbeamwidth"),
     "vbeamwidth": ("vbw", "vbeamwidth", "verticalbeamwidth", "beamwidthv", "vertbeamwidth",
                    "v3db"),
+    "bandwidth": ("bandwidth", "bw", "channelbandwidth", "carrierbandwidth", "dlbandwidth",
+                  "chbw", "cellbandwidth"),
     "filter": ("radio", "mcc", "mnc", "net"),
 }
 _QUANTITY = {alias: q for q, aliases in _ALIASES.items() for alias in aliases}
@@ -520,6 +522,10 @@ def _plan_columns(names: Sequence[str], file: str, *, geometry: bool = False) ->
             how = {"lon": "longitude [°]", "lat": "latitude [°]"}.get(target, "cellopt's own "
                                                                       "column, as it is")
             out.append(ColumnUse(col, target, how, used))
+        elif quantity == "bandwidth":
+            out.append(ColumnUse(col, None, "not used: a network has one bandwidth for all its "
+                                 "cells, read_cells(..., bandwidth_mhz=) ([network] "
+                                 "bandwidth_mhz in a scenario); kept as an extra column", False))
         elif col:
             like = _looks_like(col)
             how = "not recognised: kept as an extra column"

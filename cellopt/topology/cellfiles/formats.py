@@ -285,9 +285,12 @@ def _read_table(path: Path, kind: str | None) -> tuple[pd.DataFrame, str, _Plan 
 
 
 def _tidy_columns(frame: pd.DataFrame, kind: str, plan: _Plan | None = None) -> pd.DataFrame:
-    """The columns renamed, in place, to their canonical names (surrounding spaces and case
-    aside), then as `plan` says (a plain table's aliases; a ``cell_id`` made of site and
-    sector ids is added last)."""
+    """The rows that are not all empty, their columns renamed to their canonical names
+    (surrounding spaces and case aside), then as `plan` says (a plain table's aliases; a
+    ``cell_id`` made of site and sector ids is added last)."""
+    # Lines of delimiters only (',,,,' as spreadsheets export empty rows) are not rows,
+    # like blank lines; the others keep their row in the file.
+    frame = frame[frame.notna().any(axis=1).to_numpy()]
     names = [str(c).strip() for c in frame.columns]
     canonical = OPENCELLID_COLUMNS if kind == "opencellid" else _OPTIONAL_COLUMNS
     renames = _canonical_names(names, canonical)
@@ -316,6 +319,10 @@ def _table_layout(path: Path, kind: str | None) -> tuple[str, dict[str, Any], li
         return "opencellid", {"header": None, "names": list(OPENCELLID_COLUMNS), **dialect}, list(
             OPENCELLID_COLUMNS)
     names = [n.strip() for n in raw]
+    if names[0].startswith("#") and not any(names[1:]):
+        raise ValidationError(f"{name}: the first line {','.join(raw).strip()[:60]!r} is a "
+                              "comment, not the header; fix: delete the comment lines above "
+                              "the header line (cell files have no comment lines)")
     if pd.to_numeric(pd.Series(names), errors="coerce").notna().all():
         raise ValidationError(f"{name}: the first line {names} is numbers, not column names: "
                               "the file has no header; fix: add a header line, e.g. "

@@ -35,7 +35,9 @@ from cellopt.topology.cellfiles.checks import (
     _check_site_spread,
     _coordinates,
     _file_column,
+    _repeated_header,
     _warn_angles,
+    _warn_colocated_sites,
     _warn_unusual,
 )
 from cellopt.topology.cellfiles.chunks import _read_chunks
@@ -442,6 +444,7 @@ def read_cells(
         cells = _plain_cells(frame, src, x, y, xy_m, target_crs, defaults)
         if "site_id" in frame.columns:  # a site column: its sites must be masts
             _check_site_spread(cells["site_id"].to_numpy(object), xy_m, frame, src)
+            _warn_colocated_sites(cells["site_id"].to_numpy(object), xy_m, frame, src)
     _check_cell_values(cells, frame, src, defaults)
     net = Network(cells=cells, bandwidth_mhz=bandwidth_mhz).validate()
     _warn_unusual(net.cells, frame, src, defaults)
@@ -472,7 +475,9 @@ def _read_whole(path: Path, kind: str | None, source_crs: pyproj.CRS | None, fil
         raise _no_data_rows(name)
 
     frame = _attribute_filters(frame, name, src.kind, filters)
+    header = _repeated_header(frame, src)
     x, y, problems = _coordinates(frame, src)
+    problems = header + problems
     if src.kind == "opencellid":
         codes, more = _opencellid_codes(frame, name)
     else:
