@@ -11,6 +11,7 @@ from __future__ import annotations
 import warnings
 from pathlib import Path
 
+import geopandas as gpd
 import numpy as np
 import pytest
 
@@ -248,6 +249,79 @@ COORDINATES_REFUSED = {
 def test_coordinate_slip_refused(tmp_path, case):
     rows, needles = COORDINATES_REFUSED[case]
     refused(tmp_path, table(rows=rows), *needles)
+
+
+def test_degrees_in_x_y_with_a_projected_source_crs_refused(tmp_path):
+    text = table("cell_id,x,y", [(f"c{i}", r[3], r[2]) for i, r in enumerate(ROWS)])
+    refused(tmp_path, text, "look like longitude / latitude degrees", "EPSG:32632",
+            source_crs="EPSG:32632")
+
+
+def test_x_y_in_metres_of_a_local_crs_without_an_area_are_read(tmp_path):
+    local = "+proj=tmerc +lat_0=48.1 +lon_0=11.6 +k=1 +x_0=0 +y_0=0 +ellps=WGS84 +units=m"
+    text = table("cell_id,x,y", [("a", 10.0, 20.0), ("b", 150.0, -80.0), ("c", -170.0, 60.0)])
+    net, _ = read(tmp_path, text, source_crs=local)
+    assert len(net.cells) == 3
+
+
+# ------------------------------------------------------------------------ vector files
+
+def geo(rows: list[tuple] = ROWS, crs: str | None = "EPSG:4326", swap: bool = False,
+        **columns) -> gpd.GeoDataFrame:
+    lon, lat = [r[3] for r in rows], [r[2] for r in rows]
+    if swap:
+        lon, lat = lat, lon
+    frame = gpd.GeoDataFrame({"Site": [r[0] for r in rows], "Sector": [r[1] for r in rows],
+                              "Azimuth": [r[4] for r in rows], "Power_W": [r[7] for r in rows],
+                              **columns}, geometry=gpd.points_from_xy(lon, lat), crs=crs)
+    return frame
+
+
+def read_vector(tmp_path: Path, frame: gpd.GeoDataFrame, name: str, **options):
+    path = tmp_path / name
+    frame.to_file(path)
+    return read(tmp_path, path.read_bytes(), name=name, **options)
+
+
+VECTOR_REFUSED = {
+    "projected metres labelled EPSG:4326": (
+        lambda: geo().to_crs("EPSG:32632").set_crs("EPSG:4326", allow_override=True),
+        ("outside [-90, 90]", "source_crs= their projected CRS")),
+    "degrees labelled UTM": (lambda: geo().set_crs("EPSG:32632", allow_override=True),
+                             ("look like longitude / latitude degrees",)),
+    "swapped": (lambda: geo(swap=True), ("look swapped",)),
+    "no features": (lambda: geo().iloc[:0], ("no data rows",)),
+    "polygons": (lambda: geo().set_geometry(geo().to_crs("EPSG:32632").buffer(10.0).to_crs(
+        "EPSG:4326")), ("not a Point",)),
+    "negative azimuth": (lambda: geo(Azimuth=[0, -120, 0, 240, 60]), ("rows [1]", "'Azimuth'")),
+    "azimuth as text": (lambda: geo(Azimuth=["N", 120, 0, 240, 60]), ("'Azimuth'",
+                                                                    "not a number")),
+    "empty power": (lambda: geo(Power_W=[None, 20, 20, 20, 20]), ("rows [0]", "Power_W")),
+}
+
+
+@pytest.mark.parametrize("case", list(VECTOR_REFUSED))
+def test_vector_file_refused(tmp_path, case):
+    make, needles = VECTOR_REFUSED[case]
+    with pytest.raises(ValidationError) as info:
+        read_vector(tmp_path, make(), "plan.gpkg")
+    for needle in ("plan.gpkg", "fix:", *needles):
+        assert needle in str(info.value), str(info.value)
+
+
+def test_vector_unit_slips_warned_as_in_a_csv(tmp_path):
+    _, messages = read_vector(tmp_path, geo(Power_W=[20_000] * 5,
+                                            Azimuth=[0, 2.09, 4.19, 1.05, 3.14]), "plan.geojson")
+    warned(messages, "plan.geojson", "'Power_W'", "mW given as W")
+    warned(messages, "plan.geojson", "'Azimuth'", "radians")
+
+
+def test_shapefile_without_a_crs_refused(tmp_path):
+    geo().to_file(tmp_path / "plan.shp")
+    (tmp_path / "plan.prj").unlink()
+    with pytest.raises(ValidationError, match=r"plan\.shp: the file has no CRS; fix: pass "
+                       "source_crs"):
+        read_cells(tmp_path / "plan.shp")
 
 
 # ------------------------------------------------------------- empty and colliding values

@@ -65,10 +65,11 @@ def _coordinates(frame: pd.DataFrame, src: Source, found: dict | None = None
         report(swapped, f"{yname} is outside [-90, 90] while {xname} is within [-90, 90]: "
                f"the {xname}/{yname} columns look swapped",
                f"swap the {xname} and {yname} values (longitude is x, latitude is y)")
+        hint = _NOT_DEGREES if src.xcol is not None else _NOT_DEGREES_VECTOR
         report(lat_bad & ~swapped, f"{yname} is outside [-90, 90]",
-               f"give latitudes in degrees in [-90, 90]{_NOT_DEGREES}")
+               f"give latitudes in degrees in [-90, 90]{hint}")
         report(lon_bad & ~swapped, f"{xname} is outside [-180, 180]",
-               f"give longitudes in degrees in [-180, 180]{_NOT_DEGREES}")
+               f"give longitudes in degrees in [-180, 180]{hint}")
     return x, y, report.problems
 
 
@@ -76,6 +77,8 @@ def _coordinates(frame: pd.DataFrame, src: Source, found: dict | None = None
 _NOT_DEGREES = ("; degrees × 10^7 (integers such as 481374000, as some exports store them) "
                 "divide by 1e7; projected coordinates in metres go in columns 'x', 'y' with "
                 "source_crs=")
+_NOT_DEGREES_VECTOR = ("; the CRS read is geographic (degrees): coordinates in metres need "
+                       "source_crs= their projected CRS (for a file with a wrong CRS)")
 # Numeric cell columns that may be left empty in a file: azimuth (omni).
 _MAY_BE_EMPTY = ("azimuth_deg",)
 # Columns read_cells keeps but the radio model does not read that must hold numbers where

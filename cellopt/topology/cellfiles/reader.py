@@ -423,6 +423,7 @@ def read_cells(
     lonlat = points.to_crs("EPSG:4326") if not src.crs.equals("EPSG:4326") else points
     lon, lat = shapely.get_x(lonlat.values), shapely.get_y(lonlat.values)
     valid = np.isfinite(lon) & np.isfinite(lat)  # others are refused by _default_crs
+    _check_degrees_in_metres(x, y, lon[valid], lat[valid], src)
     if valid.all():
         _check_row_swaps(lon, lat, frame, src)
     if check_land and valid.all():
@@ -544,6 +545,32 @@ def _check_numbers(frame: pd.DataFrame, src: Source, col: str, number: pd.Series
                               "them empty for the default")
 
 
+def _check_degrees_in_metres(x: np.ndarray, y: np.ndarray, lon: np.ndarray, lat: np.ndarray,
+                             src: Source) -> None:
+    """Refuse positions in a projected source CRS that look like longitude / latitude
+    degrees: every |x| ≤ 180 and |y| ≤ 90, so that they lie within metres of the CRS's
+    origin, outside the area the CRS is meant for (as a UTM zone's degrees do)."""
+    if src.geographic or not len(lon) or src.crs.area_of_use is None:
+        return
+    with np.errstate(invalid="ignore"):
+        if not ((np.abs(x) <= 180) & (np.abs(y) <= 90)).all():
+            return
+    west, south, east, north = src.crs.area_of_use.bounds
+    inside = (lat >= south - 1) & (lat <= north + 1) & (
+        ((lon >= west - 1) & (lon <= east + 1)) if west <= east
+        else ((lon >= west - 1) | (lon <= east + 1)))
+    if inside.any():
+        return
+    xname, yname = src.labels()
+    raise ValidationError(
+        f"{src.name}: every position has |{xname}| ≤ 180 and |{yname}| ≤ 90, so in "
+        f"{src.crs.to_string()} (metres) the cells lie within metres of its origin, outside "
+        f"the area it is meant for ({west:g}° to {east:g}° E, {south:g}° to {north:g}° N): "
+        "they look like longitude / "
+        "latitude degrees; fix: give the coordinates' own CRS, source_crs='EPSG:4326' for "
+        "degrees (or, in a CSV, name the columns 'lon', 'lat' and drop source_crs)")
+
+
 # A file is refused as swapped when at least this share of its cells is in the sea and
 # swapping lon and lat puts more than this share on land.
 _SWAP_SHARE = 0.5
@@ -569,11 +596,13 @@ def _check_land(lon: np.ndarray, lat: np.ndarray, frame: pd.DataFrame, src: Sour
                 f"columns '{xname}' (read as longitude) and '{yname}' (read as latitude) look "
                 f"swapped; fix: swap the values of '{xname}' and '{yname}', or their names "
                 "(longitude is east-west, x; latitude north-south, y)")
+    read_as = (f"'{xname}' is read as longitude, '{yname}' as latitude, WGS 84 degrees; "
+               "projected coordinates need source_crs=" if src.geographic else
+               f"'{xname}', '{yname}' are read in {src.crs.to_string()}, the source CRS")
     warnings.warn(f"{src.name}: {rows} lie in the sea (no land within about 9 km), and swapping "
                   "longitude and latitude does not put the file on land; fix: check these "
-                  f"positions ('{xname}' is read as longitude, '{yname}' as latitude, WGS 84 "
-                  "degrees; projected coordinates need source_crs=), or pass check_land=False "
-                  "for cells at sea on purpose", UserWarning, stacklevel=3)
+                  f"positions ({read_as}), or pass check_land=False for cells at sea on purpose",
+                  UserWarning, stacklevel=3)
     return sea
 
 
