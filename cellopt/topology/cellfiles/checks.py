@@ -383,7 +383,9 @@ def _check_cell_values(cells: pd.DataFrame, frame: pd.DataFrame, src: Source,
         return
     columns = {} if src.plan is None else {u.target: u.column for u in src.plan.uses
                                            if u.used and u.column is not None and u.target}
-    report = _Report(frame, src.name, src.id_col)
+    # rows by their row in the file, ids as the network has them (0..n-1 without a column)
+    named = pd.DataFrame({"cell_id": cells["cell_id"].to_numpy(object)}, index=frame.index)
+    report = _Report(named, src.name, "cell_id")
     problems = []
     for col, rule, what, fix in _cell_rules:
         if col not in cells.columns:

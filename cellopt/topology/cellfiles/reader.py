@@ -216,12 +216,18 @@ def read_cells(
         On bad input, listing every problem found, each with the offending rows and the
         fix: an empty file, a file without data rows, a directory without vector files,
         a spreadsheet or binary file, text that is not UTF-8, a CSV that cannot be
-        parsed; column names that repeat when compared case-insensitively; a CSV
+        parsed, a comment line before the header, rows that repeat the header; column
+        names that repeat when compared case-insensitively; a CSV
         without usable coordinate columns; a file with most OpenCelliD columns but not
         the required ones; missing, non-numeric or infinite coordinates; latitudes
         outside [-90, 90] or longitudes outside [-180, 180] (including lon/lat columns
         that look swapped); duplicate or missing ``cell_id`` (plain CSV / vector);
-        non-numeric values in numeric columns; bad OpenCelliD codes or radios; a filter
+        non-numeric values in numeric columns, and empty ones where no default applies
+        (each named by the file's column); values no cell can have (an azimuth outside
+        [0, 360), a height outside [0, 1000] m, an unknown tier), named by the file's
+        column and rows or by the read_cells argument they come from; x / y values all
+        within ±180 / ±90 in a projected `source_crs` whose area they lie outside (degrees
+        given as metres); bad OpenCelliD codes or radios; a filter
         that leaves no rows (naming the filter); cells spread too widely for the
         default projection; a `crs` that is not projected in metres; and everything
         :meth:`cellopt.Network.validate` rejects (an unknown tier, say); a `chunk_rows`
@@ -242,8 +248,12 @@ def read_cells(
         ``antenna_gain_dbi``, ``height_m`` or tilts (from a file column or from this
         function's defaults) are outside the usual range that
         :data:`cellopt.parameters.LIMITS` declares for the scenario key of that name (the
-        tier's range for ``tx_power_dbm``), naming the column, the rows and the likely
-        unit slip.
+        tier's range for ``tx_power_dbm``), or ``frequency_mhz`` or ``beamwidth_deg``
+        outside the usual range of ``frequency_mhz`` or ``theta_3db_deg``, naming the
+        column, the rows and every likely unit slip. Per column, if azimuths, tilts or
+        vertical beamwidths look like radians, or tilts are all negative (an uptilt
+        convention). If EARFCNs / NR-ARFCNs are no downlink channel of their table. If
+        cells at one position have different site ids.
 
     Notes
     -----
