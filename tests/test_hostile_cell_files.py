@@ -90,12 +90,16 @@ READ_DIALECTS = {
     "units in brackets": table("Site,Sector,Latitude [deg],Longitude [deg],Azimuth [deg],"
                                "Height (m),Tilt (deg),Power [W],Gain [dBi]"),
     "quoted fields": CLEAN.replace("MUC003,1,", '"MUC003","1",'),
+    "decimal commas in some columns, points in others": table(sep=";", rows=[
+        (*r[:2], str(r[2]).replace(".", ","), str(r[3]).replace(".", ","), *r[4:8], r[8] + 0.5)
+        for r in ROWS]),
 }
 
 
+@pytest.mark.parametrize("chunk_rows", [None, 2])
 @pytest.mark.parametrize("dialect", list(READ_DIALECTS))
-def test_dialect_reads_the_same_cells(tmp_path, dialect):
-    net, _ = read(tmp_path, READ_DIALECTS[dialect])
+def test_dialect_reads_the_same_cells(tmp_path, dialect, chunk_rows):
+    net, _ = read(tmp_path, READ_DIALECTS[dialect], chunk_rows=chunk_rows)
     cells = net.cells
     assert cells["cell_id"].tolist() == IDS
     assert np.allclose(cells["tx_power_dbm"], 10 * np.log10(20) + 30)
@@ -131,9 +135,11 @@ REFUSED_DIALECTS = {
     "European thousands separator": (table("Site;Sector;Latitude;Longitude;Power_mW", [
         (*r[:4], '"20.000,0"') for r in ROWS], sep=";", decimal=","),
         ("Power_mW", "thousands separator")),
-    "mixed decimal styles": (table("Site;Sector;Latitude;Longitude;Height", [
-        (r[0], r[1], str(r[2]).replace(".", ","), str(r[3]).replace(".", ","), 30.5)
-        for r in ROWS], sep=";"), ("Latitude", "not a number", "decimal comma")),
+    "thousands points in a decimal-comma file": (table("Site;Sector;Latitude;Longitude;Power_mW", [
+        (*r[:2], str(r[2]).replace(".", ","), str(r[3]).replace(".", ","), "20.000")
+        for r in ROWS], sep=";"), ("'Power_mW'", "'20.000'", "thousands separator")),
+    "decimal comma in a comma-separated file": (column("Height", ['"30,5"'] * 5),
+                                                ("'Height'", "decimal comma")),
     "unit in the values": (column("Power_dBm", ["43 dBm"] * 5),
                            ("'Power_dBm' (read as tx_power_dbm) is not a number", "unit")),
     "degree sign in the values": (column("Azimuth", ["120°"] * 5), ("'Azimuth'", "°")),

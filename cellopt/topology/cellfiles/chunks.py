@@ -95,7 +95,7 @@ def _read_chunks(path: Path, kind: str | None, source_crs: pyproj.CRS | None,
                disable=not progress, file=sys.stderr)
     with bar, contextlib.closing(_csv_chunks(path, chunk_rows, bar, **options)) as chunks:
         for chunk in chunks:
-            chunk = _tidy_columns(chunk, kind, plan)
+            chunk = _tidy_columns(chunk, kind, plan, options.get("sep", ","))
             if src is None:  # the first chunk: the columns are known
                 src = _csv_source(chunk, name, kind, source_crs, plan)
                 box = None if filters.bbox is None else _as_bbox(filters.bbox)
