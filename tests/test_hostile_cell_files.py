@@ -204,6 +204,30 @@ def test_clean_file_warns_of_nothing_but_columns_not_used(tmp_path):
     assert messages == [], messages
 
 
+UNITS_CONVERTED = {
+    "Azimuth (rad)": ([0, np.pi / 2, np.pi, 1.5 * np.pi, 0.5], "azimuth_deg",
+                      [0, 90, 180, 270, np.degrees(0.5)]),
+    "Tilt [rad]": ([0.07] * 5, "tilt_deg", [np.degrees(0.07)] * 5),
+    "E-Tilt_rad": ([0.05] * 5, "electrical_tilt_deg", [np.degrees(0.05)] * 5),
+    "HBW (radians)": ([1.13] * 5, "beamwidth_deg", [np.degrees(1.13)] * 5),
+    "Height (cm)": ([3000] * 5, "height_m", [30] * 5),
+    "Height_mm": ([30000] * 5, "height_m", [30] * 5),
+}
+
+
+@pytest.mark.parametrize("header", list(UNITS_CONVERTED))
+def test_unit_in_the_name_is_converted_not_dropped(tmp_path, header):
+    values, target, expected = UNITS_CONVERTED[header]
+    net, messages = read(tmp_path, column(header, values))
+    assert np.allclose(net.cells[target].to_numpy(float), expected)
+    assert not any("look like radians" in m or "outside the usual" in m for m in messages)
+
+
+def test_empty_azimuth_in_radians_is_omni(tmp_path):
+    net, _ = read(tmp_path, column("Azimuth_rad", ["", 1.0, 2.0, 3.0, 4.0]))
+    assert np.isnan(net.cells["azimuth_deg"].iloc[0])
+
+
 # ----------------------------------------------------------------- unit slips refused
 
 SLIPS_REFUSED = {
@@ -224,7 +248,8 @@ SLIPS_REFUSED = {
     "EARFCN as text": ("EARFCN", ["B20"] * 5, ("'EARFCN'", "not a number")),
     "frequency as text": ("Freq_MHz", ["800M"] * 5, ("Freq_MHz", "not a number")),
     "power without a unit": ("Power", [43] * 5, ("'Power'", "Power_dBm")),
-    "height in a dBm column": ("Height_dBm", [30] * 5, ("'Height_dBm'", "m, km or ft")),
+    "height in a dBm column": ("Height_dBm", [30] * 5, ("'Height_dBm'", "m, cm, mm, km or ft")),
+    "azimuth in metres": ("Azimuth_m", [30] * 5, ("'Azimuth_m'", "degrees or radians")),
 }
 
 
@@ -232,6 +257,12 @@ SLIPS_REFUSED = {
 def test_unit_slip_refused_naming_the_column(tmp_path, slip):
     header, values, needles = SLIPS_REFUSED[slip]
     refused(tmp_path, column(header, values), *needles)
+
+
+def test_coordinates_in_radians_refused(tmp_path):
+    rows = [(*r[:2], np.radians(r[2]), np.radians(r[3])) for r in ROWS]
+    refused(tmp_path, table("Site,Sector,Lat_rad,Lon_rad", rows), "'Lat_rad'", "unit rad",
+            "degrees")
 
 
 def test_read_cells_default_out_of_range_named_as_the_argument(tmp_path):

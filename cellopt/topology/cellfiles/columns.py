@@ -32,7 +32,8 @@ _UNITS = {
     "deg": "deg", "degs": "deg", "degree": "deg", "degrees": "deg",
     "m": "m", "meter": "m", "meters": "m", "metre": "m", "metres": "m",
     "km": "km", "kilometer": "km", "kilometers": "km", "kilometre": "km", "kilometres": "km",
-    "ft": "ft", "feet": "ft",
+    "ft": "ft", "feet": "ft", "cm": "cm", "mm": "mm",
+    "rad": "rad", "rads": "rad", "radian": "rad", "radians": "rad",
     "dbm": "dBm", "dbw": "dBW", "w": "W", "watt": "W", "watts": "W", "kw": "kW", "mw": "mW",
     "dbi": "dBi", "dbd": "dBd", "db": "dB",
     "mhz": "MHz", "ghz": "GHz", "khz": "kHz", "hz": "Hz",
@@ -317,6 +318,11 @@ def _plan_columns(names: Sequence[str], file: str, *, geometry: bool = False) ->
         """True if the file has cellopt's own column `target` as well (refused above)."""
         return target in owned
 
+    def radians(col: str, target: str) -> None:
+        """Convert the angles of column `col`, in radians, to degrees as `target`."""
+        convert[target] = ("angle", col, "rad")
+        consumed.append(col)
+
     def bad_unit(col: str, unit: str | None, allowed: str) -> None:
         problems.append(f"{file}: column '{col}' has the unit {unit} in its name, which is not "
                         f"{allowed}; fix: convert the values and rename the column")
@@ -366,25 +372,33 @@ def _plan_columns(names: Sequence[str], file: str, *, geometry: bool = False) ->
         hit = one(quantity)
         if hit and not taken(target, hit[0]):
             col, unit = hit
+            if unit == "rad":
+                radians(col, target)
+                uses[col] = ColumnUse(col, target, f"{what}; {_RADIANS_HOW}", True)
+                continue
             if unit not in _DEGREES:
-                bad_unit(col, unit, "degrees")
+                bad_unit(col, unit, "degrees or radians")
             renames[col] = target
             uses[col] = ColumnUse(col, target, what + ("" if unit else "; no unit in the name: "
                                                         "read as degrees"), True)
     tilt = one("tilt")
     if tilt:
         col, unit = tilt
-        if unit not in _DEGREES:
-            bad_unit(col, unit, "degrees")
+        if unit not in (*_DEGREES, "rad"):
+            bad_unit(col, unit, "degrees or radians")
         if "mtilt" in found or "tilt_deg" in owned:
             uses[col] = ColumnUse(col, None, "not used: the mechanical tilt comes from "
                                   f"'{found['mtilt'][0][0] if 'mtilt' in found else 'tilt_deg'}'"
                                   " (rename this one if it is the electrical tilt)", False)
         else:
-            renames[col] = "tilt_deg"
+            if unit == "rad":
+                radians(col, "tilt_deg")
+            else:
+                renames[col] = "tilt_deg"
             uses[col] = ColumnUse(col, "tilt_deg", f"'{col}' alone is ambiguous: read as the "
                                   "mechanical downtilt [°] below the horizon (3-D antenna); "
-                                  "rename it E-Tilt if it is electrical", True)
+                                  "rename it E-Tilt if it is electrical" + (
+                                      f"; {_RADIANS_HOW}" if unit == "rad" else ""), True)
     height = one("height")
     if height and not taken("height_m", height[0]):
         col, unit = height
@@ -397,7 +411,7 @@ def _plan_columns(names: Sequence[str], file: str, *, geometry: bool = False) ->
             consumed.append(col)
             uses[col] = ColumnUse(col, "height_m", f"{_METRES_HOW[unit]} = metres", True)
         else:
-            bad_unit(col, unit, "m, km or ft")
+            bad_unit(col, unit, "m, cm, mm, km or ft")
     # Gain, power and EIRP.
     gain = one("gain")
     if gain and not taken("antenna_gain_dbi", gain[0]):
@@ -487,11 +501,16 @@ def _plan_columns(names: Sequence[str], file: str, *, geometry: bool = False) ->
         hit = one(quantity)
         if hit:
             col, unit = hit
-            if unit not in _DEGREES:
-                bad_unit(col, unit, "degrees")
-            renames[col] = target
-            uses[col] = ColumnUse(col, target, f"{what} half-power beamwidth [°]; {_NOT_USED_YET} "
-                                  "(its beamwidth θ_3dB is a RadioModel parameter)", False)
+            if unit == "rad":
+                radians(col, target)
+            elif unit not in _DEGREES:
+                bad_unit(col, unit, "degrees or radians")
+            else:
+                renames[col] = target
+            uses[col] = ColumnUse(col, target, f"{what} half-power beamwidth [°]"
+                                  + (f", {_RADIANS_HOW}" if unit == "rad" else "")
+                                  + f"; {_NOT_USED_YET} (its beamwidth θ_3dB is a RadioModel "
+                                  "parameter)", False)
     for col, _ in found.get("filter", []):
         uses[col] = ColumnUse(col, col, "kept, for the radio / mcc / mnc filters", True)
     if problems:
@@ -544,8 +563,9 @@ _POWER_UNITS = {"dBm": "dBm, as it is", "dBW": "dBW + 30 = dBm",
                 "W": "10·log10(W) + 30 = dBm", "kW": "10·log10(kW) + 60 = dBm",
                 "mW": "10·log10(mW) = dBm"}
 # Length units of an antenna height and how they become metres.
-_METRES = {"ft": 0.3048, "km": 1000.0}
-_METRES_HOW = {"ft": "feet × 0.3048", "km": "km × 1000"}
+_METRES = {"ft": 0.3048, "km": 1000.0, "cm": 0.01, "mm": 0.001}
+_METRES_HOW = {"ft": "feet × 0.3048", "km": "km × 1000", "cm": "cm / 100", "mm": "mm / 1000"}
+_RADIANS_HOW = "radians × 180/π = degrees"
 _HZ = {"Hz": 1e-6, "kHz": 1e-3, "MHz": 1.0, "GHz": 1e3}
 
 # E-UTRA downlink bands, TS 36.101 Table 5.7.3-1: (band, F_DL_low [MHz], N_Offs-DL,
@@ -690,6 +710,12 @@ def _convert_columns(frame: pd.DataFrame, plan: _Plan, id_col: str | None) -> di
             out[target] = value
         elif quantity == "frequency":
             out[target] = numbers(col) * _HZ[unit]
+        elif quantity == "angle":  # empty: omni azimuth, the model's tilt, unknown beamwidth
+            values = frame[col]
+            num = pd.to_numeric(values, errors="coerce").to_numpy(float)
+            report(np.isnan(num) & values.notna().to_numpy(), f"{col} is not a number",
+                   _plain_numbers(col))
+            out[target] = np.degrees(num)
         elif quantity in ("earfcn", "nrarfcn"):
             num = pd.to_numeric(frame[col], errors="coerce").to_numpy(float)
             out[target] = earfcn_to_mhz(num) if quantity == "earfcn" else nr_arfcn_to_mhz(num)
