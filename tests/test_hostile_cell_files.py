@@ -279,13 +279,27 @@ COORDINATES_REFUSED = {
                                     ("look swapped",)),
     "lat/lon swapped in one row": ([*ROWS[:4], (*ROWS[4][:2], ROWS[4][3], ROWS[4][2],
                                                 *ROWS[4][4:])], ("rows [4]", "look swapped")),
+    "0, 0 for a missing position": ([*ROWS[:4], (*ROWS[4][:2], 0, 0, *ROWS[4][4:])],
+                                    ("rows [4]", "both 0", "missing position")),
+    "0, 0 in every row": ([(*r[:2], 0.0, 0.0, *r[4:]) for r in ROWS],
+                          ("rows [0, 1, 2, 3, 4]", "both 0")),
+    "one row on another continent": ([*ROWS[:4], (*ROWS[4][:2], 40.71, -74.0, *ROWS[4][4:])],
+                                     ("rows [4]", "km from the other cells", "too wide")),
 }
 
 
+@pytest.mark.parametrize("chunk_rows", [None, 2])
 @pytest.mark.parametrize("case", list(COORDINATES_REFUSED))
-def test_coordinate_slip_refused(tmp_path, case):
+def test_coordinate_slip_refused(tmp_path, case, chunk_rows):
     rows, needles = COORDINATES_REFUSED[case]
-    refused(tmp_path, table(rows=rows), *needles)
+    refused(tmp_path, table(rows=rows), *needles, chunk_rows=chunk_rows)
+
+
+def test_one_row_far_from_the_others_warned(tmp_path):
+    rows = [*ROWS[:4], (*ROWS[4][:2], 40.4168, -3.7038, *ROWS[4][4:])]  # Madrid
+    net, messages = read(tmp_path, table(rows=rows))
+    warned(messages, "rows [4]", "km from the other cells", "region")
+    assert len(net.cells) == 5
 
 
 def test_degrees_in_x_y_with_a_projected_source_crs_refused(tmp_path):

@@ -65,6 +65,10 @@ def _coordinates(frame: pd.DataFrame, src: Source, found: dict | None = None
         report(swapped, f"{yname} is outside [-90, 90] while {xname} is within [-90, 90]: "
                f"the {xname}/{yname} columns look swapped",
                f"swap the {xname} and {yname} values (longitude is x, latitude is y)")
+        with np.errstate(invalid="ignore"):
+            report((x == 0) & (y == 0), f"{xname} and {yname} are both 0 (a point in the Gulf "
+                   "of Guinea: a missing position exported as 0?)",
+                   "fill in the position, or drop the row")
         hint = _NOT_DEGREES if src.xcol is not None else _NOT_DEGREES_VECTOR
         report(lat_bad & ~swapped, f"{yname} is outside [-90, 90]",
                f"give latitudes in degrees in [-90, 90]{hint}")

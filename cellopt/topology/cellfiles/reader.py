@@ -59,6 +59,7 @@ from cellopt.topology.cellfiles.projection import (
     _check_target_crs,
     _default_crs,
     _warn_distortion,
+    _warn_stray_rows,
 )
 from cellopt.topology.cellfiles.records import CellDefaults, RowFilters, SiteMerging, Source
 from cellopt.topology.gazetteer import describe_location, on_land, town_distance_km
@@ -444,6 +445,8 @@ def read_cells(
         target_crs = _default_crs(points, frame, src)
     else:
         _warn_distortion(points, frame, src, target_crs)
+    if valid.all() and kind != "opencellid":
+        _warn_stray_rows(points, frame, src)
     xy_m = shapely.get_coordinates(points.to_crs(target_crs).values)
     _check_projected(xy_m, frame, src, target_crs)
     defaults = CellDefaults(tier=tier, tx_power_dbm=tx_power_dbm,
