@@ -448,6 +448,41 @@ def test_column_not_used_is_warned(tmp_path, case):
     assert header in net.cells.columns or header.lower() in net.cells.columns
 
 
+# --------------------------------------------------------------- arguments not used
+
+ARGUMENTS_NOT_USED = {
+    "power with a power column": ({"tx_power_dbm": 20.0}, "tx_power_dbm=20.0", "'Power_W'"),
+    "gain with a gain column": ({"antenna_gain_dbi": 15.0}, "antenna_gain_dbi=15.0",
+                                "'Gain_dBi'"),
+    "height with a height column": ({"height_m": 40.0}, "height_m=40.0", "'Height'"),
+    "cluster_sites for a planner file": ({"cluster_sites": False}, "cluster_sites=False",
+                                         "OpenCelliD"),
+    "merge_distance_m for a planner file": ({"merge_distance_m": 10.0}, "merge_distance_m=10.0",
+                                            "OpenCelliD"),
+}
+
+
+@pytest.mark.parametrize("case", list(ARGUMENTS_NOT_USED))
+def test_argument_the_file_leaves_unused_is_warned(tmp_path, case):
+    options, shown, source = ARGUMENTS_NOT_USED[case]
+    _, messages = read(tmp_path, CLEAN, **options)
+    warned(messages, "read_cells arguments", "not used", shown, source)
+
+
+def test_argument_used_where_the_file_has_no_column_is_not_warned(tmp_path):
+    net, messages = read(tmp_path, table("Site,Sector,Latitude,Longitude",
+                                         [r[:4] for r in ROWS]), height_m=40.0)
+    assert (net.cells["height_m"] == 40.0).all()
+    assert not any("arguments" in m for m in messages), messages
+
+
+def test_bandwidth_argument_in_hz_refused_and_in_khz_warned(tmp_path):
+    with pytest.raises(ValidationError, match="bandwidth_mhz=2e"):
+        read(tmp_path, CLEAN, bandwidth_mhz=2e7)
+    _, messages = read(tmp_path, CLEAN, bandwidth_mhz=20_000)
+    assert any("bandwidth_mhz=20000" in m and "usual range" in m for m in messages), messages
+
+
 # ------------------------------------------------------------------------- the CLI route
 
 CLI_FILES = {

@@ -27,7 +27,7 @@ import shapely
 
 from cellopt.errors import ValidationError, describe_rows
 from cellopt.network import ANTENNA_COLUMNS, Network, cells_frame
-from cellopt.parameters import check_count
+from cellopt.parameters import check_count, check_real
 from cellopt.topology.cellfiles.checks import (
     _cell_problems,
     _check_cell_values,
@@ -254,7 +254,11 @@ def read_cells(
         column, the rows and every likely unit slip. Per column, if azimuths, tilts or
         vertical beamwidths look like radians, or tilts are all negative (an uptilt
         convention). If EARFCNs / NR-ARFCNs are no downlink channel of their table. If
-        cells at one position have different site ids.
+        cells at one position have different site ids. If a few rows lie far from all the
+        others. If `tier`, `tx_power_dbm`, `antenna_gain_dbi` or `height_m` (other than
+        their defaults) are not used because a file column gives every cell's, or
+        `cluster_sites` / `merge_distance_m` for a file that is not an OpenCelliD export.
+        If `bandwidth_mhz` is outside its usual range.
 
     Notes
     -----
@@ -412,6 +416,7 @@ def read_cells(
         if not isinstance(value, bool | np.bool_):
             raise ValidationError(f"{flag}={value!r} is not True or False; fix: pass "
                                   f"{flag}=True or False")
+    check_real(bandwidth_mhz, "bandwidth_mhz")  # the network's; warns outside usual
     target_crs = _as_crs(crs, "crs")
     _check_target_crs(target_crs)
     src_crs = _as_crs(source_crs, "source_crs")
@@ -464,6 +469,10 @@ def read_cells(
     _warn_unusual(net.cells, frame, src, defaults)
     _warn_angles(net.cells, frame, src)
     reading = _reading(frame, src, net, defaults, lon[valid], lat[valid])
+    _warn_unused_arguments(reading, src, {
+        "tier": tier, "tx_power_dbm": tx_power_dbm, "antenna_gain_dbi": antenna_gain_dbi,
+        "height_m": height_m, "cluster_sites": cluster_sites,
+        "merge_distance_m": merge_distance_m})
     _log.info("%s", reading)
     for readings in _recorders:
         readings.append(reading)
@@ -473,6 +482,36 @@ def read_cells(
                       "read_cells(..., return_reading=True) gives how every column was read",
                       UserWarning, stacklevel=2)
     return (net, reading) if return_reading else net
+
+
+# read_cells' defaults of the arguments that a file's columns, or its format, can leave
+# unused (a value other than these that is not used is warned about).
+_ARGUMENT_DEFAULTS = {"tier": "macro", "tx_power_dbm": 46.0, "antenna_gain_dbi": 14.0,
+                      "height_m": 25.0, "cluster_sites": True, "merge_distance_m": 50.0}
+
+
+def _warn_unused_arguments(reading: ColumnReading, src: Source, given: dict[str, Any]) -> None:
+    """Warn about read_cells arguments given (other than their default) that the file leaves
+    unused: a cell value every row of a file column gives, or an OpenCelliD option for
+    another format."""
+    from_file = {u.target: u.column for u in reading.uses
+                 if u.column is not None and u.used and u.target}
+    unused = []
+    for arg, value in given.items():
+        if value == _ARGUMENT_DEFAULTS[arg]:
+            continue
+        if arg in ("cluster_sites", "merge_distance_m"):
+            if src.kind != "opencellid":
+                unused.append(f"{arg}={value!r} (it clusters OpenCelliD cells; this file's "
+                              "sites come from its site column, or its positions)")
+        elif arg in from_file:
+            unused.append(f"{arg}={value!r} (every cell's {arg} comes from the column "
+                          f"'{from_file[arg]}')")
+    if unused:
+        warnings.warn(f"{src.name}: read_cells arguments ([network] keys of a scenario) not "
+                      f"used: {'; '.join(unused)}; fix: leave them out (a file column's values "
+                      "win over the argument: drop the column to use the argument)",
+                      UserWarning, stacklevel=3)
 
 
 def _read_whole(path: Path, kind: str | None, source_crs: pyproj.CRS | None, filters: RowFilters
