@@ -375,6 +375,20 @@ def test_shapefile_without_a_crs_refused(tmp_path):
         read_cells(tmp_path / "plan.shp")
 
 
+def test_shapefile_cut_names_are_warned_with_the_reason(tmp_path):
+    frame = geo().assign(Antenna_Height_m=30.0, Mechanical_Tilt=4.0)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")  # the shapefile driver warns that it cuts the names
+        frame.to_file(tmp_path / "plan.shp")
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        read_cells(tmp_path / "plan.shp")
+    message = warned([str(w.message) for w in caught], "not used by cellopt")
+    for needle in ("'Antenna_He'", "starts like height", "'Mechanical'", "starts like mtilt",
+                   "10 characters"):
+        assert needle in message, message
+
+
 # ------------------------------------------------------------- empty and colliding values
 
 EMPTY_REFUSED = {

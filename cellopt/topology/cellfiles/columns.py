@@ -255,6 +255,11 @@ def _looks_like(name: str) -> str | None:
     hits = [(len(alias), quantity) for alias, quantity in _QUANTITY.items()
             if len(alias) >= 4 and quantity in _EXAMPLE_NAMES
             and any(t.startswith(alias) for t in starts)]
+    # a name cut short (a shapefile's 10 characters: 'Antenna_He', 'Mechanical')
+    key = "".join(tokens)
+    hits += [(len(key), quantity) for alias, quantity in _QUANTITY.items()
+             if len(key) >= 5 and quantity in _EXAMPLE_NAMES and alias.startswith(key)
+             and alias != key]
     return max(hits)[1] if hits else None
 
 
@@ -552,6 +557,9 @@ def _plan_columns(names: Sequence[str], file: str, *, geometry: bool = False) ->
                 how = (f"not recognised, though the name starts like {like} "
                        f"('{_QUANTITY_COLUMN[like]}'): kept as an extra column; rename it "
                        f"{_EXAMPLE_NAMES[like]} (with its unit) to use it")
+            if geometry and file.casefold().endswith(".shp") and len(col) == 10:
+                how += ("; shapefiles cut field names to 10 characters: give the cells as "
+                        "GeoPackage or GeoJSON, or name the field so that it fits")
             out.append(ColumnUse(col, None, how, False))
     ids = tuple(c for c, t in renames.items() if t in ("cell_id", "site_id", "sector"))
     return _Plan(file, renames, tuple(out), convert, sector_col,
