@@ -375,6 +375,29 @@ def test_shapefile_without_a_crs_refused(tmp_path):
         read_cells(tmp_path / "plan.shp")
 
 
+KML = """<?xml version="1.0" encoding="UTF-8"?>
+<kml xmlns="http://www.opengis.net/kml/2.2"><Document>
+<Placemark><name>MUC001-1</name><Point><coordinates>11.5755,48.1374,0</coordinates></Point>
+</Placemark>
+<Placemark><name>MUC002-1</name><Point><coordinates>11.59,48.15,0</coordinates></Point>
+</Placemark>
+</Document></kml>
+"""
+
+
+def test_google_earth_kml_is_read_as_a_vector_file(tmp_path):
+    net, messages = read(tmp_path, KML, name="plan.kml")
+    assert np.allclose(net.cells.geometry.to_crs("EPSG:4326").x, [11.5755, 11.59])
+    warned(messages, "plan.kml", "not used by cellopt", "'Name'")
+
+
+def test_tab_named_text_is_tab_separated_and_mapinfo_tab_is_vector(tmp_path):
+    net, _ = read(tmp_path, table(sep="\t"), name="plan.tab")
+    assert net.cells["cell_id"].tolist() == IDS
+    with pytest.raises(ValidationError, match="cannot be read as a vector file"):
+        read(tmp_path, "!table\n!version 300\n", name="plan.tab")
+
+
 def test_shapefile_cut_names_are_warned_with_the_reason(tmp_path):
     frame = geo().assign(Antenna_Height_m=30.0, Mechanical_Tilt=4.0)
     with warnings.catch_warnings():

@@ -37,7 +37,11 @@ from cellopt.topology.cellfiles.opencellid import (
 )
 from cellopt.topology.cellfiles.records import Source
 
-_VECTOR_SUFFIXES = {".geojson", ".json", ".gpkg", ".shp"}
+# Vector files, read with GDAL: GeoJSON, GeoPackage, shapefile, and the formats planning and
+# GIS tools export cells in too (Google Earth KML / KMZ, MapInfo MIF, GML, FlatGeobuf;
+# a MapInfo .tab is told from a tab-separated text by its first line, '!table').
+_VECTOR_SUFFIXES = {".geojson", ".json", ".gpkg", ".shp", ".kml", ".kmz", ".mif", ".gml",
+                    ".fgb"}
 _COMPRESSION_SUFFIXES = {".gz", ".bz2", ".zip", ".xz", ".zst"}
 # Table formats that are not text: refused by name rather than parsed as CSV.
 _BINARY_SUFFIXES = {".xlsx", ".xlsm", ".xls", ".ods", ".parquet", ".feather", ".arrow",
@@ -101,6 +105,10 @@ def _detect_format(path: Path, format: str | None) -> str | None:
                               "GeoPackage or shapefile")
     if suffixes and suffixes[-1] in _VECTOR_SUFFIXES:
         return "vector"
+    if suffixes and suffixes[-1] == ".tab":
+        with path.open("rb") as handle:
+            if handle.read(6).lower() == b"!table":  # MapInfo, not tab-separated text
+                return "vector"
     return None
 
 
