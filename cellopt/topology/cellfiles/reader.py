@@ -121,7 +121,8 @@ def read_cells(
     ----------
     path : str or os.PathLike
         The file. Its format is detected from its name and header unless `format` is
-        given: ``.geojson``, ``.json``, ``.gpkg``, ``.shp`` (or a folder of shapefiles)
+        given: ``.geojson``, ``.json``, ``.gpkg``, ``.shp`` (or a folder of shapefiles),
+        ``.kml``, ``.kmz``, ``.mif``, ``.gml``, ``.fgb`` and MapInfo ``.tab``
         are vector files; spreadsheet and binary table formats (``.xlsx``, ``.parquet``,
         ...) are refused; any other file is read as CSV (compressed ``.csv.gz`` etc.
         included): as an OpenCelliD export if its column names include
@@ -291,7 +292,7 @@ def read_cells(
     lon/lat coordinates are kept as ``lon``, ``lat`` [degrees], x/y ones are consumed
     (the geometry holds them, reprojected).
 
-    **Vector files** (GeoJSON, GeoPackage, shapefile): one Point per row, with the same
+    **Vector files** (GeoJSON, GeoPackage, shapefile, KML, ...): one Point per row, with the same
     optional columns as plain CSV; other columns are kept.
 
     **Recognising OpenCelliD exports.** The export columns are
