@@ -101,18 +101,23 @@ def _file_column(col: str, plan: Any) -> str:
 
 def _header_rows(frame: pd.DataFrame, plan: Any) -> np.ndarray:
     """Which rows of a plain table repeat its header: every field of the file's columns
-    is the column's own name."""
+    is the column's own name (compared column by column on the rows still in question)."""
     names = {target: given for given, target in plan.renames.items()}
-    header = np.ones(len(frame), bool)
+    rows = np.arange(len(frame))
     compared = 0
     for col in frame.columns:
         if col == "cell_id" and plan.sector is not None:
             continue  # made of site and sector ids
         title = str(names.get(col, col)).strip().casefold()
-        text = frame[col].astype("string").str.strip().str.casefold()
-        header &= (text == title).fillna(False).to_numpy(bool)
+        text = frame[col].iloc[rows].astype("string").str.strip().str.casefold()
+        rows = rows[(text == title).fillna(False).to_numpy(bool)]
         compared += 1
-    return header if compared >= 2 else np.zeros(len(frame), bool)
+        if not len(rows):
+            break
+    header = np.zeros(len(frame), bool)
+    if compared >= 2:
+        header[rows] = True
+    return header
 
 
 def _repeated_header(frame: pd.DataFrame, src: Source, found: dict | None = None) -> list[str]:
