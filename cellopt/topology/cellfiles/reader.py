@@ -12,6 +12,7 @@ let through, with the same result. Nothing here loops over rows in Python.
 from __future__ import annotations
 
 import contextlib
+import inspect
 import logging
 import os
 import warnings
@@ -487,8 +488,9 @@ def read_cells(
 
 # read_cells' defaults of the arguments that a file's columns, or its format, can leave
 # unused (a value other than these that is not used is warned about).
-_ARGUMENT_DEFAULTS = {"tier": "macro", "tx_power_dbm": 46.0, "antenna_gain_dbi": 14.0,
-                      "height_m": 25.0, "cluster_sites": True, "merge_distance_m": 50.0}
+_ARGUMENT_DEFAULTS = {name: inspect.signature(read_cells).parameters[name].default
+                      for name in ("tier", "tx_power_dbm", "antenna_gain_dbi", "height_m",
+                                   "cluster_sites", "merge_distance_m")}
 
 
 def _warn_unused_arguments(reading: ColumnReading, src: Source, given: dict[str, Any]) -> None:
