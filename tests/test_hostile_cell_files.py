@@ -147,6 +147,8 @@ REFUSED_DIALECTS = {
         (*r[:2], "48°08'14\"N", "11°34'32\"E") for r in ROWS]),
         ("Latitude", "degrees-minutes-seconds")),
     "a row longer than the header": (CLEAN.replace("MUC002,2,", "MUC002,2,9,9,"), ("parsed",)),
+    "a line break in a quoted id": (CLEAN.replace("MUC003,1,", '"MUC\n003",1,'),
+                                    ("rows [4]", "line break")),
 }
 
 

@@ -150,6 +150,12 @@ def _cell_problems(frame: pd.DataFrame, name: str, found: dict | None = None,
     if "site_id" in frame.columns:
         report(frame["site_id"].isna(), "site_id is missing",
                "give every row a site_id, or drop the column (one site per cell)")
+    for col in ("cell_id", "site_id"):
+        if col in frame.columns:  # a quoted field across lines, or a pasted tab
+            broken = frame[col].astype("string").str.contains(r"[\r\n\t]", regex=True)
+            report(broken.fillna(False).to_numpy(bool), f"{col} holds a line break or tab "
+                   "(a quoted field that runs over lines?)",
+                   f"remove the line breaks and tabs from the {col} values")
     for col in (*_NUMERIC_COLUMNS, *_KEPT_NUMBERS):
         if col in frame.columns:
             values = frame[col]
