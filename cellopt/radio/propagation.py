@@ -414,7 +414,8 @@ class ThreeGPP:
                     "breakpoint distance 4 (h_BS − h_E)(h_UT − h_E) f_c / c is 0 or negative; "
                     "fix: give them the scenario of their height (e.g. propagation = {macro = "
                     "\"uma\", pico = \"umi\"}), or UMa's antenna height, 25 m")
-        tr38901.check_validity(self.scenario, h_bs_m=height, what="cells", stacklevel=4)
+        tr38901.check_validity(self.scenario, h_bs_m=height, what="cells", stacklevel=4,
+                               labels={"h_bs_m": "the cells' height_m"})
         validity = tr38901.VALIDITY[self.scenario]
         if network.n_users:
             tier = network.cell_arrays()["tier"][cells]

@@ -245,13 +245,17 @@ _THREE_GPP_KEYS = ("propagation", "frequency_ghz", "user_height_m", "indoor_floo
                    "spatially_correlated")
 
 
-def radio_model(section: Mapping[str, Any]) -> radio.RadioModel:
+def radio_model(section: Mapping[str, Any], *, open_rasters: bool = True) -> radio.RadioModel:
     """The :class:`~cellopt.radio.RadioModel` of a scenario's ``[radio]`` section.
 
     Parameters
     ----------
     section : mapping
         The validated ``[radio]`` keys.
+    open_rasters : bool
+        Open the predictions of ``path_loss`` (:class:`~cellopt.radio.RasterPathLoss`).
+        False checks every other key as the build would, leaving those tiers at the
+        default model: what loading a scenario does, before any raster is read.
 
     Returns
     -------
@@ -333,14 +337,19 @@ def radio_model(section: Mapping[str, Any]) -> radio.RadioModel:
         if "indoor_tiers" not in fields:  # the predictions hold what indoor cells pay
             fields["indoor_tiers"] = tuple(t for t in default.indoor_tiers if t not in tiers)
         pathloss = dict(fields.get("pathloss", default.pathloss))
-        if "*" in given:
+        if not open_rasters:
+            pass
+        elif "*" in given:
             shared = radio.RasterPathLoss(**given["*"])
             pathloss.update(dict.fromkeys(TIERS, shared))
         else:
             pathloss.update({t: radio.RasterPathLoss(**o) for t, o in given.items()})
         fields["pathloss"] = pathloss
     model = radio.RadioModel(**fields)
-    own = [t for t in TIERS if getattr(model.pathloss.get(t), "includes_fading", False)]
+    predicted = (TIERS if "*" in section["path_loss"] else tuple(section["path_loss"])) \
+        if "path_loss" in section else ()
+    own = [t for t in TIERS if getattr(model.pathloss.get(t), "includes_fading", False)
+           or t in predicted]
     if len(own) == len(TIERS):
         for key, what in (("decorrelation_m", "shadowing's decorrelation distance"),
                           ("wall_loss_db", "exterior wall loss")):

@@ -295,6 +295,7 @@ class Scenario:
             if values is not None and section != "seeds":
                 check.ranges(section, values)
         check.consistency(network, sections)
+        _check_radio(path, sections["radio"] or {})
         methods = check.methods(raw.get("methods", ["max_rsrp", "dual"]))
         if "label" in (sections["power"] or {}):
             check.label(sections["power"]["label"], "[power] key 'label'")
@@ -395,8 +396,14 @@ class Scenario:
         return Scenario.from_dict(raw, self.path)
 
     def radio_model(self) -> radio.RadioModel:
-        """The :class:`~cellopt.radio.RadioModel` of the ``[radio]`` section."""
-        return radio_model(self.radio)
+        """The :class:`~cellopt.radio.RadioModel` of the ``[radio]`` section.
+
+        Its keys were checked, and warned about, when the file was loaded
+        (:meth:`from_dict`): the same warnings are not given again for each drop.
+        """
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore", UserWarning)
+            return radio_model(self.radio)
 
     def build(self, seed: int | None = None, *, cell_seed: int | None = None,
               progress: bool = False) -> _drop.Drop:
@@ -594,6 +601,41 @@ def find_scenario(name: str | Path) -> Path:
         raise ValidationError(f"{path}: not a text (UTF-8) file, so not a scenario ({err.reason} at "
                               f"byte {err.start}); fix: give a scenario file (TOML)") from None
     return path
+
+
+def _check_radio(path: Path, section: Mapping[str, Any]) -> None:
+    """Make the ``[radio]`` section's model once, as each drop will (but for the rasters of
+    ``path_loss``, read when a drop is built), so that every key is refused or warned about
+    when the file is loaded, each message naming the file and the key.
+
+    Raises
+    ------
+    ValidationError
+        What :func:`~cellopt.study.builders.radio_model` refuses, naming the file.
+    """
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        try:
+            radio_model(section, open_rasters=False)
+        except ValidationError as err:
+            raise ValidationError([_radio_message(path, p) for p in err.problems]) from None
+    said = set()
+    for w in caught:
+        text = _radio_message(path, str(w.message))
+        if text not in said:  # one warning per key, not one per tier sharing the model
+            said.add(text)
+            warnings.warn_explicit(text, w.category, w.filename, w.lineno) \
+                if not issubclass(w.category, UserWarning) else \
+                warnings.warn(text, w.category, stacklevel=4)
+
+
+def _radio_message(path: Path, text: str) -> str:
+    """A message of the radio model in the file's words: its ``[radio]`` key, not the
+    field of :class:`~cellopt.radio.RadioModel` or :class:`~cellopt.radio.ThreeGPP`."""
+    text = text.removeprefix("[radio] ")
+    for prefix in ("RadioModel.", "ThreeGPP."):
+        text = text.replace(prefix, "")
+    return f"{path}: [radio] {text}"
 
 
 def load_scenario(path: str | Path, *, use_stand_in: bool = False) -> Scenario:
