@@ -262,7 +262,14 @@ class RadioModel:
         ----------
         bandwidth_mhz : float
             The carrier's bandwidth [MHz].
+
+        Raises
+        ------
+        ValidationError
+            A bandwidth that is not a number > 0 MHz, or beyond 100 GHz (a bandwidth
+            in Hz or kHz).
         """
+        bandwidth_mhz = check_real(bandwidth_mhz, "bandwidth_mhz", warn=False)
         fr = None
         if self.rat == "nr":  # 60 kHz has both ranges: the 3GPP models' carrier decides
             carriers = [f for m in self.pathloss.values()
