@@ -39,7 +39,7 @@ import numpy as np
 from numpy.typing import ArrayLike
 
 from cellopt.errors import ValidationError
-from cellopt.parameters import check_real, is_real
+from cellopt.parameters import LIMITS, check_real, is_real
 
 __all__ = [
     "SCENARIOS",
@@ -117,10 +117,13 @@ def _real_array(x: Any, name: str, unit: str) -> np.ndarray:
     return a.astype(np.float64, copy=False)
 
 
-def _height(x: Any, name: str) -> np.ndarray:
-    """A height [m]: scalars checked against the ``user_height_m`` limits, arrays by dtype."""
+def _height(x: Any, name: str, warn: bool = True) -> np.ndarray:
+    """A height [m]: scalars checked against the catalogue's limits of antenna heights
+    (``height_m``, for `name` ``"h_bs_m"``) or of user heights (``user_height_m``), warning
+    outside the usual range if `warn`; arrays by dtype."""
     if np.ndim(x) == 0 and not isinstance(x, np.ndarray):
-        return np.asarray(check_real(x, name, "user_height_m", stacklevel=4))
+        kind = "height_m" if name == "h_bs_m" else "user_height_m"
+        return np.asarray(check_real(x, name, kind, warn=warn, stacklevel=4))
     return _real_array(x, name, "heights in metres")
 
 
@@ -246,6 +249,16 @@ class Validity:
             what_range = f"{lo:g} m ≤ {self.distance} ≤ {hi:g} m{state}"
             fix = ("keep users within that distance of the cells (a smaller study area, or an "
                    "interference radius), or use a model for that range")
+        elif getattr(self, quantity) is None:  # the report states none: the catalogue's
+            lo, hi = _USUAL_HEIGHT_M[quantity]
+            who = "BS" if quantity == "h_bs_m" else "UT"
+            span = ("" if math.isnan(seen[0]) else f" ({seen[0]:g} m)" if seen[0] == seen[1]
+                    else f" ({seen[0]:g}–{seen[1]:g} m)")
+            named = f"{label}: " if label else ""
+            return (f"{self.name} states no h_{who} range ({self.source}), and {lo:g}–{hi:g} m "
+                    f"is the usual range of {'antenna' if who == 'BS' else 'user'} heights; "
+                    f"{named}{n_outside:,} of {n_total:,} {what} are outside{span}: check the "
+                    "unit; fix: give heights in metres")
         else:
             lo, hi = getattr(self, quantity)
             who = "BS" if quantity == "h_bs_m" else "UT"
@@ -262,6 +275,10 @@ class Validity:
 
 
 _3GPP = "TR 38.901 Table 7.4.1-1"
+#: Where a scenario states no BS or UT height range, the usual ranges of the parameter
+#: catalogue (``height_m``, ``user_height_m``) [m]: a height in centimetres still warns.
+_USUAL_HEIGHT_M: dict[str, tuple[float, float]] = {
+    "h_bs_m": LIMITS["height_m"].usual, "h_ut_m": LIMITS["user_height_m"].usual}
 #: The applicability of each scenario's path loss: TR 38.901 Table 7.4.1-1 (UMa, UMi,
 #: RMa with its note on frequency, InH-Office: 1 m ≤ d_3D ≤ 150 m, no stated heights);
 #: TR 36.873 Table 7.2-1 (3D-UMa, 3D-UMi), whose formulas come from ITU-R M.2135-1
@@ -400,8 +417,8 @@ def check_validity(scenario: str, *, frequency_ghz: float | None = None,
             if n_bad:
                 messages.append(v.outside("distance", n_bad, n, seen, what, state))
     for name in ("h_bs_m", "h_ut_m"):
-        limits = getattr(v, name)
-        if name in arrays and limits is not None:
+        limits = getattr(v, name) or _USUAL_HEIGHT_M[name]  # the catalogue's if none stated
+        if name in arrays:
             n_bad, n, seen = _count_outside(arrays[name], *limits)
             if n_bad:
                 messages.append(v.outside(name, n_bad, n, seen, what, label=labels.get(name, name)))
@@ -571,8 +588,8 @@ def pathloss_db(scenario: str, d2d_m: ArrayLike, d3d_m: ArrayLike, h_bs_m: Array
     fc = check_real(frequency_ghz, "frequency_ghz", warn=False)  # the scenario's range warns
     d2d = _real_array(d2d_m, "d2d_m", "distances in metres")
     d3d = _real_array(d3d_m, "d3d_m", "distances in metres")
-    h_bs = _height(h_bs_m, "h_bs_m")
-    h_ut = _height(h_ut_m, "h_ut_m")
+    h_bs = _height(h_bs_m, "h_bs_m", warn=False)  # check_validity warns, as on every path
+    h_ut = _height(h_ut_m, "h_ut_m", warn=False)
     los_a = _bool_array(los, "los")
     h_e = _effective_height(scenario, h_e_m, h_bs, h_ut)
     if scenario == "rma":
