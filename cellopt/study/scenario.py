@@ -295,7 +295,9 @@ class Scenario:
             if values is not None and section != "seeds":
                 check.ranges(section, values)
         check.consistency(network, sections)
-        _check_radio(path, sections["radio"] or {})
+        _in_file(path, "radio", lambda: radio_model(sections["radio"] or {}, open_rasters=False))
+        coverage = _in_file(path, "coverage", lambda: CoverageSettings(
+            **(sections["coverage"] or ({"enabled": False} if measured else {}))))
         methods = check.methods(raw.get("methods", ["max_rsrp", "dual"]))
         if "label" in (sections["power"] or {}):
             check.label(sections["power"]["label"], "[power] key 'label'")
@@ -311,8 +313,7 @@ class Scenario:
             users=sections["users"], radio=sections["radio"] or {},
             problem=sections["problem"] or {}, methods=methods, power=power,
             seed_base=seeds.get("base", 1), drops=seeds.get("drops", 1), raw=raw,
-            coverage=CoverageSettings(**(sections["coverage"] or ({"enabled": False} if measured
-                                                                  else {}))),
+            coverage=coverage,
             deploy=_deploy_settings(check, sections["deploy"] or ({"enabled": False} if measured
                                                                   else None)),
         )
@@ -603,39 +604,39 @@ def find_scenario(name: str | Path) -> Path:
     return path
 
 
-def _check_radio(path: Path, section: Mapping[str, Any]) -> None:
-    """Make the ``[radio]`` section's model once, as each drop will (but for the rasters of
-    ``path_loss``, read when a drop is built), so that every key is refused or warned about
-    when the file is loaded, each message naming the file and the key.
+def _in_file(path: Path, section: str, make: Callable[[], Any]) -> Any:
+    """``make()``, the object a section describes (the ``[radio]`` section's model, made as
+    each drop will make it but for the rasters of ``path_loss``; the ``[coverage]``
+    settings), made when the file is loaded so that every key is refused or warned about
+    then, each message naming the file, the section and the key.
 
     Raises
     ------
     ValidationError
-        What :func:`~cellopt.study.builders.radio_model` refuses, naming the file.
+        What `make` refuses, naming the file and the section.
     """
     with warnings.catch_warnings(record=True) as caught:
         warnings.simplefilter("always")
         try:
-            radio_model(section, open_rasters=False)
+            made = make()
         except ValidationError as err:
-            raise ValidationError([_radio_message(path, p) for p in err.problems]) from None
+            raise ValidationError([_file_words(path, section, p) for p in err.problems]) from None
     said = set()
     for w in caught:
-        text = _radio_message(path, str(w.message))
+        text = _file_words(path, section, str(w.message))
         if text not in said:  # one warning per key, not one per tier sharing the model
             said.add(text)
-            warnings.warn_explicit(text, w.category, w.filename, w.lineno) \
-                if not issubclass(w.category, UserWarning) else \
-                warnings.warn(text, w.category, stacklevel=4)
+            warnings.warn(text, w.category, stacklevel=4)
+    return made
 
 
-def _radio_message(path: Path, text: str) -> str:
-    """A message of the radio model in the file's words: its ``[radio]`` key, not the
+def _file_words(path: Path, section: str, text: str) -> str:
+    """A message of the objects a section makes in the file's words: its key, not the
     field of :class:`~cellopt.radio.RadioModel` or :class:`~cellopt.radio.ThreeGPP`."""
-    text = text.removeprefix("[radio] ")
+    text = text.removeprefix(f"[{section}] ")
     for prefix in ("RadioModel.", "ThreeGPP."):
         text = text.replace(prefix, "")
-    return f"{path}: [radio] {text}"
+    return f"{path}: [{section}] {text}"
 
 
 def load_scenario(path: str | Path, *, use_stand_in: bool = False) -> Scenario:
