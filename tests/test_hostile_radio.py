@@ -556,10 +556,39 @@ def test_the_rsrp_offset_refuses_a_bandwidth_not_in_mhz(bandwidth, needle):
         RadioModel().rsrp_offset_db(bandwidth)
 
 
-def test_the_rsrp_offset_of_a_bandwidth_off_the_tables_counts_every_subcarrier():
-    assert RadioModel().rsrp_offset_db(12.0) == pytest.approx(10 * math.log10(12e3 / 15))
-    assert RadioModel(rat="nr", subcarrier_spacing_khz=30).rsrp_offset_db(100.0) == \
-        pytest.approx(10 * math.log10(12 * 273))
+@pytest.mark.parametrize(("rat", "scs", "bandwidth", "needles"), [
+    ("lte", 15, 12.0, ["bandwidth_mhz=12 is not an LTE channel bandwidth (TS 36.101 Table 5.6-1)",
+                       "nearest: 10, 15 MHz"]),
+    ("lte", 15, 10_000.0, ["give MHz, not kHz"]),
+    ("nr", 15, 100.0, ["N/A in TS 38.101-1 Table 5.3.2-1", "use 30 or 60 kHz"]),
+    ("nr", 120, 20.0, ["TS 38.101-2"]),
+    ("nr", 30, 12.0, ["not an NR channel bandwidth"])])
+def test_the_rsrp_offset_of_a_bandwidth_off_the_tables_warns_and_counts_every_subcarrier(
+        rat, scs, bandwidth, needles):
+    with pytest.warns(UserWarning, match="RSRP is measured over every subcarrier") as record:
+        offset = RadioModel(rat=rat, subcarrier_spacing_khz=scs).rsrp_offset_db(bandwidth)
+    assert offset == pytest.approx(10 * math.log10(bandwidth * 1e3 / scs))
+    assert len(record) == 1
+    for needle in needles:
+        assert needle in str(record[0].message), record[0].message
+
+
+@pytest.mark.parametrize(("rat", "scs", "bandwidth", "prbs"), [
+    ("lte", 15, 1.4, 6), ("lte", 15, 20.0, 100), ("nr", 30, 100.0, 273), ("nr", 15, 5.0, 25),
+    ("nr", 120, 400.0, 264), ("nr", 60, 100.0, 135)])
+def test_the_rsrp_offset_of_a_table_channel_is_quiet(rat, scs, bandwidth, prbs):
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        offset = RadioModel(rat=rat, subcarrier_spacing_khz=scs).rsrp_offset_db(bandwidth)
+    assert offset == pytest.approx(10 * math.log10(12 * prbs))
+
+
+def test_a_link_table_on_a_band_off_the_tables_warns_once():
+    net = one_cell([(60.0, 0.0), (90.0, 0.0)], height_m=25.0)
+    net = Network(cells=net.cells, users=net.users, bandwidth_mhz=12.0).validate()
+    with pytest.warns(UserWarning, match="bandwidth_mhz=12 is not an LTE channel") as record:
+        link_table(net, rng=1, workers=1)
+    assert len(record) == 1
 
 
 @pytest.mark.parametrize(("radio", "ok"), [

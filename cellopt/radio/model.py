@@ -255,8 +255,10 @@ class RadioModel:
         7.125 GHz or the spacing is 120 kHz, FR1 otherwise):
         RSRP is a power per resource element (TS 36.214 / TS 38.215 §5.1.1), 27.78 dB
         below the total for LTE at 10 MHz (600 subcarriers). A bandwidth that is not a
-        standard channel of the numerology (e.g. 12 MHz) has no table entry; it counts
-        every subcarrier, ``10 log10(W / Δf)``.
+        standard channel of the numerology (e.g. 12 MHz, or 100 MHz for NR at 15 kHz) has
+        no table entry; it counts every subcarrier, ``10 log10(W / Δf)``, and warns with
+        the table's channels (often a bandwidth in the wrong unit, or the wrong
+        ``subcarrier_spacing_khz``).
 
         Parameters
         ----------
@@ -280,8 +282,13 @@ class RadioModel:
         try:
             return numerology.rsrp_offset_db(bandwidth_mhz, self.subcarrier_spacing_khz,
                                              rat=self.rat, fr=fr)
-        except ValidationError:
-            return 10.0 * math.log10(bandwidth_mhz * 1e3 / self.subcarrier_spacing_khz)
+        except ValidationError as err:
+            offset = 10.0 * math.log10(bandwidth_mhz * 1e3 / self.subcarrier_spacing_khz)
+            warnings.warn(f"{err.problems[0]}; RSRP is measured over every subcarrier of "
+                          f"the band instead, 10·log10(W / Δf) = {offset:.2f} dB below the "
+                          "total power (legal, but check the bandwidth, rat and "
+                          "subcarrier_spacing_khz)", UserWarning, stacklevel=2)
+            return offset
 
     def efficiency(self) -> Callable[[np.ndarray], np.ndarray]:
         return get_efficiency(self.spectral_efficiency)
