@@ -391,6 +391,15 @@ REFUSED_AT_LOAD = {
     "unknown_scenario": ('propagation = "uma_los"\nfrequency_ghz = 3.5', "propagation"),
     "ut_height_in_km": ('propagation = "umi"\nfrequency_ghz = 3.5\nuser_height_m = 0.0015',
                         "user_height_m=0.0015 m"),
+    "minimum_distance_zero": ("min_distance_m = {macro = 0}", "min_distance_m['macro']=0 m"),
+    "propagation_for_no_outdoor_tier": ('indoor_tiers = ["macro", "pico", "femto"]\n'
+                                        'propagation = "uma"\nfrequency_ghz = 3.5',
+                                        "puts every tier indoors"),
+    "propagation_empty_table": ("propagation = {}\nfrequency_ghz = 3.5",
+                                "the table names no tier"),
+    "predictions_that_are_absent": ('path_loss = "nowhere/"', "key 'path_loss' source"),
+    "predictions_of_a_tier_that_are_absent": ('path_loss = {pico = "nowhere.tif"}',
+                                              "key 'path_loss' tier 'pico' source"),
 }
 
 
@@ -404,6 +413,31 @@ def test_every_radio_key_the_model_refuses_is_refused_when_the_file_is_loaded(ca
     assert text.startswith(f"{path}: [radio] "), text
     assert key in text and "fix:" in text, text
     assert "RadioModel." not in text and "ThreeGPP." not in text  # the file's words
+
+
+@pytest.mark.parametrize(("radio", "key", "tier"), [
+    ('propagation = {macro = "uma", femto = "umi"}\nindoor_tiers = []\nfrequency_ghz = 3.5',
+     "propagation", "femto"),
+    ("shadowing_std_db = {pico = 6}", "shadowing_std_db", "pico"),
+    ("pathloss_exponent = {femto = 3.5}", "pathloss_exponent", "femto"),
+    ("min_distance_m = {pico = 5}", "min_distance_m", "pico")])
+def test_a_per_tier_radio_value_for_a_tier_the_network_lacks_warns_as_ignored(radio, key, tier,
+                                                                              tmp_path):
+    path = write(tmp_path, scenario_text(radio=radio))  # macros only
+    with pytest.warns(UserWarning) as record:
+        load_scenario(path)
+    texts = [str(w.message) for w in record]
+    assert texts == [f"{path}: [radio] key {key!r} gives tiers [{tier!r}] a value, but the "
+                     f"network gets no {tier} cells: it is ignored; fix: remove it, or add "
+                     f"{'[picos]' if tier == 'pico' else '[femtocells]'}"], texts
+
+
+def test_a_per_tier_radio_value_for_a_tier_the_network_gets_is_quiet(tmp_path):
+    path = write(tmp_path, scenario_text(radio="shadowing_std_db = {femto = 6}")
+                 + "\n[femtocells]\ndensity_per_km2 = 5\n")
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        load_scenario(path)
 
 
 @pytest.mark.parametrize("case", ["exponent_with_3gpp", "propagation_without_frequency",

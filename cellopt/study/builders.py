@@ -305,6 +305,14 @@ def radio_model(section: Mapping[str, Any], *, open_rasters: bool = True) -> rad
         if "shadowing_std_db" in fields:  # the 3GPP tiers take theirs in their model
             fields["shadowing_std_db"] = {t: (0.0 if t in names else v)
                                           for t, v in fields["shadowing_std_db"].items()}
+    elif "propagation" in section:  # given, but for no tier
+        names_given = section["propagation"]
+        why = (f"indoor_tiers = {list(fields.get('indoor_tiers', default.indoor_tiers))} "
+               "puts every tier indoors, and one name holds for the outdoor tiers only"
+               if isinstance(names_given, str) else "the table names no tier")
+        raise ValidationError(f"[radio] propagation = {names_given!r} gives no tier a 3GPP "
+                              f"model: {why}; fix: name the scenario per tier, e.g. propagation "
+                              "= {macro = \"uma\", femto = \"inh_mixed\"}, or remove it")
     else:
         given = [k for k in _THREE_GPP_KEYS if k in section]
         if given:

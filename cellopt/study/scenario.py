@@ -158,7 +158,7 @@ from cellopt.power import PowerProblem, solve_power
 from cellopt.solution import Solution
 from cellopt.study import schema as _schema
 from cellopt.study import seeds as _seeds
-from cellopt.study.builders import BUILDERS, LINK_KEYS, problem_options, radio_model
+from cellopt.study.builders import BUILDERS, LINK_KEYS, has_tier, problem_options, radio_model
 from cellopt.study.schema import POWER, Distribution, MethodSpec
 
 __all__ = [
@@ -279,8 +279,14 @@ class Scenario:
 
         sections = {s: (check.table(raw[s], f"[{s}]", keys) if s in raw else None)
                     for s, keys in _schema.SECTION_KEYS.items()}
-        for options in ((sections["radio"] or {}).get("path_loss") or {}).values():
+        for tier, options in ((sections["radio"] or {}).get("path_loss") or {}).items():
             options["source"] = str((path.parent / options["source"]).resolve())
+            if not Path(options["source"]).exists():  # read at build; its absence known now
+                where = "" if tier == "*" else f" tier {tier!r}"
+                raise check.fail(f"[radio] key 'path_loss'{where}", f"source {options['source']} "
+                                 "does not exist; fix: give the folder of single-band GeoTIFFs "
+                                 "named <cell_id>.tif, or the multi-band GeoTIFF, relative to "
+                                 "the scenario file")
         measured = "links" in sections["users"]
         if measured:  # relative to the scenario file
             sections["users"]["links"] = str((path.parent / sections["users"]["links"]).resolve())
@@ -296,6 +302,7 @@ class Scenario:
                 check.ranges(section, values)
         check.consistency(network, sections)
         _in_file(path, "radio", lambda: radio_model(sections["radio"] or {}, open_rasters=False))
+        _warn_absent_tiers(path, network, sections)
         coverage = _in_file(path, "coverage", lambda: CoverageSettings(
             **(sections["coverage"] or ({"enabled": False} if measured else {}))))
         methods = check.methods(raw.get("methods", ["max_rsrp", "dual"]))
@@ -628,6 +635,31 @@ def _in_file(path: Path, section: str, make: Callable[[], Any]) -> Any:
             said.add(text)
             warnings.warn(text, w.category, stacklevel=4)
     return made
+
+
+#: ``[radio]`` keys that may give a value per tier, as a table.
+_PER_TIER_RADIO_KEYS = ("propagation", "path_loss", "shadowing_std_db", "pathloss_exponent",
+                        "pathloss_reference_db", "min_distance_m")
+
+
+def _warn_absent_tiers(path: Path, network: Mapping[str, Any],
+                       sections: Mapping[str, Any]) -> None:
+    """Warn about the tiers of ``[radio]``'s per-tier tables that the network gets no cells
+    of: their values are ignored."""
+    section = sections["radio"] or {}
+    for key in _PER_TIER_RADIO_KEYS:
+        value = section.get(key)
+        if not isinstance(value, Mapping):
+            continue
+        absent = [t for t in value if t != "*" and has_tier(
+            t, network, sections["picos"], sections["femtocells"]) is False]
+        if absent:
+            sections_of = {"pico": "[picos]", "femto": "[femtocells]"}
+            add = " or ".join(sections_of[t] for t in absent if t in sections_of) or "the cells"
+            warnings.warn(f"{path}: [radio] key {key!r} gives tiers {absent} a value, but the "
+                          f"network gets no {' or '.join(absent)} cells: it is ignored; fix: "
+                          f"remove {'it' if len(absent) == 1 else 'them'}, or add {add}",
+                          UserWarning, stacklevel=4)
 
 
 def _file_words(path: Path, section: str, text: str) -> str:
