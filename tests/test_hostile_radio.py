@@ -693,3 +693,28 @@ def test_a_cell_above_the_scenarios_height_warns_in_the_link_table_and_not_again
         drop = Drop.from_network(net, link_table(net, model=m, rng=1, workers=1))
     refused, messages = caught(lambda: coverage_map(drop, resolution_m=50.0))
     assert refused is None and ranged(messages, words) == []
+
+
+# ================================================================== link tables where they meet
+@pytest.fixture(scope="module")
+def two_networks():
+    from cellopt.topology import drop_users
+
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        net = drop_users(hex_grid(1), 20, rng=1)
+        return net, drop_users(hex_grid(1), 21, rng=2), drop_users(hex_grid(1), 20, rng=3)
+
+
+@pytest.mark.parametrize("other", [1, 2], ids=["more users", "same counts, other users"])
+def test_a_drop_refuses_the_link_table_of_another_network_before_using_it(two_networks, other):
+    net = two_networks[0]
+    links = link_table(two_networks[other], rng=1, workers=1)
+    with pytest.raises(ValidationError, match=r"fix: build the drop with Drop\.from_network"):
+        Drop.from_network(net, links)
+
+
+@pytest.mark.parametrize("power", [["46"] * 21, np.array([True] * 21), np.full(21, "46")])
+def test_the_link_table_refuses_powers_that_are_not_numbers(two_networks, power):
+    with pytest.raises(ValidationError, match="power_dbm is not numeric"):
+        link_table(two_networks[0], power_dbm=power, rng=1, workers=1)
