@@ -718,3 +718,13 @@ def test_a_drop_refuses_the_link_table_of_another_network_before_using_it(two_ne
 def test_the_link_table_refuses_powers_that_are_not_numbers(two_networks, power):
     with pytest.raises(ValidationError, match="power_dbm is not numeric"):
         link_table(two_networks[0], power_dbm=power, rng=1, workers=1)
+
+
+def test_a_coverage_map_does_not_repeat_the_models_frequency_warning():
+    with pytest.warns(UserWarning, match="RMa is specified for 0.5–30 GHz"):
+        m = model("rma", 40.0, user_height_m=1.0)
+    net = one_cell([(60.0, 0.0)], height_m=35.0)
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        coverage_map(Drop.from_network(net, link_table(net, model=m, rng=1, workers=1)),
+                     resolution_m=50.0)

@@ -471,9 +471,12 @@ class ThreeGPP:
     def median(self) -> ThreeGPP:
         """The model of a median map: no shadowing and, where the LOS state is drawn,
         the loss of the mean received power over it (``los="expected"``); a state that
-        is forced stays so."""
-        return dataclasses.replace(self, shadowing=False,
-                                   los="expected" if self.los == "random" else self.los)
+        is forced stays so. Its carrier and user height were warned about when this model
+        was made: the copy does not warn again."""
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore", UserWarning)
+            return dataclasses.replace(self, shadowing=False,
+                                       los="expected" if self.los == "random" else self.los)
 
 
 @dataclasses.dataclass(frozen=True)
