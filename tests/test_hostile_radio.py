@@ -728,3 +728,12 @@ def test_a_coverage_map_does_not_repeat_the_models_frequency_warning():
         warnings.simplefilter("error")
         coverage_map(Drop.from_network(net, link_table(net, model=m, rng=1, workers=1)),
                      resolution_m=50.0)
+
+
+@pytest.mark.parametrize("bandwidth", [1e7, np.array([0.18, 1e7]), 2e5])
+def test_thermal_noise_refuses_a_bandwidth_in_hz(bandwidth):
+    from cellopt.radio import thermal_noise_dbm
+
+    with pytest.raises(ValidationError, match=r"bandwidth_mhz=.*fix: give bandwidths > 0 in MHz, "
+                                              r"at most 100000 MHz \(10 MHz = 1e7 Hz\)"):
+        thermal_noise_dbm(bandwidth)

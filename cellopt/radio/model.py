@@ -16,7 +16,7 @@ import numpy as np
 
 from cellopt.errors import ValidationError
 from cellopt.network import ANTENNA_COLUMNS, TIERS, Network
-from cellopt.parameters import check_real
+from cellopt.parameters import LIMITS, check_real
 from cellopt.radio import numerology
 from cellopt.radio.antenna import angle_off_boresight_deg, sector_gain_db
 from cellopt.radio.antenna3d import ElementPattern, antenna_gain_db
@@ -56,7 +56,8 @@ def thermal_noise_dbm(bandwidth_mhz: float | np.ndarray, noise_figure_db: float 
     Raises
     ------
     ValidationError
-        A bandwidth that is not finite and > 0, or a noise figure outside [0, 100] dB.
+        A bandwidth that is not finite and in (0, 10⁵] MHz (1e7 is a bandwidth in Hz), or
+        a noise figure outside [0, 100] dB.
     """
     try:
         raw = np.asarray(bandwidth_mhz)
@@ -65,10 +66,12 @@ def thermal_noise_dbm(bandwidth_mhz: float | np.ndarray, noise_figure_db: float 
     # numbers only: a string ("10"), a boolean or an integer beyond float64 (an object
     # array) is refused, not converted
     width = raw.astype(float) if raw.dtype.kind in "iuf" else np.full(1, np.nan)
-    if not (np.isfinite(width) & (width > 0)).all():
+    limit = LIMITS["bandwidth_mhz"]
+    if not (np.isfinite(width) & (width > 0) & (width <= limit.high)).all():
         shown = repr(bandwidth_mhz) if len(repr(bandwidth_mhz)) <= 60 else \
             f"{repr(bandwidth_mhz)[:40]}..."
-        raise ValidationError(f"bandwidth_mhz={shown}; fix: give bandwidths > 0 in MHz")
+        raise ValidationError(f"bandwidth_mhz={shown}; fix: give bandwidths > 0 in MHz, at "
+                              f"most {limit.high:g} MHz (10 MHz = 1e7 Hz)")
     check_real(noise_figure_db, "noise_figure_db", warn=False)
     return THERMAL_NOISE_DBM_PER_HZ + 10.0 * np.log10(width * 1e6) + noise_figure_db
 
