@@ -139,6 +139,21 @@ def result_columns_markdown() -> str:
     return "\n".join(lines)
 
 
+#: How to give a drop parts that agree.
+_LINKS_FIX = "build the drop with Drop.from_network(network, radio.link_table(network, ...))"
+
+
+def _check_links(network: Network, links: LinkTable) -> None:
+    """Refuse a link table of another network (counts, then the fingerprint)."""
+    fix = _LINKS_FIX
+    if (links.n_users, links.n_cells) != (network.n_users, network.n_cells):
+        raise ValidationError(f"the drop's link table has {links.n_users} users and "
+                              f"{links.n_cells} cells, its network {network.n_users} and "
+                              f"{network.n_cells}; fix: {fix}")
+    check_same_network(links.network_fingerprint, network.fingerprint,
+                       ours_name="the drop's link table", theirs_name="its network", fix=fix)
+
+
 @dataclasses.dataclass(frozen=True, eq=False)
 class Drop:
     """A network, its links and its association problem, and the map from a solution back.
@@ -200,13 +215,8 @@ class Drop:
     def _check_parts(self) -> None:
         """Refuse parts that do not describe one drop (see the class notes)."""
         net, links, p = self.network, self.links, self.problem
-        fix = "build the drop with Drop.from_network(network, radio.link_table(network, ...))"
-        if (links.n_users, links.n_cells) != (net.n_users, net.n_cells):
-            raise ValidationError(f"the drop's link table has {links.n_users} users and "
-                                  f"{links.n_cells} cells, its network {net.n_users} and "
-                                  f"{net.n_cells}; fix: {fix}")
-        check_same_network(links.network_fingerprint, net.fingerprint,
-                           ours_name="the drop's link table", theirs_name="its network", fix=fix)
+        _check_links(net, links)
+        fix = _LINKS_FIX
         solvable = np.asarray(self.solvable)
         if solvable.dtype != bool or solvable.shape != (net.n_users,):
             raise ValidationError(f"solvable has dtype {solvable.dtype} and shape "
@@ -292,6 +302,7 @@ class Drop:
             Solve it with :meth:`solve` (or ``cellopt.solve(drop.problem, ...)``) and turn
             the solution into tables with :meth:`frames`.
         """
+        _check_links(network, links)  # before anything is computed from the two
         solvable = links.users_with_rate()
         served = network.replace(users=network.users[solvable].reset_index(drop=True))
         problem = Problem.from_network(served, links.select_users(solvable), **problem_options)
