@@ -30,8 +30,9 @@ import numpy as np
 from cellopt.errors import ValidationError, describe_rows
 from cellopt.parameters import is_integer, is_real, shown
 
-__all__ = ["INT64_MAX", "as_float", "as_float_array", "check_array", "check_bool", "check_callable",
-           "check_int", "check_names", "check_number", "check_seeds", "close_names", "shown"]
+__all__ = ["INT64_MAX", "as_float", "as_float_array", "callback_stop", "check_array", "check_bool",
+           "check_callable", "check_int", "check_names", "check_number", "check_seeds", "close_names",
+           "shown"]
 
 #: Largest whole number a count may be: counts index int64 arrays.
 INT64_MAX = int(np.iinfo(np.int64).max)
@@ -174,6 +175,21 @@ def check_callable(value: Any, name: str, *, fix: str) -> None:
     if value is not None and not callable(value):
         raise ValidationError(f"{name}={shown(value)} is a {type(value).__name__}, not a "
                               f"function; fix: {fix}")
+
+
+def callback_stop(answer: Any, name: str = "callback") -> bool:
+    """Whether a callback's `answer` asks to stop: True stops, False or None goes on.
+
+    Raises
+    ------
+    ValidationError
+        For any other answer (a string, a number, an array...), whose truth a run
+        would otherwise guess, naming the callback and the fix.
+    """
+    if answer is None or isinstance(answer, (bool, np.bool_)):
+        return bool(answer)
+    raise ValidationError(f"{name} returned {shown(answer)} (a {type(answer).__name__}); fix: "
+                          "return True to stop the run, and False or None to go on")
 
 
 def as_float_array(value: Any, name: str, *, fix: str, copy: bool = True) -> np.ndarray:

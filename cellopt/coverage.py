@@ -26,6 +26,7 @@ import math
 import sys
 import warnings
 from collections.abc import Mapping
+from typing import Any
 
 import numpy as np
 import pyproj
@@ -36,7 +37,7 @@ from cellopt.checks import check_bool
 from cellopt.drop import Drop
 from cellopt.errors import ValidationError, check_memory
 from cellopt.linktable import LinkTable
-from cellopt.network import Network, users_frame
+from cellopt.network import TIERS, Network, users_frame
 from cellopt.parameters import check_count, check_real, shown
 from cellopt.radio import link_table
 from cellopt.radio.links import LINK_BYTES
@@ -80,6 +81,10 @@ BLOCK_LINKS = 1 << 19
 #: Pixels across the area at the asked resolution beyond which the grid's coordinates
 #: (float64 metres) cannot tell the pixels apart: a finer ``resolution_m`` is refused.
 MAX_PIXELS_ACROSS = 1e12
+#: The Earth's circumference [m]: no coverage area is wider, so a ``resolution_m`` below
+#: this over :data:`MAX_PIXELS_ACROSS` is too fine for every area (refused by
+#: :class:`CoverageSettings`, when a scenario file is loaded).
+EARTH_CIRCUMFERENCE_M = 40_075_017.0
 #: Bytes per pixel of the finished map: an int32 and three float32 rasters, the mask of
 #: the pixels inside the area and their flat index.
 _PIXEL_BYTES = 4 + 3 * 4 + 1 + 8
@@ -151,6 +156,14 @@ class CoverageSettings:
         object.__setattr__(self, "enabled", check_bool(self.enabled, "enabled"))
         if self.resolution_m is not None:
             object.__setattr__(self, "resolution_m", check_real(self.resolution_m, "resolution_m"))
+            finest_m = EARTH_CIRCUMFERENCE_M / MAX_PIXELS_ACROSS
+            if self.resolution_m < finest_m:  # refused for every area: when the file is loaded
+                raise ValidationError(
+                    f"resolution_m={self.resolution_m:.6g} m is too fine for any coverage area: "
+                    f"even a map around the Earth ({EARTH_CIRCUMFERENCE_M / 1e3:,.0f} km) would "
+                    f"be over {MAX_PIXELS_ACROSS:.0e} pixels across, more than the grid's "
+                    "coordinates can tell apart; fix: give resolution_m in metres (usual range "
+                    "1 to 10000 m), or leave it out")
         object.__setattr__(self, "max_pixels", check_count(self.max_pixels, "max_pixels"))
 
 
@@ -413,6 +426,7 @@ def _prices(drop: Drop, solution: Solution | None) -> tuple[np.ndarray, np.ndarr
     if not isinstance(solution, Solution):
         raise ValidationError(f"solution is a {type(solution).__name__}; fix: give a Solution of "
                               "drop.problem (drop.solve(...)), or None")
+    drop.check_solution(solution)
     prices = solution.prices if isinstance(solution.prices, Mapping) else {}
     mu = prices.get("airtime")
     if mu is None or np.size(mu) == 0:
@@ -517,7 +531,9 @@ def coverage_map(drop: Drop, solution: Solution | None = None, *,
     rsrp = np.full((n_rows, n_cols), np.nan, np.float32)
     sinr = np.full((n_rows, n_cols), np.nan, np.float32)
     rate = None if prices is None else np.full((n_rows, n_cols), np.nan, np.float32)
-    options = {"n_candidates": n_candidates, "model": median_model(model), "rng": seed,
+    median = median_model(model)
+    _warn_pixel_distances(network, median, inside, bounds, res, n_cols)
+    options = {"n_candidates": n_candidates, "model": median, "rng": seed,
                "interference_radius_m": drop.links.radius_m,
                "far_field": _has_far_field(drop.links)}
     west, _, _, north = bounds
@@ -543,6 +559,27 @@ def coverage_map(drop: Drop, solution: Solution | None = None, *,
                        requested_resolution_m=plan.requested_m, best_server=best, rsrp_dbm=rsrp,
                        sinr_db=sinr, rate_mbps=rate,
                        cell_ids=network.cells["cell_id"].to_numpy(), method=label)
+
+
+def _warn_pixel_distances(network: Network, model: RadioModel, pixels: np.ndarray,
+                          bounds: tuple[float, float, float, float], res: float,
+                          n_cols: int) -> None:
+    """Warn, once per model, where pixel centres are beyond the distance range of a tier's
+    3GPP scenario (:meth:`~cellopt.radio.ThreeGPP.warn_distances`): the link tables of the
+    pixel blocks are quiet, and the map's area reaches beyond the users."""
+    row, col = np.divmod(pixels, n_cols)
+    xy = np.column_stack([bounds[0] + (col + 0.5) * res, bounds[3] - (row + 0.5) * res])
+    tier = network.cell_arrays()["tier"]
+    by_model: dict[int, tuple[Any, list[int]]] = {}
+    for code, name in enumerate(TIERS):
+        propagation = model.pathloss.get(name)
+        if hasattr(propagation, "warn_distances"):
+            by_model.setdefault(id(propagation), (propagation, []))[1].append(code)
+    for propagation, codes in by_model.values():
+        cells = np.flatnonzero(np.isin(tier, codes))
+        if len(cells):
+            propagation.warn_distances(network, cells, model, xy,
+                                       "pixel–cell pairs of the coverage map", stacklevel=3)
 
 
 def check_coverage(drop: Drop, *, resolution_m: float | None = None,

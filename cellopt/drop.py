@@ -139,6 +139,21 @@ def result_columns_markdown() -> str:
     return "\n".join(lines)
 
 
+#: How to give a drop parts that agree.
+_LINKS_FIX = "build the drop with Drop.from_network(network, radio.link_table(network, ...))"
+
+
+def _check_links(network: Network, links: LinkTable) -> None:
+    """Refuse a link table of another network (counts, then the fingerprint)."""
+    fix = _LINKS_FIX
+    if (links.n_users, links.n_cells) != (network.n_users, network.n_cells):
+        raise ValidationError(f"the drop's link table has {links.n_users} users and "
+                              f"{links.n_cells} cells, its network {network.n_users} and "
+                              f"{network.n_cells}; fix: {fix}")
+    check_same_network(links.network_fingerprint, network.fingerprint,
+                       ours_name="the drop's link table", theirs_name="its network", fix=fix)
+
+
 @dataclasses.dataclass(frozen=True, eq=False)
 class Drop:
     """A network, its links and its association problem, and the map from a solution back.
@@ -200,13 +215,8 @@ class Drop:
     def _check_parts(self) -> None:
         """Refuse parts that do not describe one drop (see the class notes)."""
         net, links, p = self.network, self.links, self.problem
-        fix = "build the drop with Drop.from_network(network, radio.link_table(network, ...))"
-        if (links.n_users, links.n_cells) != (net.n_users, net.n_cells):
-            raise ValidationError(f"the drop's link table has {links.n_users} users and "
-                                  f"{links.n_cells} cells, its network {net.n_users} and "
-                                  f"{net.n_cells}; fix: {fix}")
-        check_same_network(links.network_fingerprint, net.fingerprint,
-                           ours_name="the drop's link table", theirs_name="its network", fix=fix)
+        _check_links(net, links)
+        fix = _LINKS_FIX
         solvable = np.asarray(self.solvable)
         if solvable.dtype != bool or solvable.shape != (net.n_users,):
             raise ValidationError(f"solvable has dtype {solvable.dtype} and shape "
@@ -226,6 +236,9 @@ class Drop:
                 f"{p.n_resources} resource(s); its link table {int(solvable.sum())} users with "
                 f"a usable link, {net.n_cells} cells and {links.n_resources} resource(s); "
                 f"fix: {fix}")
+        check_same_network(p.network_fingerprint, net.fingerprint_of_users(solvable),
+                           ours_name="the drop's problem",
+                           theirs_name="its network (the users with a usable link)", fix=fix)
         rows = np.flatnonzero(solvable[links.user])  # the solvable users' table links, in order
         index = p.link_index
         if len(index) and (index.min() < 0 or index.max() >= len(rows)):
@@ -289,6 +302,7 @@ class Drop:
             Solve it with :meth:`solve` (or ``cellopt.solve(drop.problem, ...)``) and turn
             the solution into tables with :meth:`frames`.
         """
+        _check_links(network, links)  # before anything is computed from the two
         solvable = links.users_with_rate()
         served = network.replace(users=network.users[solvable].reset_index(drop=True))
         problem = Problem.from_network(served, links.select_users(solvable), **problem_options)
@@ -315,6 +329,44 @@ class Drop:
         out = np.full(self.network.n_users, fill, dtype=np.result_type(values, fill))
         out[self.solvable] = values
         return out
+
+    def check_solution(self, solution: Any, name: str = "solution") -> None:
+        """Refuse anything but a solution of this drop's network.
+
+        A solution records the network of the problem it solved
+        (``Solution.network_fingerprint``: cell and user ids and positions); one of
+        another network — other cells, or the users of another drop — is refused even
+        when its counts match. A solution that records none (made by hand, or by
+        ``cellopt.solve`` of a problem made link by link) is matched by counts only, where
+        it is used. A solution of other counts (users, cells) is refused as such first.
+
+        Parameters
+        ----------
+        solution : Solution
+        name : str
+            How the message names it (the caller's argument).
+
+        Raises
+        ------
+        ValidationError
+            For an object that is not a Solution, or a solution of another network,
+            naming both and the fix.
+        """
+        if not isinstance(solution, Solution):
+            raise ValidationError(f"{name} is a {type(solution).__name__}; fix: give a Solution of "
+                                  "this drop (drop.solve(...))")
+        fix = (f"pass {name} = a solution of this drop (drop.solve(...)), not of a drop of "
+               "another seed or network")
+        p = self.problem
+        counts = (len(np.ravel(solution.user_rate_mbps)), len(np.atleast_1d(solution.cell_traffic_mbps)))
+        if counts != (p.n_users, p.n_cells):
+            raise ValidationError(f"{name} ({solution.method}) is not a solution of drop.problem "
+                                  f"but of another problem: {counts[0]} users and {counts[1]} "
+                                  f"cells, the drop's problem {p.n_users} and {p.n_cells}; fix: {fix}")
+        check_same_network(solution.network_fingerprint, p.network_fingerprint,
+                           ours_name=f"{name} ({solution.method})",
+                           theirs_name="the drop's problem (its users with a usable link)",
+                           fix=fix)
 
     def frames(self, solution: Solution) -> tuple[gpd.GeoDataFrame, gpd.GeoDataFrame]:
         """Per-user and per-cell tables of `solution`, one row per network user and cell.
@@ -346,6 +398,7 @@ class Drop:
             <NA> for none when the ids are integers), and ``serving_cell`` (the serving
             cell's row, −1 for none; not a column of the tables).
         """
+        self.check_solution(solution)
         p, net = _problem_of(self, solution), self.network
         if len(solution.x) != p.n_links or len(solution.user_rate_mbps) != p.n_users:
             raise ValidationError(f"the solution has {len(solution.x)} links and "

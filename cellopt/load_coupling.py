@@ -43,7 +43,7 @@ import numpy as np
 
 from cellopt.drop import Drop
 from cellopt.errors import ValidationError
-from cellopt.network import Fingerprint, Network
+from cellopt.network import Fingerprint, Network, check_same_network
 from cellopt.parameters import check_count, is_real
 from cellopt.power.gains import GainTable, check_agreement, disagreeing_links
 from cellopt.problem import Problem
@@ -54,7 +54,7 @@ from cellopt.solvers.certificate import certified_gap
 from cellopt.solvers.result import apply_status_rule, build_solution
 from cellopt.status import MAX_ITER
 
-__all__ = ["MIN_LOAD", "SATURATED", "LoadCoupling", "LoadFixedPoint", "solve_load_coupled"]
+__all__ = ["LOST_ROUND", "MIN_LOAD", "SATURATED", "LoadCoupling", "LoadFixedPoint", "solve_load_coupled"]
 
 #: A cell that used at least 1 − SATURATED of its airtime cap in a round is saturated:
 #: its users would take more, so it keeps its load in the next round.
@@ -63,6 +63,10 @@ SATURATED = 1e-2
 #: falls below it may still use up to this share, so that its links' rates stay
 #: representable.
 MIN_LOAD = 1e-6
+#: A round of :func:`solve_load_coupled` that loses more than this rate factor to the
+#: round before (an inexact solve, within its tol) is dropped for the one before; a smaller
+#: loss is round-off, and the later round's lower loads are kept.
+LOST_ROUND = 1e-9
 
 
 @dataclasses.dataclass(frozen=True)
@@ -284,7 +288,9 @@ class LoadCoupling:
     def check(self, problem: Problem) -> None:
         """Refuse a problem this coupling was not made for.
 
-        Its links must be the coupling's (same count and cells) and their rates the ones
+        Both must be of one network where both record it (``network_fingerprint``: cell
+        and user ids and positions). Its links must be the coupling's (same count and
+        cells) and their rates the ones
         the coupling was built and checked for (`link_rate_mbps`; for a coupling made by
         hand, its own full-load rates), to round-off.
 
@@ -299,6 +305,8 @@ class LoadCoupling:
         """
         fix = ("build the coupling from this problem (LoadCoupling.from_drop(drop), or "
                "LoadCoupling.from_network(network, problem, ...))")
+        check_same_network(self.network_fingerprint, getattr(problem, "network_fingerprint", None),
+                           ours_name="the coupling", theirs_name="the problem", fix=fix)
         if len(self.cell) != problem.n_links or not np.array_equal(self.cell, problem.cell):
             raise ValidationError(f"the coupling was built for other links ({len(self.cell)} "
                                   f"links; the problem has {problem.n_links}); fix: {fix}")
@@ -463,7 +471,9 @@ def solve_load_coupled(
 
     The answer is the last round's traffic at its own loads: each cell's airtime equals
     the load at which its rates are computed, an exact operating point of the
-    load-coupled network, never worse than the full-load answer. Load moves towards
+    load-coupled network, never worse than its round 1 (a full-load solve). A round that
+    loses more than :data:`LOST_ROUND` to the round before (an inexact solve, within its
+    `tol`) stops the rounds, and the answer is the round before's. Load moves towards
     cells that were quiet at full load are made in round 1 only (a conservative choice:
     letting a cell's airtime grow could overload its neighbours).
 
@@ -486,10 +496,11 @@ def solve_load_coupled(
     Returns
     -------
     Solution
-        ``x``, rates and loads of the last round at its own loads, with
-        ``load_coupling`` set. The bound, prices and status are those of the last
-        round's solve, with ``bound_kind = "fixed_loads"``: they certify the problem with
-        the interference fixed at, and each cell's airtime capped by, the loads it was
+        ``x``, rates and loads of the answer's round at its own loads, with
+        ``load_coupling`` set (``answer_round``: the round whose traffic it is). The
+        bound, prices and status are those of that round's solve, with
+        ``bound_kind = "fixed_loads"``: they certify the problem with the interference
+        fixed at, and each cell's airtime capped by, the loads it was
         solved at (``load_coupling["solved_at"]``; the load-coupled problem is not
         convex, and no bound over every load pattern is claimed). ``"max_iter"`` when
         `max_rounds` stopped the rounds first. The gap is recomputed from that bound and
@@ -528,8 +539,14 @@ def solve_load_coupled(
         changes.append(float((cap - fp.load).max(initial=0.0)))
         cap = fp.load
         if previous is not None:  # what the round gained, as a factor on every rate
-            gain = certified_gap(problem, sol.objective, previous.objective, previous.utility)
-        previous = sol
+            gain = certified_gap(problem, sol.objective, previous[0].objective,
+                                 previous[0].utility)
+            if gain < -LOST_ROUND:
+                # The previous traffic fits this round, so only an inexact solve (within
+                # its tol) loses: keep the previous round, its bound and its loads.
+                sol, traffic, fp, solved_at = previous
+                break
+        previous = sol, traffic, fp, solved_at
         if changes[-1] <= load_tol or (gain is not None and gain <= tol):
             break
     # The last traffic at its own loads: held cells may need a little less than they kept.
@@ -542,20 +559,28 @@ def solve_load_coupled(
     with np.errstate(divide="ignore"):
         sinr_db = 10.0 * np.log10(sinr)
     rounds = len(changes)
+    answer_round = rounds - 1 if gain is not None and gain < -LOST_ROUND else rounds
     if changes[-1] <= load_tol:
         how, converged = f"loads converged in {rounds} round(s)", True
+    elif answer_round < rounds:
+        how, converged = (f"round {rounds} lost a rate factor of {-gain:.1e} to round "
+                          f"{answer_round}, an inexact solve within tol (loads still falling "
+                          f"by {changes[-1]:.2g})"), True
     elif gain is not None and gain <= tol:
         how, converged = (f"round {rounds} gained a rate factor of only {gain:.1e} ≤ tol (loads "
                           f"still falling by {changes[-1]:.2g}, without gain)"), True
     else:
         how, converged = (f"stopped at max_rounds={max_rounds} with loads still falling by "
                           f"{changes[-1]:.2g}; raise max_rounds"), False
+    if answer_round < rounds:
+        how += f"; the answer is round {answer_round}'s, the better one"
     out = build_solution(problem.replace(rate_mbps=fp.rate_mbps, sinr_db=sinr_db), x,
                          method=sol.method, status=sol.status if converged else MAX_ITER,
                          message=f"{sol.message}; load coupling: {how}", mu=None, nu=None,
                          n_iter=n_iter, wall_s=time.perf_counter() - t0, history=sol.history,
                          upper_bound=sol.upper_bound)
     info = {"load": fp.load, "rate_mbps": fp.rate_mbps, "sinr_db": sinr_db, "rounds": rounds,
+            "answer_round": answer_round,
             "load_change": np.array(changes), "solved_at": solved_at}
     out = dataclasses.replace(out, prices=sol.prices, load_coupling=info,
                               bound_kind=None if sol.upper_bound is None else "fixed_loads")

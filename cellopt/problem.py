@@ -24,7 +24,7 @@ import numpy as np
 from cellopt.checks import INT64_MAX, as_float, as_float_array, check_array, check_names, shown
 from cellopt.errors import ValidationError, check_memory, describe_rows
 from cellopt.linktable import LinkTable
-from cellopt.network import TIERS, Network, check_same_network
+from cellopt.network import TIERS, Fingerprint, Network, check_same_network
 from cellopt.parameters import is_integer, is_real
 
 __all__ = ["Problem", "utility", "utility_derivative"]
@@ -126,6 +126,13 @@ class Problem:
     share_block : ndarray of int64, shape (n_cells,), optional
         With free shares: the block of each cell; blocks choose their pattern shares
         independently (e.g. clusters of cells in a relaxation). None: one block.
+    network_fingerprint : Fingerprint or None
+        Which network's cells and users it holds (:attr:`Network.fingerprint
+        <cellopt.network.Network.fingerprint>`; a drop's problem: its users with a usable
+        link), set by :meth:`from_network`; its solutions record it
+        (``Solution.network_fingerprint``) and every function that takes a solution
+        together with a drop refuses one of another network. None for a problem made
+        link by link (:meth:`from_links`).
     """
 
     user: np.ndarray
@@ -147,6 +154,7 @@ class Problem:
     pattern_cost: np.ndarray | None = None
     third_party: np.ndarray | None = None
     share_block: np.ndarray | None = None
+    network_fingerprint: Fingerprint | None = None
 
     # ------------------------------------------------------------------ construction
     @classmethod
@@ -350,8 +358,9 @@ class Problem:
                 f"so their utility is −inf for alpha={kwargs['alpha']}; fix: build the drop with "
                 "cellopt.Drop.from_network(network, links), which leaves them out of the problem "
                 "and reports them at rate 0, or give them more candidates (n_candidates)")
-        return cls.from_links(links.user, links.cell, links.rate_mbps, n_users=network.n_users,
-                              n_cells=network.n_cells, **kwargs)
+        problem = cls.from_links(links.user, links.cell, links.rate_mbps, n_users=network.n_users,
+                                 n_cells=network.n_cells, **kwargs)
+        return dataclasses.replace(problem, network_fingerprint=network.fingerprint)
 
     def restrict(self, keep: np.ndarray) -> Problem:
         """The same problem on a subset of the links (mask or indices into the links).

@@ -173,6 +173,14 @@ class Solution:
         estimate, column-generation history). ``patterns``, ``cell_power_dbm``,
         ``energy_w``, ``bound_kind``, ``bound_info`` and ``estimate`` above hold the same
         values for one more release; read them from here.
+    network_fingerprint : Fingerprint or None
+        The :attr:`Problem.network_fingerprint <cellopt.Problem>` (or, for a power
+        solution, the :class:`~cellopt.power.PowerProblem`'s) of the problem solved: which
+        network's cells and users it is over. Functions that take a solution beside a
+        drop (:meth:`cellopt.Drop.frames`, :func:`cellopt.coverage.coverage_map`,
+        :func:`cellopt.deploy.evaluate` ``bound``, :func:`cellopt.deploy.cell_offsets`)
+        refuse one of another network, even with the same counts. None for a problem
+        made link by link.
     """
 
     status: str
@@ -205,6 +213,7 @@ class Solution:
     estimate: float | None = None
     load_coupling: dict[str, Any] | None = None
     power: PowerResult | None = None
+    network_fingerprint: Fingerprint | None = None
 
     @property
     def success(self) -> bool:

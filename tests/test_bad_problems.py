@@ -395,7 +395,8 @@ def test_every_bad_run_argument_is_listed_at_once(tiny_network):
 
 def test_a_high_energy_price_is_an_answer(tiny_network):
     # 1e6 per W: cells are on as little as the users allow; the answer is finite.
-    problem = PowerProblem.from_network(tiny_network, energy_price_per_w=1e6, rng=1)
+    with pytest.warns(UserWarning, match="energy_price_per_w makes full power cost"):
+        problem = PowerProblem.from_network(tiny_network, energy_price_per_w=1e6, rng=1)
     sol = cellopt.solve_power(problem, progress=False, time_limit_s=20)
     assert np.isfinite(sol.objective) and sol.status != "failed"
     assert sol.upper_bound >= sol.objective

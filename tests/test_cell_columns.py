@@ -375,7 +375,8 @@ def test_macro_watts_in_a_dbm_column_warn_per_tier(tmp_path):
     assert warning.startswith("c.csv: rows [0] (ids ['M1']): column 'Tx Power (dBm)' gives "
                               "tx_power_dbm = 20 dBm, outside the usual range [33, 60] dBm for "
                               "macro cells")
-    assert "they look like W given as dBm: read as W they would be 43.01 dBm" in warning
+    assert ("they look like W or dBW given as dBm: read as W they would be 43.01 dBm; read as "
+            "dBW they would be 50 dBm") in warning
     assert "(the tier is" not in warning  # the file has a tier column
 
 
@@ -391,7 +392,8 @@ def test_default_power_of_the_wrong_tier_warns(tmp_path):
 
 
 @pytest.mark.parametrize(("header", "value", "column", "slip"), [
-    ("Height_m", 500, "height_m", "they look like ft given as m: read as ft they would be 152.4 m"),
+    ("Height_m", 500, "height_m", "they look like ft or cm given as m: read as ft they would be "
+     "152.4 m; read as cm they would be 5 m"),
     ("Gain_dBi", 50, "antenna_gain_dbi", "they look like linear (times) given as dBi"),
 ])
 def test_other_columns_get_their_usual_range(tmp_path, header, value, column, slip):

@@ -170,7 +170,7 @@ def test_run_refuses_coverage_settings_that_give_no_map_before_solving(coverage,
     line = fails(["run", str(path), "--out", str(out), "--no-progress"], capsys, 2, str(path),
                  *needles)
     assert "OverflowError" not in line
-    assert list(out.iterdir()) == []
+    assert not out.exists() or list(out.iterdir()) == []  # a pixel finer than any area's: at load
 
 
 @pytest.mark.parametrize("content, needles", [

@@ -314,10 +314,12 @@ def test_coverage_settings_that_give_no_map_are_refused_before_solving(lines, ne
     line = error_line(err)
     for needle in [str(path), *needles]:
         assert needle in line, line
-    assert list(out.iterdir()) == []
+    assert not out.exists() or list(out.iterdir()) == []
     warned = [w for w in err.splitlines() if w.startswith("cellopt: warning: ")]
     assert all(w.startswith(f"cellopt: warning: {path}: [coverage] ") for w in warned), err
-    assert len(warned) == len(set(warned)) == ("resolution_m" in lines), err  # once, at load
+    assert len(warned) == len(set(warned)) <= 1, err  # once, when the file is loaded
+    if "1e5" in lines or "0.001" in lines:
+        assert len(warned) == 1 and "outside the usual range" in warned[0], err
 
 
 # --------------------------------------------------------------- every [coverage] key

@@ -18,6 +18,11 @@ from cellopt.drop import Drop
 from cellopt.study import load_scenario, run_scenario
 from cellopt.study.gis import layer_suffixes
 
+#: Weak macros, on purpose: the builder's warning about their power is expected.
+pytestmark = pytest.mark.filterwarnings(
+    r"ignore:tx_power_dbm=20 dBm is outside the usual range \[33, 60\] dBm of macro cells"
+    ":UserWarning")
+
 #: Picos, femtocells with a backhaul cap and a price, a guard band, and users in outage:
 #: every column of the outputs has something to show.
 SCENARIO = """

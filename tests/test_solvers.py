@@ -64,6 +64,7 @@ def check_solution(sol: cellopt.Solution, p: Problem, method: str, *, min_iter: 
         "cell_traffic_mbps", "prices", "serving_cell", "exceeded_backhaul",
         "energy_cost", "pattern_share", "patterns", "cell_power_dbm", "energy_w", "bound_kind",
         "cell_payment", "offload_share", "bound_info", "estimate", "load_coupling", "power",
+        "network_fingerprint",
     }
     assert {f.name for f in dataclasses.fields(cellopt.Solution)} == checked, \
         "Solution has fields this test does not check; extend check_solution"
@@ -71,6 +72,7 @@ def check_solution(sol: cellopt.Solution, p: Problem, method: str, *, min_iter: 
     assert isinstance(sol.message, str) and sol.message
     assert sol.method == method
     assert sol.power is None  # only solve_power fills it
+    assert sol.network_fingerprint == p.network_fingerprint  # the problem's network (or None)
     for name in ("utility", "cost", "objective", "wall_s"):
         assert isinstance(getattr(sol, name), float), name
     assert np.isfinite(sol.objective) and np.isfinite(sol.cost)

@@ -195,7 +195,10 @@ def evaluate(drop: Drop, offsets: pd.Series | Mapping[Any, float], *,
     Raises
     ------
     ValidationError
-        For offsets that do not fit the drop or the value set (:func:`offsets_array`).
+        For offsets that do not fit the drop or the value set (:func:`offsets_array`), and
+        a `bound` solution of another problem or network (:meth:`Drop.check_solution
+        <cellopt.drop.Drop.check_solution>`: other counts, or other cell or user ids and
+        positions).
     """
     if not isinstance(drop, Drop):
         raise ValidationError(f"drop is a {type(drop).__name__}; fix: give a cellopt Drop")
@@ -211,7 +214,13 @@ def _bound(drop: Drop, bound: float | Solution | None) -> float:
     if bound is None:
         bound = drop.solve(default_method(drop.problem)[0])
     if isinstance(bound, Solution):
-        if len(bound.user_rate_mbps) != drop.problem.n_users or bound.power is not None:
+        drop.check_solution(bound, "bound")
+        if bound.power is not None:
+            raise ValidationError(f"bound is a power solution ({bound.method}): its upper bound is "
+                                  "of the joint power problem, not of the drop's problem at fixed "
+                                  "power that the offsets are judged on; fix: pass the "
+                                  "optimizer's solution of drop.problem (drop.solve()), or a number")
+        if len(bound.user_rate_mbps) != drop.problem.n_users:
             raise ValidationError("bound is a solution of another problem; fix: pass the "
                                   "optimizer's solution of this drop's problem, or its upper_bound")
         if bound.upper_bound is None:
@@ -337,8 +346,9 @@ def cell_offsets(drop: Drop, solution: Solution | None = None, *, drops: Sequenc
     Raises
     ------
     ValidationError
-        For drops of other cells, a solution of another problem, an empty or bad value
-        set, a negative penalty or a bad budget.
+        For drops of other cells, a solution of another problem or network
+        (:meth:`Drop.check_solution <cellopt.drop.Drop.check_solution>`), an empty or bad
+        value set, a negative penalty or a bad budget.
     """
     training = [drop, *drops]
     if not all(isinstance(d, Drop) for d in training):
@@ -353,6 +363,8 @@ def cell_offsets(drop: Drop, solution: Solution | None = None, *, drops: Sequenc
                            fix=f"a rate-equivalent gain per dB ≥ 0 (default {DEFAULT_PENALTY_PER_DB:g})")
     max_rounds = check_int(max_rounds, "max_rounds", minimum=0,
                            fix=f"a whole number of rounds ≥ 0 (default {DEFAULT_MAX_ROUNDS})")
+    if solution is not None:
+        drop.check_solution(solution)
     if solution is not None and (not isinstance(solution, Solution)
                                  or solution.prices["airtime"].shape[0] != drop.problem.n_cells
                                  or len(solution.user_rate_mbps) != drop.problem.n_users):

@@ -231,7 +231,9 @@ class GainTable:
         """
         network.validate()
         if network.n_cells == 0 or network.n_users == 0:
-            raise ValidationError("the network needs cells and users for power optimization")
+            raise ValidationError(f"the network has {network.n_cells} cells and {network.n_users} "
+                                  "users, and power optimization needs both; fix: add users "
+                                  "(topology.drop_users) or cells to the network")
         if int(n_candidates) != n_candidates or n_candidates < 1:
             raise ValidationError(f"n_candidates={n_candidates}; fix: give a whole number ≥ 1")
         if int(n_interferers) != n_interferers or n_interferers < n_candidates:

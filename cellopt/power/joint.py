@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import dataclasses
 import functools
+import inspect
 import time
 import warnings
 from collections.abc import Callable, Mapping
@@ -18,6 +19,7 @@ from typing import Any, TypeVar, cast
 import numpy as np
 import pandas as pd
 
+from cellopt.checks import callback_stop
 from cellopt.errors import ValidationError
 from cellopt.network import Network
 from cellopt.parameters import is_integer, is_real
@@ -230,14 +232,30 @@ class ColumnGenerationOptions:
 _F = TypeVar("_F", bound=Callable[..., Solution])
 
 
+class _UnknownArgument(ValidationError, TypeError):
+    """An unknown keyword of :func:`solve_power` (a TypeError too, as Python raises)."""
+
+
 def _accepts_old_form(new: _F) -> _F:
     """`new` (its signature and docstring), also callable the old way (a Network first)
     for one release, with a DeprecationWarning."""
+    accepted = [name for name in inspect.signature(new).parameters if name != "problem"]
+
     @functools.wraps(new)
     def solve_power(*args: Any, **kwargs: Any) -> Solution:
         first = args[0] if args else kwargs.get("network")
         if isinstance(first, Network):
             return _solve_power_old_form(*args, **kwargs)
+        unknown = [k for k in kwargs if k not in accepted and k != "problem"]
+        if unknown:
+            fields = {f.name for f in dataclasses.fields(ColumnGenerationOptions)}
+            moved = [k for k in unknown if k in fields]
+            fix = (f"give {', '.join(moved)} in options=ColumnGenerationOptions("
+                   + ", ".join(f"{k}={kwargs[k]!r}" for k in moved) + ")" if moved else
+                   f"use the arguments of solve_power: {accepted}")
+            raise _UnknownArgument(f"solve_power got unknown argument(s) {unknown}; fix: {fix}"
+                                   + ("" if len(moved) == len(unknown) else
+                                      f" (its arguments: {accepted})"))
         return new(*args, **kwargs)
     return cast(_F, solve_power)
 
@@ -501,7 +519,7 @@ def _stop_reason(run: _ColumnGeneration, it: dict[str, Any], history: list[dict[
     The callback sees every iteration's row; its stop request counts unless the run
     ends here for a reason of its own. Only the time limit reads the clock.
     """
-    asked = callback is not None and bool(callback(dict(history[-1])))
+    asked = callback is not None and callback_stop(callback(dict(history[-1])))
     gap = certified_gap(run.best_problem, run.certified_bound, run.best.objective,
                         run.best.utility)
     if gap is not None and gap <= tol:
@@ -860,7 +878,7 @@ class _ColumnGeneration:
             wall_s=time.perf_counter() - t0, history=frame, patterns=power.patterns,
             cell_power_dbm=power.cell_power_dbm, energy_w=power.energy_w,
             bound_kind=power.bound_kind, bound_info=power.bound_info, estimate=power.estimate,
-            power=power)
+            power=power, network_fingerprint=self.problem.network_fingerprint)
         # The one status rule: "optimal" only where the reported bound certifies tol (a
         # run that stopped on its certificate and lost it when its best master was
         # finished is "converged"); a −inf or NaN objective is "failed".

@@ -16,6 +16,7 @@ networks) and :func:`relaxed_value_bound` bounds ``max_s V(s)`` for any network.
 from __future__ import annotations
 
 import dataclasses
+import warnings
 from collections.abc import Iterable, Mapping, Sequence
 from typing import Any
 
@@ -23,13 +24,15 @@ import numpy as np
 
 from cellopt.checks import as_float_array, check_array, check_int
 from cellopt.errors import ValidationError
-from cellopt.network import TIERS, Network
+from cellopt.network import TIERS, Fingerprint, Network
 from cellopt.parameters import is_real
 from cellopt.power.gains import GainTable
 from cellopt.power.kernels import cell_max, move_gains, move_gains_fits, move_sinr
 
 __all__ = [
+    "LEVEL_USUAL_MIN_DB",
     "PatternSpace",
+    "UnusualLevelWarning",
     "best_pattern_exhaustive",
     "check_coef",
     "check_patterns",
@@ -56,10 +59,16 @@ class PatternSpace:
         full power when allowed. Cells with fewer levels repeat their last one.
     energy_price_per_w : ndarray, shape (n_cells,)
         e_j [utility per W per unit share of the band].
+    network_fingerprint : Fingerprint or None
+        The :attr:`~cellopt.network.Network.fingerprint` of the network whose cells'
+        powers it was made from (:meth:`from_network`; its cells are what counts);
+        :meth:`PowerProblem.from_parts <cellopt.power.PowerProblem.from_parts>` refuses
+        a space of other cells. None for a space made by hand.
     """
 
     level_dbm: np.ndarray
     energy_price_per_w: np.ndarray
+    network_fingerprint: Fingerprint | None = None
 
     @classmethod
     def from_network(cls, network: Network, levels_db: Levels,
@@ -104,7 +113,8 @@ class PatternSpace:
             raise ValidationError(f"energy_price_per_w invalid for cells {bad[:10].tolist()} "
                                   f"(values {price[bad][:10].tolist()}); fix: give prices ≥ 0 "
                                   "in utility per W")
-        return cls(level_dbm=p_max[:, None] + offset, energy_price_per_w=price)
+        return cls(level_dbm=p_max[:, None] + offset, energy_price_per_w=price,
+                   network_fingerprint=network.fingerprint)
 
     @property
     def n_cells(self) -> int:
@@ -139,7 +149,34 @@ class PatternSpace:
         return np.argmax(self.level_dbm, axis=1)
 
 
-def level_offsets_db(levels: Sequence[float | None], name: str) -> np.ndarray:
+#: Lowest level offset [dB] below a cell's ``tx_power_dbm`` that is usual: −50 dB is
+#: 10⁵ times weaker than full power (a 46 dBm macro at −4 dBm, less than a phone
+#: transmits), off in all but name. A lower level is legal but warns (an absolute power
+#: in dBm, or a factor in dB counted twice, given as an offset).
+LEVEL_USUAL_MIN_DB = -50.0
+
+
+class UnusualLevelWarning(UserWarning):
+    """A power level far below full power (:data:`LEVEL_USUAL_MIN_DB`): legal, but
+    likely a unit slip."""
+
+
+def unusual_levels(levels: Sequence[float | None]) -> list[float]:
+    """The levels of a (well-typed) list that are on but below :data:`LEVEL_USUAL_MIN_DB`."""
+    return [float(v) for v in levels
+            if v is not None and np.isfinite(float(v)) and float(v) < LEVEL_USUAL_MIN_DB]
+
+
+def unusual_levels_message(name: str, low: Sequence[float]) -> str:
+    """The warning for levels `low` of key `name` below :data:`LEVEL_USUAL_MIN_DB`."""
+    return (f"{name} holds {', '.join(f'{v:g}' for v in low)} dB, below the usual range "
+            f"[{LEVEL_USUAL_MIN_DB:g}, 0] dB of power levels (cellopt's: {-LEVEL_USUAL_MIN_DB:g} dB "
+            "below full power the cell is off in all but name); legal, but check the unit: "
+            "levels are offsets in dB from each cell's tx_power_dbm, not powers in dBm; fix: "
+            "e.g. -10 for a tenth of full power, or \"off\" (None in Python) for off")
+
+
+def level_offsets_db(levels: Sequence[float | None], name: str, *, warn: bool = True) -> np.ndarray:
     """A level list checked and sorted: offsets ≤ 0 dB from full power, highest first.
 
     Parameters
@@ -148,6 +185,9 @@ def level_offsets_db(levels: Sequence[float | None], name: str) -> np.ndarray:
         Offsets [dB] from each cell's ``tx_power_dbm``; None (or −inf) = off.
     name : str
         The key named in the error.
+    warn : bool
+        Warn (:class:`UnusualLevelWarning`) about a level on but below
+        :data:`LEVEL_USUAL_MIN_DB`.
 
     Returns
     -------
@@ -158,7 +198,8 @@ def level_offsets_db(levels: Sequence[float | None], name: str) -> np.ndarray:
     ------
     ValidationError
         For an empty list, a level above 0 dB, NaN, a value that is not a number (or
-        None), or a list whose only level is off.
+        None), a level given twice (off twice included: None and −inf), or a list whose
+        only level is off.
     """
     fix = ("give a list of offsets ≤ 0 dB from the cell's maximum power, None means off, "
            "e.g. [0, -10, None]")
@@ -187,6 +228,18 @@ def level_offsets_db(levels: Sequence[float | None], name: str) -> np.ndarray:
                               "be off all the time (None means off); fix: give at least one "
                               "offset ≤ 0 dB besides None, e.g. [0, None], or leave the cells "
                               "out of the network")
+    distinct, count = np.unique(arr, return_counts=True)
+    if (count > 1).any():
+        def word(v: float) -> str:
+            return '"off"' if np.isneginf(v) else f"{v:g}"
+        given, twice = ", ".join(word(v) for v in arr), ", ".join(word(v) for v in distinct[count > 1])
+        once = ", ".join(word(v) for v in distinct[::-1])
+        raise ValidationError(f"{name}=[{given}] gives {twice} more than once (off: \"off\" in a "
+                              "scenario file, None or -inf in Python); a repeated level only "
+                              f"multiplies the patterns to price; fix: give each level once, e.g. [{once}]")
+    low = unusual_levels(levels)
+    if warn and low:
+        warnings.warn(unusual_levels_message(name, low), UnusualLevelWarning, stacklevel=3)
     return np.sort(arr)[::-1]
 
 

@@ -11,6 +11,7 @@ power part of the answer is a :class:`~cellopt.solution.PowerResult` (``solution
 from __future__ import annotations
 
 import dataclasses
+import warnings
 from collections.abc import Mapping
 from typing import Any
 
@@ -18,7 +19,7 @@ import numpy as np
 
 from cellopt.checks import check_number
 from cellopt.drop import Drop
-from cellopt.errors import ValidationError
+from cellopt.errors import ValidationError, describe_rows
 from cellopt.network import TIERS, Fingerprint, Network, check_same_network
 from cellopt.parameters import check_count
 from cellopt.power.gains import GainTable
@@ -26,11 +27,16 @@ from cellopt.power.patterns import Levels, PatternSpace, check_patterns
 from cellopt.problem import Problem
 from cellopt.radio.model import RadioModel
 
-__all__ = ["ENERGY_RATIO_MAX", "PowerProblem"]
+__all__ = ["ENERGY_RATIO_MAX", "ENERGY_RATIO_USUAL", "PowerProblem"]
 
 #: Largest full-power energy cost per unit of the users' total weight that a
 #: PowerProblem accepts: beyond it utilities vanish in rounding next to the energy terms.
 ENERGY_RATIO_MAX = 1e9
+#: Largest full-power energy cost per unit of the users' total weight that is usual: a
+#: user's log-rate changes by about 0.7 per doubling of its rate, so at 10 × the total
+#: weight energy outweighs any rate the cells give and the answer keeps them at their
+#: lowest levels. Legal, but it warns (a price per mW given per W is 1000 × too large).
+ENERGY_RATIO_USUAL = 10.0
 
 
 @dataclasses.dataclass(frozen=True, eq=False)
@@ -214,8 +220,9 @@ class PowerProblem:
         Raises
         ------
         ValidationError
-            For parts of the wrong type, a bad α, a pattern space of other cells, or gains
-            of another network (counts, or cell and user ids and positions), naming both.
+            For parts of the wrong type, a bad α, a pattern space of other cells (counts,
+            or cell ids and positions), or gains of another network (counts, or cell and
+            user ids and positions), naming both.
         """
         for name, value, kind in (("network", network, Network), ("gains", gains, GainTable),
                                   ("space", space, PatternSpace)):
@@ -234,6 +241,10 @@ class PowerProblem:
         if space.n_cells != network.n_cells:
             raise ValidationError(f"the pattern space has {space.n_cells} cells, the network "
                                   f"{network.n_cells}; fix: PatternSpace.from_network(network, ...)")
+        check_same_network(space.network_fingerprint, network.fingerprint,
+                           ours_name="the pattern space (space)", theirs_name="the network",
+                           fix="PatternSpace.from_network(network, ...): its levels are offsets "
+                               "from this network's cells' tx_power_dbm", cells_only=True)
         u, c = network.user_arrays(), network.cell_arrays()
         return cls(gains=gains, space=space, alpha=alpha, weight=u["weight"],
                    demand_mbps=u["demand_mbps"], backhaul_mbps=c["backhaul_mbps"],
@@ -241,6 +252,23 @@ class PowerProblem:
                    third_party=c["third_party"], network_fingerprint=network.fingerprint)
 
     def _checked(self) -> PowerProblem:
+        if self.alpha >= 1:  # a user no pattern gives a rate would have utility −inf
+            g = self.gains
+            n_c = g.n_candidates
+            top_mw = 10.0 ** (self.space.level_dbm.max(axis=1) / 10.0)  # each cell's highest level
+            # the best a pattern can do for a link: its cell at its highest level, every other
+            # cell of the table off (the cells beyond it always count at full power)
+            best = g.efficiency(g.gain_mw_per_mw[:, :n_c] * top_mw[g.cell[:, :n_c]]
+                                / (g.noise_mw + g.background_mw[:, None]))
+            stranded = np.flatnonzero(~(best > 0).any(axis=1))
+            if len(stranded):
+                raise ValidationError(
+                    f"users {describe_rows(stranded)} of {self.n_users} have no candidate link "
+                    "with a positive rate in any pattern (their cell at its highest level, every "
+                    f"other cell off), so their utility would be −inf at alpha={self.alpha:g}; fix: "
+                    "build the problem with PowerProblem.from_drop (a drop leaves users out of "
+                    "reach out and reports them at rate 0), drop these users, or give more "
+                    "n_candidates")
         full_cost = float(self.space.energy_cost(self.space.full_power())[0])
         total_weight = float(self.weight.sum())
         if full_cost > ENERGY_RATIO_MAX * max(total_weight, 1.0):
@@ -250,6 +278,14 @@ class PowerProblem:
                 "rounding, not the users, would decide the answer; fix: give the price in "
                 "utility per W on the scale of the utilities (a user's log-rate changes by about "
                 "0.7 per doubling of its rate)")
+        if full_cost > ENERGY_RATIO_USUAL * max(total_weight, 1.0):
+            warnings.warn(
+                f"energy_price_per_w makes full power cost {full_cost:.3g} utility per unit share, "
+                f"{full_cost / max(total_weight, 1.0):.3g} × the users' total weight "
+                f"({total_weight:.3g}), above the usual {ENERGY_RATIO_USUAL:g} ×: energy outweighs "
+                "every rate, so the answer keeps the cells at their lowest levels; legal, but "
+                "check the unit (a price per mW given as per W is 1000 × too large); fix: give the price "
+                "in utility per W of transmit power, e.g. 0.01 to 0.1", UserWarning, stacklevel=3)
         return self
 
     # ------------------------------------------------------------------ derived

@@ -128,7 +128,10 @@ def resource_power_dbm(network: Network, power_dbm: np.ndarray | None = None) ->
     if power_dbm is None:
         power_dbm = network.cells["tx_power_dbm"].to_numpy(float)
     try:
-        p = np.asarray(power_dbm, dtype=float)
+        raw = np.asarray(power_dbm)
+        if raw.dtype.kind not in "iuf":  # text ("46") or booleans: not converted
+            raise TypeError
+        p = raw.astype(float)
     except (TypeError, ValueError):
         raise ValidationError(f"power_dbm is not numeric ({type(power_dbm).__name__}); fix: give "
                               "powers in dBm, -inf for a cell that is off") from None

@@ -16,7 +16,7 @@ import numpy as np
 
 from cellopt.errors import ValidationError
 from cellopt.network import ANTENNA_COLUMNS, TIERS, Network
-from cellopt.parameters import check_real
+from cellopt.parameters import LIMITS, check_real
 from cellopt.radio import numerology
 from cellopt.radio.antenna import angle_off_boresight_deg, sector_gain_db
 from cellopt.radio.antenna3d import ElementPattern, antenna_gain_db
@@ -56,7 +56,8 @@ def thermal_noise_dbm(bandwidth_mhz: float | np.ndarray, noise_figure_db: float 
     Raises
     ------
     ValidationError
-        A bandwidth that is not finite and > 0, or a noise figure outside [0, 100] dB.
+        A bandwidth that is not finite and in (0, 10⁵] MHz (1e7 is a bandwidth in Hz), or
+        a noise figure outside [0, 100] dB.
     """
     try:
         raw = np.asarray(bandwidth_mhz)
@@ -65,10 +66,12 @@ def thermal_noise_dbm(bandwidth_mhz: float | np.ndarray, noise_figure_db: float 
     # numbers only: a string ("10"), a boolean or an integer beyond float64 (an object
     # array) is refused, not converted
     width = raw.astype(float) if raw.dtype.kind in "iuf" else np.full(1, np.nan)
-    if not (np.isfinite(width) & (width > 0)).all():
+    limit = LIMITS["bandwidth_mhz"]
+    if not (np.isfinite(width) & (width > 0) & (width <= limit.high)).all():
         shown = repr(bandwidth_mhz) if len(repr(bandwidth_mhz)) <= 60 else \
             f"{repr(bandwidth_mhz)[:40]}..."
-        raise ValidationError(f"bandwidth_mhz={shown}; fix: give bandwidths > 0 in MHz")
+        raise ValidationError(f"bandwidth_mhz={shown}; fix: give bandwidths > 0 in MHz, at "
+                              f"most {limit.high:g} MHz (10 MHz = 1e7 Hz)")
     check_real(noise_figure_db, "noise_figure_db", warn=False)
     return THERMAL_NOISE_DBM_PER_HZ + 10.0 * np.log10(width * 1e6) + noise_figure_db
 
@@ -255,14 +258,23 @@ class RadioModel:
         7.125 GHz or the spacing is 120 kHz, FR1 otherwise):
         RSRP is a power per resource element (TS 36.214 / TS 38.215 §5.1.1), 27.78 dB
         below the total for LTE at 10 MHz (600 subcarriers). A bandwidth that is not a
-        standard channel of the numerology (e.g. 12 MHz) has no table entry; it counts
-        every subcarrier, ``10 log10(W / Δf)``.
+        standard channel of the numerology (e.g. 12 MHz, or 100 MHz for NR at 15 kHz) has
+        no table entry; it counts every subcarrier, ``10 log10(W / Δf)``, and warns with
+        the table's channels (often a bandwidth in the wrong unit, or the wrong
+        ``subcarrier_spacing_khz``).
 
         Parameters
         ----------
         bandwidth_mhz : float
             The carrier's bandwidth [MHz].
+
+        Raises
+        ------
+        ValidationError
+            A bandwidth that is not a number > 0 MHz, or beyond 100 GHz (a bandwidth
+            in Hz or kHz).
         """
+        bandwidth_mhz = check_real(bandwidth_mhz, "bandwidth_mhz", warn=False)
         fr = None
         if self.rat == "nr":  # 60 kHz has both ranges: the 3GPP models' carrier decides
             carriers = [f for m in self.pathloss.values()
@@ -273,8 +285,13 @@ class RadioModel:
         try:
             return numerology.rsrp_offset_db(bandwidth_mhz, self.subcarrier_spacing_khz,
                                              rat=self.rat, fr=fr)
-        except ValidationError:
-            return 10.0 * math.log10(bandwidth_mhz * 1e3 / self.subcarrier_spacing_khz)
+        except ValidationError as err:
+            offset = 10.0 * math.log10(bandwidth_mhz * 1e3 / self.subcarrier_spacing_khz)
+            warnings.warn(f"{err.problems[0]}; RSRP is measured over every subcarrier of "
+                          f"the band instead, 10·log10(W / Δf) = {offset:.2f} dB below the "
+                          "total power (legal, but check the bandwidth, rat and "
+                          "subcarrier_spacing_khz)", UserWarning, stacklevel=2)
+            return offset
 
     def efficiency(self) -> Callable[[np.ndarray], np.ndarray]:
         return get_efficiency(self.spectral_efficiency)

@@ -414,17 +414,48 @@ class ThreeGPP:
                     "breakpoint distance 4 (h_BS − h_E)(h_UT − h_E) f_c / c is 0 or negative; "
                     "fix: give them the scenario of their height (e.g. propagation = {macro = "
                     "\"uma\", pico = \"umi\"}), or UMa's antenna height, 25 m")
-        tr38901.check_validity(self.scenario, h_bs_m=height, what="cells", stacklevel=4)
-        validity = tr38901.VALIDITY[self.scenario]
-        if network.n_users:
-            tier = network.cell_arrays()["tier"][cells]
-            floor = radio.per_tier("min_distance_m")[tier]
-            lo, hi = validity.distance_range_m(None)
-            n_out, n_all, seen = _pairs_outside(network, np.asarray(cells), floor, lo, hi)
-            if n_out:
-                warnings.warn(validity.outside("distance", n_out, n_all, seen, "user–cell pairs"),
-                              UserWarning, stacklevel=4)
+        tr38901.check_validity(self.scenario, h_bs_m=height, what="cells", stacklevel=4,
+                               labels={"h_bs_m": "the cells' height_m"})
+        self.warn_distances(network, cells, radio, stacklevel=4)
         return self
+
+    def warn_distances(self, network: Network, cells: np.ndarray, radio: RadioModel,
+                       user_xy: np.ndarray | None = None, what: str = "user–cell pairs",
+                       stacklevel: int = 2) -> None:
+        """Warn once if 2-D distances from the cells at rows `cells` (raised to their tier's
+        ``min_distance_m``, as the links are) are outside the scenario's stated range
+        (:data:`~cellopt.radio.tr38901.VALIDITY`).
+
+        Parameters
+        ----------
+        network : Network
+            The cells (and their wraparound), and the users unless `user_xy` is given.
+        cells : ndarray of int
+            Row positions of the cells that follow this model.
+        radio : RadioModel
+            For the tiers' minimum distances.
+        user_xy : ndarray, shape (n, 2), optional
+            Positions [m] to count instead of the network's users (e.g. a coverage map's
+            pixel centres).
+        what : str
+            What the pairs are, for the message.
+        stacklevel : int
+            Of the warning: 2 points at the caller.
+        """
+        if user_xy is None:
+            users = network.user_arrays()
+            user_xy = np.column_stack([users["x_m"], users["y_m"]])
+        if not len(user_xy):
+            return
+        validity = tr38901.VALIDITY[self.scenario]
+        cells = np.asarray(cells)
+        floor = radio.per_tier("min_distance_m")[network.cell_arrays()["tier"][cells]]
+        lo, hi = validity.distance_range_m(None)
+        n_out, n_all, seen = _pairs_outside(network, np.asarray(user_xy, float), cells, floor,
+                                            lo, hi)
+        if n_out:
+            warnings.warn(validity.outside("distance", n_out, n_all, seen, what), UserWarning,
+                          stacklevel=stacklevel + 1)
 
     def draw_users(self, seed: int, indoor: np.ndarray) -> UserDraws:
         """The users' heights and O2I draws (:meth:`UserDraws.draw`), which every 3GPP
@@ -440,9 +471,12 @@ class ThreeGPP:
     def median(self) -> ThreeGPP:
         """The model of a median map: no shadowing and, where the LOS state is drawn,
         the loss of the mean received power over it (``los="expected"``); a state that
-        is forced stays so."""
-        return dataclasses.replace(self, shadowing=False,
-                                   los="expected" if self.los == "random" else self.los)
+        is forced stays so. Its carrier and user height were warned about when this model
+        was made: the copy does not warn again."""
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore", UserWarning)
+            return dataclasses.replace(self, shadowing=False,
+                                       los="expected" if self.los == "random" else self.los)
 
 
 @dataclasses.dataclass(frozen=True)
@@ -534,17 +568,16 @@ _DEFAULTS = {f.name: f.default for f in dataclasses.fields(ThreeGPP)}
 _PAIR_BLOCK = 1 << 20
 
 
-def _pairs_outside(network: Network, cells: np.ndarray, floor_m: np.ndarray, lo_m: float,
-                   hi_m: float) -> tuple[int, int, tuple[float, float]]:
-    """How many user–cell pairs of `cells` have a 2-D distance (raised to each cell's
-    `floor_m`, the tier's minimum distance) outside [lo_m, hi_m], of how many, and the
-    smallest and largest of those outside (NaN where a k-d tree counted them).
+def _pairs_outside(network: Network, user_xy: np.ndarray, cells: np.ndarray, floor_m: np.ndarray,
+                   lo_m: float, hi_m: float) -> tuple[int, int, tuple[float, float]]:
+    """How many pairs of the users at `user_xy` and the `cells` of `network` have a 2-D
+    distance (raised to each cell's `floor_m`, the tier's minimum distance) outside
+    [lo_m, hi_m], of how many, and the smallest and largest of those outside (NaN where a
+    k-d tree counted them).
 
     Cells at one position count once per cell. A wrapped layout (its nearest images, as
     the links) is counted exactly in blocks; an open one through a k-d tree of the users.
     """
-    users = network.user_arrays()
-    user_xy = np.column_stack([users["x_m"], users["y_m"]])
     c = network.cell_arrays()
     xy_floor = np.column_stack([c["x_m"][cells], c["y_m"][cells], floor_m])
     positions, count = np.unique(xy_floor, axis=0, return_counts=True)

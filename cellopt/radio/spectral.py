@@ -14,9 +14,33 @@ __all__ = ["NR_MCS_TABLES", "NR_OVERHEAD_FR1_DL", "SPECTRAL_EFFICIENCY", "get_ef
            "nr_mcs", "nr_mcs_thresholds_db", "shannon", "shannon_gap", "tr36942"]
 
 
+def _linear_sinr(sinr: np.ndarray) -> np.ndarray:
+    """`sinr` as a float array of linear SINRs: numbers ≥ 0 (NaN passes through).
+
+    Raises
+    ------
+    ValidationError
+        A non-numeric array (strings, objects), or negative values: a SINR in dB given to
+        a map of the linear SINR.
+    """
+    a = np.asarray(sinr)
+    if a.dtype.kind not in "iuf":
+        raise ValidationError(f"sinr has dtype {a.dtype}, not real numbers; fix: give the linear "
+                              "SINR as numbers (a float or an array of floats)")
+    g = a.astype(float, copy=False)
+    negative = g < 0.0
+    if negative.any():
+        n_negative = int(np.count_nonzero(negative))
+        raise ValidationError(
+            f"sinr has {n_negative:,} negative value{'s' if n_negative > 1 else ''} (e.g. "
+            f"{float(g[negative].flat[0]):g}), but a spectral-efficiency map takes the linear "
+            "SINR γ ≥ 0, not dB; fix: give 10 ** (sinr_db / 10)")
+    return g
+
+
 def shannon(sinr: np.ndarray) -> np.ndarray:
-    """Shannon capacity ``log2(1 + γ)`` [bit/s/Hz] of a linear SINR γ."""
-    return np.log2(1.0 + np.asarray(sinr, dtype=float))
+    """Shannon capacity ``log2(1 + γ)`` [bit/s/Hz] of a linear SINR γ ≥ 0."""
+    return np.log2(1.0 + _linear_sinr(sinr))
 
 
 def shannon_gap(
@@ -27,7 +51,7 @@ def shannon_gap(
     Parameters
     ----------
     sinr : ndarray
-        Linear SINR γ.
+        Linear SINR γ ≥ 0 (a negative value, a SINR in dB, is refused).
     gap_db : float
         The gap Γ [dB] to capacity of practical coding and modulation.
     max_bps_hz : float
@@ -35,7 +59,7 @@ def shannon_gap(
     """
     gap = 10.0 ** (check_real(gap_db, "gap_db") / 10.0)
     check_real(max_bps_hz, "max_bps_hz")
-    return np.minimum(np.log2(1.0 + np.asarray(sinr, dtype=float) / gap), max_bps_hz)
+    return np.minimum(np.log2(1.0 + _linear_sinr(sinr) / gap), max_bps_hz)
 
 
 def tr36942(
@@ -51,7 +75,7 @@ def tr36942(
     Parameters
     ----------
     sinr : ndarray
-        Linear SINR γ.
+        Linear SINR γ ≥ 0 (a negative value, a SINR in dB, is refused).
     attenuation, min_sinr_db, max_bps_hz : float
         The factor α, SINR_MIN [dB] and Thr_MAX of TR 36.942 Table A.2.
 
@@ -63,7 +87,7 @@ def tr36942(
     check_real(attenuation, "attenuation")
     check_real(min_sinr_db, "min_sinr_db")
     check_real(max_bps_hz, "max_bps_hz")
-    g = np.asarray(sinr, dtype=float)
+    g = _linear_sinr(sinr)
     eff = np.minimum(attenuation * np.log2(1.0 + g), max_bps_hz)
     return np.where(g < 10.0 ** (min_sinr_db / 10.0), 0.0, eff)
 
@@ -130,7 +154,7 @@ def nr_mcs(
     Parameters
     ----------
     sinr : ndarray
-        Linear SINR γ, any shape.
+        Linear SINR γ ≥ 0, any shape (a negative value, a SINR in dB, is refused).
     table : {"64qam", "256qam", "low_se"}
         Tables 5.1.3.1-1, -2 and -3 of TS 38.214.
     gap_db : float
@@ -152,7 +176,7 @@ def nr_mcs(
     # efficiencies in increasing order.
     efficiency = np.sort(qm * rate)
     thresholds = np.sort(_thresholds(table, gap_db))
-    g = np.asarray(sinr, dtype=float)
+    g = _linear_sinr(sinr)
     index = np.searchsorted(thresholds, g, side="right")
     return np.where(np.isnan(g), np.nan, np.r_[0.0, (1.0 - overhead) * efficiency][index])
 
@@ -167,7 +191,9 @@ def _thresholds(table: str, gap_db: float) -> np.ndarray:
 def _mcs_table(table: str) -> tuple[np.ndarray, np.ndarray]:
     """(Q_m, R) of an NR MCS table, each shape (n_mcs,)."""
     if not isinstance(table, str) or table not in NR_MCS_TABLES:
-        raise ValidationError(f"unknown NR MCS table {table!r}; fix: use one of "
+        hint = (f" ({table!r} is the spectral_efficiency name of the table {table[3:]!r})"
+                if isinstance(table, str) and table.removeprefix("nr_") in NR_MCS_TABLES else "")
+        raise ValidationError(f"unknown NR MCS table {table!r}{hint}; fix: use one of "
                               f"{sorted(NR_MCS_TABLES)}")
     qm, rate = NR_MCS_TABLES[table]
     return np.asarray(qm, float), np.asarray(rate, float) / 1024.0

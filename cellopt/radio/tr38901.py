@@ -39,7 +39,7 @@ import numpy as np
 from numpy.typing import ArrayLike
 
 from cellopt.errors import ValidationError
-from cellopt.parameters import check_real, is_real
+from cellopt.parameters import LIMITS, check_real, is_real
 
 __all__ = [
     "SCENARIOS",
@@ -117,10 +117,13 @@ def _real_array(x: Any, name: str, unit: str) -> np.ndarray:
     return a.astype(np.float64, copy=False)
 
 
-def _height(x: Any, name: str) -> np.ndarray:
-    """A height [m]: scalars checked against the ``user_height_m`` limits, arrays by dtype."""
+def _height(x: Any, name: str, warn: bool = True) -> np.ndarray:
+    """A height [m]: scalars checked against the catalogue's limits of antenna heights
+    (``height_m``, for `name` ``"h_bs_m"``) or of user heights (``user_height_m``), warning
+    outside the usual range if `warn`; arrays by dtype."""
     if np.ndim(x) == 0 and not isinstance(x, np.ndarray):
-        return np.asarray(check_real(x, name, "user_height_m", stacklevel=4))
+        kind = "height_m" if name == "h_bs_m" else "user_height_m"
+        return np.asarray(check_real(x, name, kind, warn=warn, stacklevel=4))
     return _real_array(x, name, "heights in metres")
 
 
@@ -191,6 +194,9 @@ class Validity:
     h_bs_m, h_ut_m : (float, float) or None
         BS and UT antenna height ranges [m] (equal ends for a single stated height);
         None where the table states none.
+    building_m : (float, float) or None
+        Range [m] of the average building height h and the street width W of the
+        formulas that take them (RMa: 5–50 m); None where the formulas have none.
     breakpoint : bool
         The LOS breakpoint is ``4 (h_BS − h_E)(h_UT − h_E) f_c / c``: heights at or below
         the effective environment height h_E make it 0 or negative (undefined, refused).
@@ -204,6 +210,7 @@ class Validity:
     distance: str = "d_2D"
     h_bs_m: tuple[float, float] | None = None
     h_ut_m: tuple[float, float] | None = None
+    building_m: tuple[float, float] | None = None
     breakpoint: bool = False
 
     def distance_range_m(self, los: bool | None = None) -> tuple[float, float]:
@@ -214,10 +221,20 @@ class Validity:
         return self.nlos_distance_m
 
     def outside(self, quantity: str, n_outside: int, n_total: int, seen: tuple[float, float],
-                what: str = "links", los: bool | None = None) -> str:
+                what: str = "links", los: bool | None = None, label: str | None = None) -> str:
         """The warning about `n_outside` of `n_total` `what` whose `quantity` (one of
-        "frequency_ghz", "distance", "h_bs_m", "h_ut_m") is outside the range; `seen`
-        the smallest and largest of those outside (NaN: not known)."""
+        "frequency_ghz", "distance", "h_bs_m", "h_ut_m", "rma_h_building_m",
+        "rma_w_street_m") is outside the range; `seen` the smallest and largest of those
+        outside (NaN: not known); `label` how the message names the argument or key that
+        gave the heights (the range names h_BS or h_UT), the building height or the street
+        width; the frequency is named ``frequency_ghz`` and the distance by the range."""
+        if quantity in ("rma_h_building_m", "rma_w_street_m"):
+            lo, hi = self.building_m
+            symbol = "h" if quantity == "rma_h_building_m" else "W"
+            noun = "average building height" if symbol == "h" else "street width"
+            return (f"{self.name} is specified for {lo:g} m ≤ {symbol} ≤ {hi:g} m ({noun}, "
+                    f"{self.source}); got {label or quantity}={seen[0]:g} m: the formulas are "
+                    f"extrapolated; fix: give the {noun} in metres in that range")
         if quantity == "frequency_ghz":
             lo, hi = self.frequency_ghz
             return (f"{self.name} is specified for {lo:g}–{hi:g} GHz ({self.source}); got "
@@ -232,6 +249,16 @@ class Validity:
             what_range = f"{lo:g} m ≤ {self.distance} ≤ {hi:g} m{state}"
             fix = ("keep users within that distance of the cells (a smaller study area, or an "
                    "interference radius), or use a model for that range")
+        elif getattr(self, quantity) is None:  # the report states none: the catalogue's
+            lo, hi = _USUAL_HEIGHT_M[quantity]
+            who = "BS" if quantity == "h_bs_m" else "UT"
+            span = ("" if math.isnan(seen[0]) else f" ({seen[0]:g} m)" if seen[0] == seen[1]
+                    else f" ({seen[0]:g}–{seen[1]:g} m)")
+            named = f"{label}: " if label else ""
+            return (f"{self.name} states no h_{who} range ({self.source}), and {lo:g}–{hi:g} m "
+                    f"is the usual range of {'antenna' if who == 'BS' else 'user'} heights; "
+                    f"{named}{n_outside:,} of {n_total:,} {what} are outside{span}: check the "
+                    "unit; fix: give heights in metres")
         else:
             lo, hi = getattr(self, quantity)
             who = "BS" if quantity == "h_bs_m" else "UT"
@@ -241,12 +268,17 @@ class Validity:
                    "give users in that height range")
         span = ("" if math.isnan(seen[0]) else f" ({seen[0]:g} m)" if seen[0] == seen[1]
                 else f" ({seen[0]:g}–{seen[1]:g} m)")
-        return (f"{self.name} is specified for {what_range} ({self.source}); {n_outside:,} of "
-                f"{n_total:,} {what} are outside{span}: the formulas are extrapolated "
+        named = f"{label}: " if label else ""
+        return (f"{self.name} is specified for {what_range} ({self.source}); {named}{n_outside:,} "
+                f"of {n_total:,} {what} are outside{span}: the formulas are extrapolated "
                 f"there; fix: {fix}")
 
 
 _3GPP = "TR 38.901 Table 7.4.1-1"
+#: Where a scenario states no BS or UT height range, the usual ranges of the parameter
+#: catalogue (``height_m``, ``user_height_m``) [m]: a height in centimetres still warns.
+_USUAL_HEIGHT_M: dict[str, tuple[float, float]] = {
+    "h_bs_m": LIMITS["height_m"].usual, "h_ut_m": LIMITS["user_height_m"].usual}
 #: The applicability of each scenario's path loss: TR 38.901 Table 7.4.1-1 (UMa, UMi,
 #: RMa with its note on frequency, InH-Office: 1 m ≤ d_3D ≤ 150 m, no stated heights);
 #: TR 36.873 Table 7.2-1 (3D-UMa, 3D-UMi), whose formulas come from ITU-R M.2135-1
@@ -257,7 +289,7 @@ VALIDITY: dict[str, Validity] = {
     "umi": Validity("UMi-Street Canyon", _3GPP, (0.5, 100.0), (10.0, 5000.0),
                     h_ut_m=(1.5, 22.5), breakpoint=True),
     "rma": Validity("RMa", _3GPP, (0.5, 30.0), (10.0, 10_000.0), (10.0, 5000.0),
-                    h_bs_m=(10.0, 150.0), h_ut_m=(1.0, 10.0)),
+                    h_bs_m=(10.0, 150.0), h_ut_m=(1.0, 10.0), building_m=(5.0, 50.0)),
     "inh_mixed": Validity("InH-Office", _3GPP, (0.5, 100.0), (1.0, 150.0), distance="d_3D"),
     "inh_open": Validity("InH-Office", _3GPP, (0.5, 100.0), (1.0, 150.0), distance="d_3D"),
     "3d_uma": Validity("3D-UMa", "TR 36.873 Table 7.2-1, from ITU-R M.2135-1", (2.0, 6.0),
@@ -284,7 +316,8 @@ def _count_outside(values: np.ndarray, lo: float, hi: float,
 def check_validity(scenario: str, *, frequency_ghz: float | None = None,
                    distance_m: ArrayLike | None = None, h_bs_m: ArrayLike | None = None,
                    h_ut_m: ArrayLike | None = None, h_e_m: ArrayLike = 1.0,
-                   los: ArrayLike | None = None, what: str = "links", warn: bool = True,
+                   los: ArrayLike | None = None, rma_h_building_m: float | None = None,
+                   rma_w_street_m: float | None = None, what: str = "links", warn: bool = True,
                    labels: dict[str, str] | None = None, stacklevel: int = 2) -> None:
     """Refuse what the scenario's path loss cannot evaluate; warn outside its stated ranges.
 
@@ -312,12 +345,17 @@ def check_validity(scenario: str, *, frequency_ghz: float | None = None,
         Effective environment height h_E [m] (1 m but in UMa and 3D-UMa).
     los : array_like of bool, optional
         LOS state of the links, for the ranges that differ by state (RMa, 3D-UMi).
+    rma_h_building_m, rma_w_street_m : float, optional
+        Average building height and street width of RMa [m] (already checked as numbers
+        in (0, 1000] m); warned outside :attr:`Validity.building_m`.
     what : str
         What the values are, for messages ("links", "cells", "users").
     warn : bool
         Warn outside the stated ranges (False: refuse only).
     labels : dict of str to str, optional
-        How messages name the arguments (e.g. ``{"h_ut_m": "ThreeGPP.user_height_m"}``).
+        How messages name the arguments (e.g. ``{"h_ut_m": "ThreeGPP.user_height_m"}``);
+        a warning about heights, the building height or the street width names the
+        argument so (by default as this function does).
     stacklevel : int
         Of the warnings: 2 points at the caller.
 
@@ -379,11 +417,15 @@ def check_validity(scenario: str, *, frequency_ghz: float | None = None,
             if n_bad:
                 messages.append(v.outside("distance", n_bad, n, seen, what, state))
     for name in ("h_bs_m", "h_ut_m"):
-        limits = getattr(v, name)
-        if name in arrays and limits is not None:
+        limits = getattr(v, name) or _USUAL_HEIGHT_M[name]  # the catalogue's if none stated
+        if name in arrays:
             n_bad, n, seen = _count_outside(arrays[name], *limits)
             if n_bad:
-                messages.append(v.outside(name, n_bad, n, seen, what))
+                messages.append(v.outside(name, n_bad, n, seen, what, label=labels.get(name, name)))
+    for name, value in (("rma_h_building_m", rma_h_building_m), ("rma_w_street_m", rma_w_street_m)):
+        if value is not None and v.building_m is not None and not (
+                v.building_m[0] <= value <= v.building_m[1]):
+            messages.append(v.outside(name, 1, 1, (value, value), label=labels.get(name, name)))
     for message in messages:
         warnings.warn(message, UserWarning, stacklevel=stacklevel + 1)
 
@@ -470,7 +512,8 @@ def pathloss_db(scenario: str, d2d_m: ArrayLike, d3d_m: ArrayLike, h_bs_m: Array
         PL2 = 32.4 + 40 log10 d_3D + 20 log10 f_c − 9.5 log10(d'_BP² + (h_BS − h_UT)²);
         PL'_NLOS = 35.3 log10 d_3D + 22.4 + 21.3 log10 f_c − 0.3 (h_UT − 1.5).
     ``"rma"`` (valid LOS 10 m ≤ d_2D ≤ 10 km, NLOS 10 m ≤ d_2D ≤ 5 km, 10 m ≤ h_BS ≤
-    150 m (35 m default), 1 m ≤ h_UT ≤ 10 m, 5 m ≤ h, W ≤ 50 m, 0.5–30 GHz):
+    150 m (35 m default), 1 m ≤ h_UT ≤ 10 m, 5 m ≤ h, W ≤ 50 m (outside warns, as the
+    other ranges), 0.5–30 GHz):
         PL1 = 20 log10(40π d_3D f_c / 3) + min(0.03 h^1.72, 10) log10 d_3D
         − min(0.044 h^1.72, 14.77) + 0.002 log10(h) d_3D;
         PL2 = PL1(d_BP) + 40 log10(d_3D / d_BP) (PL1 evaluated at d_3D = d_BP);
@@ -545,8 +588,8 @@ def pathloss_db(scenario: str, d2d_m: ArrayLike, d3d_m: ArrayLike, h_bs_m: Array
     fc = check_real(frequency_ghz, "frequency_ghz", warn=False)  # the scenario's range warns
     d2d = _real_array(d2d_m, "d2d_m", "distances in metres")
     d3d = _real_array(d3d_m, "d3d_m", "distances in metres")
-    h_bs = _height(h_bs_m, "h_bs_m")
-    h_ut = _height(h_ut_m, "h_ut_m")
+    h_bs = _height(h_bs_m, "h_bs_m", warn=False)  # check_validity warns, as on every path
+    h_ut = _height(h_ut_m, "h_ut_m", warn=False)
     los_a = _bool_array(los, "los")
     h_e = _effective_height(scenario, h_e_m, h_bs, h_ut)
     if scenario == "rma":
@@ -559,7 +602,8 @@ def pathloss_db(scenario: str, d2d_m: ArrayLike, d3d_m: ArrayLike, h_bs_m: Array
     check_validity(scenario, frequency_ghz=fc,
                    distance_m=np.broadcast_to(d3d if scenario in _INH else d2d, shape),
                    h_bs_m=np.broadcast_to(h_bs, shape), h_ut_m=np.broadcast_to(h_ut, shape),
-                   h_e_m=h_e, los=los_a, warn=warn, stacklevel=2)
+                   h_e_m=h_e, los=los_a, warn=warn, stacklevel=2,
+                   **({"rma_h_building_m": h, "rma_w_street_m": w} if scenario == "rma" else {}))
     if scenario not in _INH and not (np.isfinite(d3d) & (d3d > 0)).all():  # in the logarithms
         raise ValidationError(f"d3d_m has {int((~(np.isfinite(d3d) & (d3d > 0))).sum()):,} "
                               "values that are not finite numbers > 0; fix: give positive "

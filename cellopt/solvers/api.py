@@ -6,6 +6,7 @@ imported (:mod:`cellopt.solvers.methods`, which ``import cellopt.solvers`` runs)
 
 from __future__ import annotations
 
+import dataclasses
 import time
 from collections.abc import Callable
 from typing import Any
@@ -119,7 +120,8 @@ def solve(
         raise ValidationError(f"method {method!r} does not handle several pattern-share blocks "
                               f"(Problem.share_block); fix: use one of {methods_with('share_blocks')}")
     if problem.n_links == 0:
-        return apply_status_rule(problem, nothing_to_allocate(problem, method), tol)
+        sol = apply_status_rule(problem, nothing_to_allocate(problem, method), tol)
+        return dataclasses.replace(sol, network_fingerprint=problem.network_fingerprint)
     scale, scaled = to_solver_units(problem)
     kwargs = dict(tol=float(tol), max_iter=max_iter, time_limit_s=time_limit_s,
                   callback=scale.callback(callback))
@@ -133,7 +135,8 @@ def solve(
     # The one status rule (apply_status_rule), on what the caller is given: "optimal"
     # only where the reported upper bound certifies gap ≤ tol, and a −inf or NaN objective
     # (α ≥ 1 and a user at rate 0) is "failed", whatever the method's own verdict.
-    return apply_status_rule(problem, scale.solution(sol), tol)
+    sol = apply_status_rule(problem, scale.solution(sol), tol)
+    return dataclasses.replace(sol, network_fingerprint=problem.network_fingerprint)
 
 
 def nothing_to_allocate(problem: Problem, method: str) -> Solution:

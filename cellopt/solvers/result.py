@@ -130,6 +130,7 @@ def build_solution(
         else np.asarray(exceeded_backhaul, np.int64),
         pattern_share=theta, bound_kind=None if upper_bound is None else "problem",
         cell_payment=problem.price_per_mbps * traffic, offload_share=offload,
+        network_fingerprint=problem.network_fingerprint,
     )
 
 

@@ -18,6 +18,7 @@ from typing import Any
 
 import numpy as np
 
+from cellopt.checks import callback_stop
 from cellopt.errors import ValidationError, describe_rows
 from cellopt.problem import Problem, utility
 from cellopt.solution import Solution
@@ -162,7 +163,7 @@ class Scale:
             for key in _VALUE_COLUMNS:
                 if row.get(key) is not None and np.isfinite(row[key]):
                     row[key] = self.value(row[key])
-            return callback(row)
+            return callback_stop(callback(row))
 
         return mapped
 

@@ -245,13 +245,17 @@ _THREE_GPP_KEYS = ("propagation", "frequency_ghz", "user_height_m", "indoor_floo
                    "spatially_correlated")
 
 
-def radio_model(section: Mapping[str, Any]) -> radio.RadioModel:
+def radio_model(section: Mapping[str, Any], *, open_rasters: bool = True) -> radio.RadioModel:
     """The :class:`~cellopt.radio.RadioModel` of a scenario's ``[radio]`` section.
 
     Parameters
     ----------
     section : mapping
         The validated ``[radio]`` keys.
+    open_rasters : bool
+        Open the predictions of ``path_loss`` (:class:`~cellopt.radio.RasterPathLoss`).
+        False checks every other key as the build would, leaving those tiers at the
+        default model: what loading a scenario does, before any raster is read.
 
     Returns
     -------
@@ -301,6 +305,14 @@ def radio_model(section: Mapping[str, Any]) -> radio.RadioModel:
         if "shadowing_std_db" in fields:  # the 3GPP tiers take theirs in their model
             fields["shadowing_std_db"] = {t: (0.0 if t in names else v)
                                           for t, v in fields["shadowing_std_db"].items()}
+    elif "propagation" in section:  # given, but for no tier
+        names_given = section["propagation"]
+        why = (f"indoor_tiers = {list(fields.get('indoor_tiers', default.indoor_tiers))} "
+               "puts every tier indoors, and one name holds for the outdoor tiers only"
+               if isinstance(names_given, str) else "the table names no tier")
+        raise ValidationError(f"[radio] propagation = {names_given!r} gives no tier a 3GPP "
+                              f"model: {why}; fix: name the scenario per tier, e.g. propagation "
+                              "= {macro = \"uma\", femto = \"inh_mixed\"}, or remove it")
     else:
         given = [k for k in _THREE_GPP_KEYS if k in section]
         if given:
@@ -333,14 +345,19 @@ def radio_model(section: Mapping[str, Any]) -> radio.RadioModel:
         if "indoor_tiers" not in fields:  # the predictions hold what indoor cells pay
             fields["indoor_tiers"] = tuple(t for t in default.indoor_tiers if t not in tiers)
         pathloss = dict(fields.get("pathloss", default.pathloss))
-        if "*" in given:
+        if not open_rasters:
+            pass
+        elif "*" in given:
             shared = radio.RasterPathLoss(**given["*"])
             pathloss.update(dict.fromkeys(TIERS, shared))
         else:
             pathloss.update({t: radio.RasterPathLoss(**o) for t, o in given.items()})
         fields["pathloss"] = pathloss
     model = radio.RadioModel(**fields)
-    own = [t for t in TIERS if getattr(model.pathloss.get(t), "includes_fading", False)]
+    predicted = (TIERS if "*" in section["path_loss"] else tuple(section["path_loss"])) \
+        if "path_loss" in section else ()
+    own = [t for t in TIERS if getattr(model.pathloss.get(t), "includes_fading", False)
+           or t in predicted]
     if len(own) == len(TIERS):
         for key, what in (("decorrelation_m", "shadowing's decorrelation distance"),
                           ("wall_loss_db", "exterior wall loss")):

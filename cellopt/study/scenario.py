@@ -155,10 +155,11 @@ from cellopt.errors import ValidationError
 from cellopt.load_coupling import LoadCoupling
 from cellopt.network import Network
 from cellopt.power import PowerProblem, solve_power
+from cellopt.power.patterns import UnusualLevelWarning
 from cellopt.solution import Solution
 from cellopt.study import schema as _schema
 from cellopt.study import seeds as _seeds
-from cellopt.study.builders import BUILDERS, LINK_KEYS, problem_options, radio_model
+from cellopt.study.builders import BUILDERS, LINK_KEYS, has_tier, problem_options, radio_model
 from cellopt.study.schema import POWER, Distribution, MethodSpec
 
 __all__ = [
@@ -279,8 +280,14 @@ class Scenario:
 
         sections = {s: (check.table(raw[s], f"[{s}]", keys) if s in raw else None)
                     for s, keys in _schema.SECTION_KEYS.items()}
-        for options in ((sections["radio"] or {}).get("path_loss") or {}).values():
+        for tier, options in ((sections["radio"] or {}).get("path_loss") or {}).items():
             options["source"] = str((path.parent / options["source"]).resolve())
+            if not Path(options["source"]).exists():  # read at build; its absence known now
+                where = "" if tier == "*" else f" tier {tier!r}"
+                raise check.fail(f"[radio] key 'path_loss'{where}", f"source {options['source']} "
+                                 "does not exist; fix: give the folder of single-band GeoTIFFs "
+                                 "named <cell_id>.tif, or the multi-band GeoTIFF, relative to "
+                                 "the scenario file")
         measured = "links" in sections["users"]
         if measured:  # relative to the scenario file
             sections["users"]["links"] = str((path.parent / sections["users"]["links"]).resolve())
@@ -295,6 +302,11 @@ class Scenario:
             if values is not None and section != "seeds":
                 check.ranges(section, values)
         check.consistency(network, sections)
+        _in_file(path, "radio", lambda: radio_model(sections["radio"] or {}, open_rasters=False))
+        _warn_absent_tiers(path, network, sections)
+        coverage = _in_file(path, "coverage", lambda: CoverageSettings(
+            **(sections["coverage"] or ({"enabled": False} if measured else {}))))
+        _warn_unused_coverage(path, sections["coverage"], coverage)
         methods = check.methods(raw.get("methods", ["max_rsrp", "dual"]))
         if "label" in (sections["power"] or {}):
             check.label(sections["power"]["label"], "[power] key 'label'")
@@ -310,8 +322,7 @@ class Scenario:
             users=sections["users"], radio=sections["radio"] or {},
             problem=sections["problem"] or {}, methods=methods, power=power,
             seed_base=seeds.get("base", 1), drops=seeds.get("drops", 1), raw=raw,
-            coverage=_coverage_settings(path, sections["coverage"] or ({"enabled": False} if measured
-                                                                       else {})),
+            coverage=coverage,
             deploy=_deploy_settings(check, sections["deploy"] or ({"enabled": False} if measured
                                                                   else None)),
         )
@@ -378,7 +389,9 @@ class Scenario:
             raise ValidationError(f"{self.path}: [power] the scenario has no [power] section; fix: "
                                   "add one (levels_db, energy_price_per_w)")
         built = {k: spec.options[k] for k in _POWER_PROBLEM_KEYS if k in spec.options}
-        return self._stage(False, "power", lambda: PowerProblem.from_drop(drop, **built))
+        with warnings.catch_warnings():  # the file's unusual levels warned when it was loaded
+            warnings.simplefilter("ignore", UnusualLevelWarning)
+            return self._stage(False, "power", lambda: PowerProblem.from_drop(drop, **built))
 
     def with_overrides(self, **section_updates: Mapping[str, Any] | Any) -> Scenario:
         """A copy with keys of sections replaced, validated again.
@@ -395,8 +408,14 @@ class Scenario:
         return Scenario.from_dict(raw, self.path)
 
     def radio_model(self) -> radio.RadioModel:
-        """The :class:`~cellopt.radio.RadioModel` of the ``[radio]`` section."""
-        return radio_model(self.radio)
+        """The :class:`~cellopt.radio.RadioModel` of the ``[radio]`` section.
+
+        Its keys were checked, and warned about, when the file was loaded
+        (:meth:`from_dict`): the same warnings are not given again for each drop.
+        """
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore", UserWarning)
+            return radio_model(self.radio)
 
     def build(self, seed: int | None = None, *, cell_seed: int | None = None,
               progress: bool = False) -> _drop.Drop:
@@ -596,21 +615,75 @@ def find_scenario(name: str | Path) -> Path:
     return path
 
 
-def _coverage_settings(path: Path, keys: dict[str, Any]) -> CoverageSettings:
-    """The ``[coverage]`` section's settings; its warnings (a value outside the usual range,
-    keys that ``enabled = false`` leaves unused) name the file and the section."""
+def _in_file(path: Path, section: str, make: Callable[[], Any]) -> Any:
+    """``make()``, the object a section describes (the ``[radio]`` section's model, made as
+    each drop will make it but for the rasters of ``path_loss``; the ``[coverage]``
+    settings), made when the file is loaded so that every key is refused or warned about
+    then, each message naming the file, the section and the key.
+
+    Raises
+    ------
+    ValidationError
+        What `make` refuses, naming the file and the section.
+    """
     with warnings.catch_warnings(record=True) as caught:
         warnings.simplefilter("always")
-        settings = CoverageSettings(**keys)
-    unused = [k for k in keys if k != "enabled"] if not settings.enabled else []
-    messages = [str(w.message) for w in caught]
+        try:
+            made = make()
+        except ValidationError as err:
+            raise ValidationError([_file_words(path, section, p) for p in err.problems]) from None
+    said = set()
+    for w in caught:
+        text = _file_words(path, section, str(w.message))
+        if text not in said:  # one warning per key, not one per tier sharing the model
+            said.add(text)
+            warnings.warn(text, w.category, stacklevel=4)
+    return made
+
+
+#: ``[radio]`` keys that may give a value per tier, as a table.
+_PER_TIER_RADIO_KEYS = ("propagation", "path_loss", "shadowing_std_db", "pathloss_exponent",
+                        "pathloss_reference_db", "min_distance_m")
+
+
+def _warn_absent_tiers(path: Path, network: Mapping[str, Any],
+                       sections: Mapping[str, Any]) -> None:
+    """Warn about the tiers of ``[radio]``'s per-tier tables that the network gets no cells
+    of: their values are ignored."""
+    section = sections["radio"] or {}
+    for key in _PER_TIER_RADIO_KEYS:
+        value = section.get(key)
+        if not isinstance(value, Mapping):
+            continue
+        absent = [t for t in value if t != "*" and has_tier(
+            t, network, sections["picos"], sections["femtocells"]) is False]
+        if absent:
+            sections_of = {"pico": "[picos]", "femto": "[femtocells]"}
+            add = " or ".join(sections_of[t] for t in absent if t in sections_of) or "the cells"
+            warnings.warn(f"{path}: [radio] key {key!r} gives tiers {absent} a value, but the "
+                          f"network gets no {' or '.join(absent)} cells: it is ignored; fix: "
+                          f"remove {'it' if len(absent) == 1 else 'them'}, or add {add}",
+                          UserWarning, stacklevel=4)
+
+
+def _file_words(path: Path, section: str, text: str) -> str:
+    """A message of the objects a section makes in the file's words: its key, not the
+    field of :class:`~cellopt.radio.RadioModel` or :class:`~cellopt.radio.ThreeGPP`."""
+    text = text.removeprefix(f"[{section}] ")
+    for prefix in ("RadioModel.", "ThreeGPP."):
+        text = text.replace(prefix, "")
+    return f"{path}: [{section}] {text}"
+
+
+def _warn_unused_coverage(path: Path, keys: Mapping[str, Any] | None,
+                          settings: CoverageSettings) -> None:
+    """Warn about the ``[coverage]`` keys that ``enabled = false`` leaves unused."""
+    unused = [k for k in keys or {} if k != "enabled"] if not settings.enabled else []
     if unused:
-        messages.append(f"enabled = false, so {', '.join(unused)} {'is' if len(unused) == 1 else 'are'} "
-                        "not used (no coverage map is made); fix: remove "
-                        f"{'it' if len(unused) == 1 else 'them'}, or set enabled = true")
-    for message in messages:
-        warnings.warn(f"{path}: [coverage] {message}", UserWarning, stacklevel=4)
-    return settings
+        one = len(unused) == 1
+        warnings.warn(f"{path}: [coverage] enabled = false, so {', '.join(unused)} "
+                      f"{'is' if one else 'are'} not used (no coverage map is made); fix: remove "
+                      f"{'it' if one else 'them'}, or set enabled = true", UserWarning, stacklevel=4)
 
 
 def load_scenario(path: str | Path, *, use_stand_in: bool = False) -> Scenario:

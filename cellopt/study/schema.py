@@ -19,6 +19,7 @@ from __future__ import annotations
 
 import dataclasses
 import math
+import warnings
 from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any
@@ -38,7 +39,12 @@ from cellopt.parameters import (
     check_real,
     kind_of,
 )
-from cellopt.power.patterns import level_offsets_db
+from cellopt.power.patterns import (
+    UnusualLevelWarning,
+    level_offsets_db,
+    unusual_levels,
+    unusual_levels_message,
+)
 from cellopt.radio.links import link_table_nbytes
 from cellopt.solvers import METHODS
 from cellopt.solvers.registry import check_arguments
@@ -256,7 +262,7 @@ def check_range(key: str, value: Any) -> None:
                 raise ValidationError(f"{key}={shown_levels} holds only \"off\", so {cells} would "
                                       "be off in every pattern and the users they serve would have no link; "
                                       "fix: add a level with power, e.g. [0, \"off\"]")
-            level_offsets_db(levels, key)
+            level_offsets_db(levels, key, warn=False)  # Checker.power warns, naming the file
     elif key in ("crs", "source_crs"):
         try:
             pyproj.CRS(value)
@@ -441,6 +447,7 @@ class Checker:
             raise self.fail("[problem]", "interference = 'load_coupled' needs one band; fix: "
                             "remove [network] resource_mhz or use interference = 'full'")
         self.power(network, sections)
+        self.unused(sections)
         bandwidth = network.get("bandwidth_mhz", 10.0)
         widths = network.get("resource_mhz", [bandwidth])
         subbands = "resource_mhz" in BUILDERS[network["builder"]].keys
@@ -507,7 +514,20 @@ class Checker:
         if len(network.get("resource_mhz", [0.0])) > 1:
             raise self.fail("[power]", "needs one band (patterns share the whole band); fix: "
                             "remove [network] resource_mhz or the [power] section")
+        for key, value in power.items():  # legal but unusual numbers (tol = 0.5: a 50 % gap)
+            usual = LIMITS[key].usual if key in LIMITS and _is_number(value) else None
+            if usual is not None and not usual[0] <= value <= usual[1]:
+                limit = LIMITS[key]
+                warnings.warn(f"{self.path}: [power] {key}={value:g} is outside the usual range "
+                              f"[{usual[0]:g}, {usual[1]:g}] {limit.unit} (legal, but check it); "
+                              f"fix: {limit.fix}", UserWarning, stacklevel=2)
         levels = power.get("levels_db")
+        for tier, listed in (levels.items() if isinstance(levels, dict) else [("", levels or [])]):
+            low = unusual_levels(listed)
+            if low:
+                warnings.warn(f"{self.path}: [power] "
+                              + unusual_levels_message(f"levels_db.{tier}" if tier else "levels_db",
+                                                       low), UnusualLevelWarning, stacklevel=2)
         if isinstance(levels, dict):
             lacking = [t for t in levels if has_tier(t, network, sections["picos"],
                                                      sections["femtocells"]) is False]
@@ -526,6 +546,28 @@ class Checker:
             raise self.fail("[power] key 'n_interferers'", f"= {power['n_interferers']} is below "
                             f"[radio] n_candidates = {n_candidates}; fix: give at least "
                             f"{n_candidates}")
+
+    def unused(self, sections: Mapping[str, Any]) -> None:
+        """Warn about keys that the rest of the file makes unused, naming them and the fix:
+        the power schedule's ``[deploy]`` keys without ``[power]``, and ``[problem]
+        n_interferers`` without load coupling. (A section switched off with ``enabled =
+        false`` keeps its keys silently: the switch is meant to be flipped.)"""
+        found = []
+        deploy, problem = sections["deploy"] or {}, sections["problem"] or {}
+        if sections["power"] is None and {"subframes", "sleep_share_off"} & set(deploy):
+            found.append(("[deploy]", sorted({"subframes", "sleep_share_off"} & set(deploy)),
+                          "they set the schedule of a power solution, and the file has no "
+                          "[power] section", "add a [power] section, or remove them"))
+        interference = problem.get("interference", "full")
+        if "n_interferers" in problem and interference != "load_coupled":
+            found.append(("[problem]", ["n_interferers"], "it counts the cells followed exactly "
+                          f"by load coupling, and interference = {interference!r}",
+                          "remove it, or set interference = 'load_coupled'"
+                          + (" (power patterns take [power] n_interferers)"
+                             if sections["power"] is not None else "")))
+        for section, keys, why, fix in found:
+            warnings.warn(f"{self.path}: {section} key(s) {keys} are ignored: {why}; fix: {fix}",
+                          UserWarning, stacklevel=2)
 
     def memory(self, network: Mapping[str, Any], sections: Mapping[str, Any]) -> None:
         """Refuse counts whose arrays cannot fit in memory, stage by stage, naming the keys.

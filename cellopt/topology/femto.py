@@ -205,7 +205,7 @@ def _check_cell_parameters(tx_power_dbm: Any, antenna_gain_dbi: Any, height_m: A
     for name, value in (("tx_power_dbm", tx_power_dbm), ("antenna_gain_dbi", antenna_gain_dbi),
                         ("height_m", height_m)):
         try:
-            values.append(check_real(value, name, stacklevel=4))
+            values.append(check_real(value, name, stacklevel=4, tier="femto"))
         except ValidationError as err:
             problems += err.problems
     if not isinstance(owner, str) or owner not in OWNERS:

@@ -284,7 +284,7 @@ def hex_grid(
         raise ValidationError(f"sectors={sectors!r}; fix: use 3 (sectorised) or 1 (omni)")
     if not isinstance(wraparound, (bool, np.bool_)):
         raise ValidationError(f"wraparound={wraparound!r}; fix: give True or False")
-    tx_power_dbm = check_real(tx_power_dbm, "tx_power_dbm")
+    tx_power_dbm = check_real(tx_power_dbm, "tx_power_dbm", tier="macro")
     antenna_gain_dbi = check_real(antenna_gain_dbi, "antenna_gain_dbi")
     height_m = check_real(height_m, "height_m")
     bandwidth_mhz = check_real(bandwidth_mhz, "bandwidth_mhz")
@@ -419,7 +419,7 @@ def add_picos(
                              minimum=1)
     min_dist_macro_m = check_real(min_dist_macro_m, "min_dist_macro_m")
     min_dist_pico_m = check_real(min_dist_pico_m, "min_dist_pico_m")
-    tx_power_dbm = check_real(tx_power_dbm, "tx_power_dbm")
+    tx_power_dbm = check_real(tx_power_dbm, "tx_power_dbm", tier="pico")
     antenna_gain_dbi = check_real(antenna_gain_dbi, "antenna_gain_dbi")
     height_m = check_real(height_m, "height_m")
     cells = network.cells

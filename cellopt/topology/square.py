@@ -84,7 +84,7 @@ def square_grid(
     spacing_m = check_real(spacing_m, "spacing_m", "isd_m")
     if not isinstance(wraparound, (bool, np.bool_)):
         raise ValidationError(f"wraparound={wraparound!r}; fix: give True or False")
-    tx_power_dbm = check_real(tx_power_dbm, "tx_power_dbm")
+    tx_power_dbm = check_real(tx_power_dbm, "tx_power_dbm", tier="macro")
     antenna_gain_dbi = check_real(antenna_gain_dbi, "antenna_gain_dbi")
     height_m = check_real(height_m, "height_m")
     bandwidth_mhz = check_real(bandwidth_mhz, "bandwidth_mhz")

@@ -16,19 +16,19 @@ import shapely
 from cellopt.errors import ROWS_LISTED, ValidationError, describe_rows
 from cellopt.parameters import LIMITS, outside_usual
 from cellopt.topology.cellfiles.formats import _NUMERIC_COLUMNS
-from cellopt.topology.cellfiles.problems import _Report
+from cellopt.topology.cellfiles.problems import _plain_numbers, _Report
 from cellopt.topology.cellfiles.records import Source
 
 # The duplicate cell_id check of plain CSV / vector input: what is wrong, and the fix.
 _DUPLICATE_ID = ("duplicate cell_id", "make cell_id unique (one row per cell)")
 
 
-def _numbers(values: pd.Series, col: str, report: _Report) -> np.ndarray:
+def _numbers(values: pd.Series, col: str, report: _Report, degrees: bool = False) -> np.ndarray:
     """Coerce to float, reporting missing and non-numeric entries (NaN in the result)."""
     num = pd.to_numeric(values, errors="coerce").to_numpy(float)
     missing = values.isna().to_numpy()
     report(missing, f"{col} is missing", "fill it in or drop the row")
-    report(np.isnan(num) & ~missing, f"{col} is not a number", f"give numbers in '{col}'")
+    report(np.isnan(num) & ~missing, f"{col} is not a number", _plain_numbers(col, degrees))
     return num
 
 
@@ -39,8 +39,8 @@ def _coordinates(frame: pd.DataFrame, src: Source, found: dict | None = None
     report = _Report(frame, src.name, src.id_col, found)
     xname, yname = src.labels()
     if src.xcol is not None:
-        x = _numbers(frame[src.xcol], src.xcol, report)
-        y = _numbers(frame[src.ycol], src.ycol, report)
+        x = _numbers(frame[src.xcol], src.xcol, report, src.geographic)
+        y = _numbers(frame[src.ycol], src.ycol, report, src.geographic)
     else:
         geom = frame.geometry.to_numpy()
         missing = np.asarray(shapely.is_missing(geom), bool)
@@ -65,15 +65,75 @@ def _coordinates(frame: pd.DataFrame, src: Source, found: dict | None = None
         report(swapped, f"{yname} is outside [-90, 90] while {xname} is within [-90, 90]: "
                f"the {xname}/{yname} columns look swapped",
                f"swap the {xname} and {yname} values (longitude is x, latitude is y)")
+        with np.errstate(invalid="ignore"):
+            report((x == 0) & (y == 0), f"{xname} and {yname} are both 0 (a point in the Gulf "
+                   "of Guinea: a missing position exported as 0?)",
+                   "fill in the position, or drop the row")
+        hint = _NOT_DEGREES if src.xcol is not None else _NOT_DEGREES_VECTOR
         report(lat_bad & ~swapped, f"{yname} is outside [-90, 90]",
-               "give latitudes in degrees in [-90, 90]")
+               f"give latitudes in degrees in [-90, 90]{hint}")
         report(lon_bad & ~swapped, f"{xname} is outside [-180, 180]",
-               "give longitudes in degrees in [-180, 180]")
+               f"give longitudes in degrees in [-180, 180]{hint}")
     return x, y, report.problems
 
 
-def _cell_problems(frame: pd.DataFrame, name: str, found: dict | None = None) -> list[str]:
-    """Ids and numeric optional columns of plain CSV / vector input.
+# What coordinates outside the degrees' range usually are, and their fix.
+_NOT_DEGREES = ("; degrees × 10^7 (integers such as 481374000, as some exports store them) "
+                "divide by 1e7; projected coordinates in metres go in columns 'x', 'y' with "
+                "source_crs=")
+_NOT_DEGREES_VECTOR = ("; the CRS read is geographic (degrees): coordinates in metres need "
+                       "source_crs= their projected CRS (for a file with a wrong CRS)")
+# Numeric cell columns that may be left empty in a file: azimuth (omni).
+_MAY_BE_EMPTY = ("azimuth_deg",)
+# Columns read_cells keeps but the radio model does not read that must hold numbers where
+# given (empty: not known).
+_KEPT_NUMBERS = ("beamwidth_deg", "vertical_beamwidth_deg", "earfcn", "nr_arfcn")
+
+
+def _file_column(col: str, plan: Any) -> str:
+    """The file's name of the cellopt column `col` of a frame read with `plan`."""
+    if plan is not None:
+        for given, target in plan.renames.items():
+            if target == col:
+                return given
+    return col
+
+
+def _header_rows(frame: pd.DataFrame, plan: Any) -> np.ndarray:
+    """Which rows of a plain table repeat its header: every field of the file's columns
+    is the column's own name (compared column by column on the rows still in question)."""
+    names = {target: given for given, target in plan.renames.items()}
+    rows = np.arange(len(frame))
+    compared = 0
+    for col in frame.columns:
+        if col == "cell_id" and plan.sector is not None:
+            continue  # made of site and sector ids
+        title = str(names.get(col, col)).strip().casefold()
+        text = frame[col].iloc[rows].astype("string").str.strip().str.casefold()
+        rows = rows[(text == title).fillna(False).to_numpy(bool)]
+        compared += 1
+        if not len(rows):
+            break
+    header = np.zeros(len(frame), bool)
+    if compared >= 2:
+        header[rows] = True
+    return header
+
+
+def _repeated_header(frame: pd.DataFrame, src: Source, found: dict | None = None) -> list[str]:
+    """The rows of a plain table that repeat its header line (:func:`_header_rows`); checked
+    first, as their other problems follow from it."""
+    report = _Report(frame, src.name, src.id_col, found)
+    if src.plan is not None and src.kind == "csv" and len(frame):
+        report(_header_rows(frame, src.plan), "the row repeats the header line (exports "
+               "joined into one file?)", "delete the repeated header lines")
+    return report.problems
+
+
+def _cell_problems(frame: pd.DataFrame, name: str, found: dict | None = None,
+                   plan: Any = None) -> list[str]:
+    """Ids and numeric optional columns of plain CSV / vector input (named as the file names
+    them, by `plan`).
 
     With `found` (the chunks of one file, see
     :class:`~cellopt.topology.cellfiles.problems._Report`), duplicate ids are left to the
@@ -90,12 +150,23 @@ def _cell_problems(frame: pd.DataFrame, name: str, found: dict | None = None) ->
     if "site_id" in frame.columns:
         report(frame["site_id"].isna(), "site_id is missing",
                "give every row a site_id, or drop the column (one site per cell)")
-    for col in _NUMERIC_COLUMNS:
+    for col in ("cell_id", "site_id"):
+        if col in frame.columns:  # a quoted field across lines, or a pasted tab
+            broken = frame[col].astype("string").str.contains(r"[\r\n\t]", regex=True)
+            report(broken.fillna(False).to_numpy(bool), f"{col} holds a line break or tab "
+                   "(a quoted field that runs over lines?)",
+                   f"remove the line breaks and tabs from the {col} values")
+    for col in (*_NUMERIC_COLUMNS, *_KEPT_NUMBERS):
         if col in frame.columns:
             values = frame[col]
             num = pd.to_numeric(values, errors="coerce")
-            report(num.isna() & values.notna(), f"{col} is not a number",
-                   f"give numbers in '{col}'")
+            given = _file_column(col, plan)
+            label = col if given == col else f"'{given}' (read as {col})"
+            if col not in (*_MAY_BE_EMPTY, *_KEPT_NUMBERS):
+                report(values.isna(), f"{label} is empty",
+                       f"fill in '{given}' or drop the row (an empty value has no default; "
+                       "without the column every cell takes the default)")
+            report(num.isna() & values.notna(), f"{label} is not a number", _plain_numbers(given))
     return report.problems
 
 
@@ -120,13 +191,19 @@ _USUAL_CHECKS: dict[str, tuple[str, str, dict[str, Any]]] = {
         "cm": lambda v: v / 100.0}),
     "tilt_deg": ("tilt_deg", "deg", {}),
     "electrical_tilt_deg": ("tilt_deg", "deg", {}),
+    "frequency_mhz": ("frequency_mhz", "MHz", {
+        "MHz": lambda v: v, "GHz": lambda v: v * 1e3, "kHz": lambda v: v * 1e-3,
+        "Hz": lambda v: v * 1e-6}),
+    "beamwidth_deg": ("theta_3db_deg", "deg", {"radians": np.degrees}),
 }
 
 
 # The name of a column whose unit read_cells converts (``Power_W``), by cellopt column;
 # and the units a name may give.
 _NAMED_UNITS = {"tx_power_dbm": "Power", "antenna_gain_dbi": "Gain", "height_m": "Height",
-                **dict.fromkeys(("dBm", "W", "mW", "kW", "dBW", "dBi", "dBd", "m", "ft", "km"))}
+                "frequency_mhz": "Freq",
+                **dict.fromkeys(("dBm", "W", "mW", "kW", "dBW", "dBi", "dBd", "m", "ft", "km",
+                                 "MHz", "GHz", "kHz", "Hz"))}
 
 
 def _warn_unusual(cells: pd.DataFrame, frame: pd.DataFrame, src: Source, defaults: Any) -> None:
@@ -135,7 +212,7 @@ def _warn_unusual(cells: pd.DataFrame, frame: pd.DataFrame, src: Source, default
     key of that name (the tier's range, where it has one per tier), naming the file's
     column (or the read_cells default), the rows, and the likely unit slip."""
     uses = {} if src.plan is None else {u.target: u for u in src.plan.uses
-                                        if u.used and u.column is not None and u.target}
+                                        if u.column is not None and u.target}
     convert = {} if src.plan is None else src.plan.convert
     same_rows = len(frame) == len(cells)
     positions = frame.index.to_numpy() if same_rows else np.arange(len(cells))
@@ -157,6 +234,8 @@ def _warn_unusual(cells: pd.DataFrame, frame: pd.DataFrame, src: Source, default
             lo, hi = limit.usual_for(tier)
             ranges.append(f"[{lo:g}, {hi:g}] {limit.unit} for {tier} cells")
         use = uses.get(target)
+        if use is None and target not in defaults.as_columns():
+            continue  # derived from another column (a frequency from an EARFCN)
         if use is None:
             given = getattr(defaults, target, None)
             what = f"the default read_cells(..., {target}={given!r})"
@@ -169,19 +248,26 @@ def _warn_unusual(cells: pd.DataFrame, frame: pd.DataFrame, src: Source, default
             raw = values if col is None else pd.to_numeric(frame[col], errors="coerce").to_numpy(
                 float)
             slip, fix = "", limit.fix
+            fits = []  # (unit meant, the values read so) that are in the usual range
             for meant, to_unit in meanings.items():
-                if quantity == "eirp" or meant == given_unit or not same_rows:
+                if (quantity in ("eirp", "earfcn", "nrarfcn") or meant == given_unit
+                        or not same_rows):
                     continue
                 alt = to_unit(raw[bad])
                 if np.isfinite(alt).all() and not outside_usual(alt, kind, tiers[bad]).any():
-                    slip = (f"; they look like {meant} given as {given_unit}: read as {meant} "
-                            f"they would be {', '.join(f'{v:.4g}' for v in pd.unique(alt)[:5])} "
-                            f"{limit.unit}")
-                    fix = f"convert the values of '{use.column}' from {meant} to {given_unit}"
-                    if meant in _NAMED_UNITS:
-                        fix += (f", or rename the column '{_NAMED_UNITS[target]}_{meant}' so that "
-                                "read_cells converts them")
-                    break
+                    fits.append((meant, alt))
+            if fits:  # every unit that fits is named: 500 in a metre column is ft or cm
+                meant = fits[0][0]
+                read_as = "; ".join(f"read as {m} they would be "
+                                    f"{', '.join(f'{v:.4g}' for v in pd.unique(alt)[:5])} "
+                                    f"{limit.unit}" for m, alt in fits)
+                slip = (f"; they look like {' or '.join(m for m, _ in fits)} given as "
+                        f"{given_unit}: {read_as}")
+                fix = (f"convert the values of '{use.column}' from "
+                       f"{' or '.join(m for m, _ in fits)} to {given_unit}")
+                if meant in _NAMED_UNITS:
+                    fix += (f", or rename the column '{_NAMED_UNITS[target]}_{meant}' so that "
+                            "read_cells converts them")
         if not tier_given and limit.usual_per_tier:
             fix += (f" (the tier is read_cells(..., tier={defaults.tier!r}); give a tier column, "
                     "or tier=, if these cells are of another tier)")
@@ -238,6 +324,25 @@ def _check_site_spread(site_ids: np.ndarray, xy_m: np.ndarray, frame: pd.DataFra
         raise ValidationError(problems)
 
 
+def _warn_colocated_sites(site_ids: np.ndarray, xy_m: np.ndarray, frame: pd.DataFrame,
+                          src: Source) -> None:
+    """Warn about cells at one position (within 1 m) with different site ids: one mast
+    given several ids, whose cells then get independent shadowing."""
+    spot = pd.DataFrame({"x": np.round(xy_m[:, 0]), "y": np.round(xy_m[:, 1]),
+                         "site": pd.Series(site_ids, dtype=object).astype(str)})
+    n_sites = spot.groupby(["x", "y"])["site"].transform("nunique").to_numpy()
+    shared = n_sites > 1
+    if not shared.any():
+        return
+    ids = None if src.id_col is None else frame[src.id_col].to_numpy(object)[shared]
+    rows = describe_rows(frame.index.to_numpy()[shared], ids, total=int(shared.sum()))
+    names = pd.unique(spot["site"].to_numpy(object)[shared])[:ROWS_LISTED].tolist()
+    warnings.warn(f"{src.name}: {rows}: cells at one position have different site ids "
+                  f"({names}), so they are read as different masts with independent "
+                  "shadowing; fix: give the cells of one mast one site id (or move the "
+                  "positions of different masts apart)", UserWarning, stacklevel=3)
+
+
 # A row is read as swapped when, with its two coordinates swapped, it lies within this
 # radius of the other rows' centre (the median lon / lat) and as given beyond it: at least
 # _SWAP_RADIUS_KM, and _SWAP_SPREAD times the median distance of the rows from the centre.
@@ -274,3 +379,92 @@ def _check_row_swaps(lon: np.ndarray, lat: np.ndarray, frame: pd.DataFrame, src:
            f"swap the values of '{xname}' and '{yname}' in these rows (longitude is east-west, "
            "x; latitude north-south, y)")
     raise ValidationError(report.problems)
+
+
+# Hints added to Network.validate's fix, by cellopt column, for values read from a file.
+_RULE_HINTS = {"azimuth_deg": " (a bearing of −120° or 480° is 240° or 120°: take the values "
+                              "modulo 360; radians go × 180/π)",
+               "tier": " (in lower case)", "owner": " (in lower case)"}
+
+
+def _check_cell_values(cells: pd.DataFrame, frame: pd.DataFrame, src: Source,
+                       defaults: Any) -> None:
+    """Refuse, as :meth:`cellopt.Network.validate` would, the cells whose values are not
+    possible, naming the file, the column the values come from (or the read_cells
+    argument) and the rows by their row in the file."""
+    from cellopt.network import _cell_rules
+
+    if len(frame) != len(cells):  # OpenCelliD: rows merged; validate names the cells
+        return
+    columns = {} if src.plan is None else {u.target: u.column for u in src.plan.uses
+                                           if u.used and u.column is not None and u.target}
+    # rows by their row in the file, ids as the network has them (0..n-1 without a column)
+    named = pd.DataFrame({"cell_id": cells["cell_id"].to_numpy(object)}, index=frame.index)
+    report = _Report(named, src.name, "cell_id")
+    problems = []
+    for col, rule, what, fix in _cell_rules:
+        if col not in cells.columns:
+            continue
+        bad = np.asarray(rule(cells[col]), bool)
+        if not bad.any():
+            continue
+        given = columns.get(col)
+        if given is None and col in defaults.as_columns():
+            value = getattr(defaults, col)
+            problems.append(f"{src.name}: read_cells(..., {col}={value!r}), the value of every "
+                            f"cell (the file has no column of it): {what}; fix: {fix}")
+            continue
+        report(bad, f"{what} (column '{given or col}')", fix + _RULE_HINTS.get(col, ""))
+    problems += report.problems
+    if problems:
+        raise ValidationError(problems)
+
+
+# Angle columns, the largest magnitude their values in radians would have, and what the
+# angle is: a column whose values all lie within it, not all whole numbers, looks like radians.
+_RADIANS = {"azimuth_deg": (2 * np.pi, "azimuth"), "tilt_deg": (np.pi / 4, "mechanical tilt"),
+            "electrical_tilt_deg": (np.pi / 4, "electrical tilt"),
+            "vertical_beamwidth_deg": (np.pi / 4, "vertical beamwidth")}
+
+
+def _warn_angles(cells: pd.DataFrame, frame: pd.DataFrame, src: Source) -> None:
+    """Warn about angle columns of a file whose values look like radians, and tilt columns
+    whose values are all negative (an uptilt sign convention: cellopt's downtilt is
+    positive below the horizon)."""
+    if src.plan is None:
+        return
+    columns = {u.target: u.column for u in src.plan.uses if u.column is not None and u.target}
+    for col, (largest, what) in _RADIANS.items():
+        if col not in cells.columns or col not in columns:
+            continue
+        values = pd.to_numeric(cells[col], errors="coerce").to_numpy(float)
+        given = values[np.isfinite(values)]
+        if not len(given) or not np.any(given != 0):
+            continue
+        fix = f"fix: give '{columns[col]}' in degrees"
+        if np.all(np.abs(given) <= largest) and np.any(given % 1 != 0):
+            warnings.warn(f"{src.name}: column '{columns[col]}' (read as {col}, degrees) holds "
+                          f"only values within ±{largest:.3g} ({what} in radians would; "
+                          f"e.g. {given[given != 0][0]:g}), which read as degrees are "
+                          f"unusual; {fix} (radians × 180/π)", UserWarning, stacklevel=3)
+        elif col in ("tilt_deg", "electrical_tilt_deg") and np.all(given <= 0):
+            warnings.warn(f"{src.name}: column '{columns[col]}' (read as {col}) has only "
+                          f"negative or zero tilts (e.g. {given.min():g}°): cellopt's tilt is a "
+                          "downtilt, positive below the horizon, so these point the antennas "
+                          f"above it; {fix}, positive downwards (negate them if the export "
+                          "counts a downtilt as negative)", UserWarning, stacklevel=3)
+    for col, standard in (("earfcn", "TS 36.101 Table 5.7.3-1"),
+                          ("nr_arfcn", "TS 38.104 Table 5.4.2.1-1")):
+        if col in cells.columns and "frequency_mhz" in cells.columns and len(frame) == len(
+                cells):
+            number = pd.to_numeric(cells[col], errors="coerce").to_numpy(float)
+            lost = np.isfinite(number) & np.isnan(
+                pd.to_numeric(cells["frequency_mhz"], errors="coerce").to_numpy(float))
+            if lost.any():
+                ids = None if src.id_col is None else frame[src.id_col].to_numpy(object)[lost]
+                rows = describe_rows(frame.index.to_numpy()[lost], ids, total=int(lost.sum()))
+                warnings.warn(f"{src.name}: {rows}: column '{columns.get(col, col)}' holds "
+                              f"numbers that are no downlink channel of {standard} (uplink "
+                              "channels, or numbers outside the table), so their "
+                              "frequency_mhz is NaN; fix: give the downlink channel numbers",
+                              UserWarning, stacklevel=3)

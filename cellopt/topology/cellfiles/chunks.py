@@ -22,7 +22,12 @@ import shapely
 from tqdm.auto import tqdm
 
 from cellopt.errors import ValidationError
-from cellopt.topology.cellfiles.checks import _DUPLICATE_ID, _cell_problems, _coordinates
+from cellopt.topology.cellfiles.checks import (
+    _DUPLICATE_ID,
+    _cell_problems,
+    _coordinates,
+    _repeated_header,
+)
 from cellopt.topology.cellfiles.columns import _plan_columns
 from cellopt.topology.cellfiles.filters import (
     _as_bbox,
@@ -90,7 +95,7 @@ def _read_chunks(path: Path, kind: str | None, source_crs: pyproj.CRS | None,
                disable=not progress, file=sys.stderr)
     with bar, contextlib.closing(_csv_chunks(path, chunk_rows, bar, **options)) as chunks:
         for chunk in chunks:
-            chunk = _tidy_columns(chunk, kind, plan)
+            chunk = _tidy_columns(chunk, kind, plan, options.get("sep", ","))
             if src is None:  # the first chunk: the columns are known
                 src = _csv_source(chunk, name, kind, source_crs, plan)
                 box = None if filters.bbox is None else _as_bbox(filters.bbox)
@@ -120,11 +125,12 @@ def _read_chunks(path: Path, kind: str | None, source_crs: pyproj.CRS | None,
             bar.set_postfix({"rows": n_rows, "kept": n_kept}, refresh=False)
             if not len(chunk):
                 continue
+            _repeated_header(chunk, src, found_xy)
             x, y, _ = _coordinates(chunk, src, found_xy)
             if kind == "opencellid":
                 codes, _ = _opencellid_codes(chunk, name, found_cells)
             else:
-                _cell_problems(chunk, name, found_cells)
+                _cell_problems(chunk, name, found_cells, plan)
                 if "cell_id" in chunk.columns:
                     ids.append(chunk["cell_id"])
             if any(r.count for r in (*found_xy.values(), *found_cells.values())):

@@ -21,7 +21,7 @@ import numpy as np
 import pandas as pd
 
 from cellopt.errors import ValidationError
-from cellopt.topology.cellfiles.problems import _Report
+from cellopt.topology.cellfiles.problems import _plain_numbers, _Report
 
 __all__ = ["ColumnReading", "ColumnUse", "earfcn_to_mhz", "nr_arfcn_to_mhz"]
 
@@ -32,7 +32,8 @@ _UNITS = {
     "deg": "deg", "degs": "deg", "degree": "deg", "degrees": "deg",
     "m": "m", "meter": "m", "meters": "m", "metre": "m", "metres": "m",
     "km": "km", "kilometer": "km", "kilometers": "km", "kilometre": "km", "kilometres": "km",
-    "ft": "ft", "feet": "ft",
+    "ft": "ft", "feet": "ft", "cm": "cm", "mm": "mm",
+    "rad": "rad", "rads": "rad", "radian": "rad", "radians": "rad",
     "dbm": "dBm", "dbw": "dBW", "w": "W", "watt": "W", "watts": "W", "kw": "kW", "mw": "mW",
     "dbi": "dBi", "dbd": "dBd", "db": "dB",
     "mhz": "MHz", "ghz": "GHz", "khz": "kHz", "hz": "Hz",
@@ -78,6 +79,8 @@ _ALIASES: dict[str, tuple[str, ...]] = {
                   "horizbeamwidth", "hpbw", "h3db", "azimuthbeamwidth"),
     "vbeamwidth": ("vbw", "vbeamwidth", "verticalbeamwidth", "beamwidthv", "vertbeamwidth",
                    "v3db"),
+    "bandwidth": ("bandwidth", "bw", "channelbandwidth", "carrierbandwidth", "dlbandwidth",
+                  "chbw", "cellbandwidth"),
     "filter": ("radio", "mcc", "mnc", "net"),
 }
 _QUANTITY = {alias: q for q, aliases in _ALIASES.items() for alias in aliases}
@@ -252,6 +255,11 @@ def _looks_like(name: str) -> str | None:
     hits = [(len(alias), quantity) for alias, quantity in _QUANTITY.items()
             if len(alias) >= 4 and quantity in _EXAMPLE_NAMES
             and any(t.startswith(alias) for t in starts)]
+    # a name cut short (a shapefile's 10 characters: 'Antenna_He', 'Mechanical')
+    key = "".join(tokens)
+    hits += [(len(key), quantity) for alias, quantity in _QUANTITY.items()
+             if len(key) >= 5 and quantity in _EXAMPLE_NAMES and alias.startswith(key)
+             and alias != key]
     return max(hits)[1] if hits else None
 
 
@@ -315,6 +323,11 @@ def _plan_columns(names: Sequence[str], file: str, *, geometry: bool = False) ->
         """True if the file has cellopt's own column `target` as well (refused above)."""
         return target in owned
 
+    def radians(col: str, target: str) -> None:
+        """Convert the angles of column `col`, in radians, to degrees as `target`."""
+        convert[target] = ("angle", col, "rad")
+        consumed.append(col)
+
     def bad_unit(col: str, unit: str | None, allowed: str) -> None:
         problems.append(f"{file}: column '{col}' has the unit {unit} in its name, which is not "
                         f"{allowed}; fix: convert the values and rename the column")
@@ -364,25 +377,33 @@ def _plan_columns(names: Sequence[str], file: str, *, geometry: bool = False) ->
         hit = one(quantity)
         if hit and not taken(target, hit[0]):
             col, unit = hit
+            if unit == "rad":
+                radians(col, target)
+                uses[col] = ColumnUse(col, target, f"{what}; {_RADIANS_HOW}", True)
+                continue
             if unit not in _DEGREES:
-                bad_unit(col, unit, "degrees")
+                bad_unit(col, unit, "degrees or radians")
             renames[col] = target
             uses[col] = ColumnUse(col, target, what + ("" if unit else "; no unit in the name: "
                                                         "read as degrees"), True)
     tilt = one("tilt")
     if tilt:
         col, unit = tilt
-        if unit not in _DEGREES:
-            bad_unit(col, unit, "degrees")
+        if unit not in (*_DEGREES, "rad"):
+            bad_unit(col, unit, "degrees or radians")
         if "mtilt" in found or "tilt_deg" in owned:
             uses[col] = ColumnUse(col, None, "not used: the mechanical tilt comes from "
                                   f"'{found['mtilt'][0][0] if 'mtilt' in found else 'tilt_deg'}'"
                                   " (rename this one if it is the electrical tilt)", False)
         else:
-            renames[col] = "tilt_deg"
+            if unit == "rad":
+                radians(col, "tilt_deg")
+            else:
+                renames[col] = "tilt_deg"
             uses[col] = ColumnUse(col, "tilt_deg", f"'{col}' alone is ambiguous: read as the "
                                   "mechanical downtilt [°] below the horizon (3-D antenna); "
-                                  "rename it E-Tilt if it is electrical", True)
+                                  "rename it E-Tilt if it is electrical" + (
+                                      f"; {_RADIANS_HOW}" if unit == "rad" else ""), True)
     height = one("height")
     if height and not taken("height_m", height[0]):
         col, unit = height
@@ -395,7 +416,7 @@ def _plan_columns(names: Sequence[str], file: str, *, geometry: bool = False) ->
             consumed.append(col)
             uses[col] = ColumnUse(col, "height_m", f"{_METRES_HOW[unit]} = metres", True)
         else:
-            bad_unit(col, unit, "m, km or ft")
+            bad_unit(col, unit, "m, cm, mm, km or ft")
     # Gain, power and EIRP.
     gain = one("gain")
     if gain and not taken("antenna_gain_dbi", gain[0]):
@@ -485,11 +506,16 @@ def _plan_columns(names: Sequence[str], file: str, *, geometry: bool = False) ->
         hit = one(quantity)
         if hit:
             col, unit = hit
-            if unit not in _DEGREES:
-                bad_unit(col, unit, "degrees")
-            renames[col] = target
-            uses[col] = ColumnUse(col, target, f"{what} half-power beamwidth [°]; {_NOT_USED_YET} "
-                                  "(its beamwidth θ_3dB is a RadioModel parameter)", False)
+            if unit == "rad":
+                radians(col, target)
+            elif unit not in _DEGREES:
+                bad_unit(col, unit, "degrees or radians")
+            else:
+                renames[col] = target
+            uses[col] = ColumnUse(col, target, f"{what} half-power beamwidth [°]"
+                                  + (f", {_RADIANS_HOW}" if unit == "rad" else "")
+                                  + f"; {_NOT_USED_YET} (its beamwidth θ_3dB is a RadioModel "
+                                  "parameter)", False)
     for col, _ in found.get("filter", []):
         uses[col] = ColumnUse(col, col, "kept, for the radio / mcc / mnc filters", True)
     if problems:
@@ -520,6 +546,10 @@ def _plan_columns(names: Sequence[str], file: str, *, geometry: bool = False) ->
             how = {"lon": "longitude [°]", "lat": "latitude [°]"}.get(target, "cellopt's own "
                                                                       "column, as it is")
             out.append(ColumnUse(col, target, how, used))
+        elif quantity == "bandwidth":
+            out.append(ColumnUse(col, None, "not used: a network has one bandwidth for all its "
+                                 "cells, read_cells(..., bandwidth_mhz=) ([network] "
+                                 "bandwidth_mhz in a scenario); kept as an extra column", False))
         elif col:
             like = _looks_like(col)
             how = "not recognised: kept as an extra column"
@@ -527,6 +557,9 @@ def _plan_columns(names: Sequence[str], file: str, *, geometry: bool = False) ->
                 how = (f"not recognised, though the name starts like {like} "
                        f"('{_QUANTITY_COLUMN[like]}'): kept as an extra column; rename it "
                        f"{_EXAMPLE_NAMES[like]} (with its unit) to use it")
+            if geometry and file.casefold().endswith(".shp") and len(col) == 10:
+                how += ("; shapefiles cut field names to 10 characters: give the cells as "
+                        "GeoPackage or GeoJSON, or name the field so that it fits")
             out.append(ColumnUse(col, None, how, False))
     ids = tuple(c for c, t in renames.items() if t in ("cell_id", "site_id", "sector"))
     return _Plan(file, renames, tuple(out), convert, sector_col,
@@ -538,8 +571,9 @@ _POWER_UNITS = {"dBm": "dBm, as it is", "dBW": "dBW + 30 = dBm",
                 "W": "10·log10(W) + 30 = dBm", "kW": "10·log10(kW) + 60 = dBm",
                 "mW": "10·log10(mW) = dBm"}
 # Length units of an antenna height and how they become metres.
-_METRES = {"ft": 0.3048, "km": 1000.0}
-_METRES_HOW = {"ft": "feet × 0.3048", "km": "km × 1000"}
+_METRES = {"ft": 0.3048, "km": 1000.0, "cm": 0.01, "mm": 0.001}
+_METRES_HOW = {"ft": "feet × 0.3048", "km": "km × 1000", "cm": "cm / 100", "mm": "mm / 1000"}
+_RADIANS_HOW = "radians × 180/π = degrees"
 _HZ = {"Hz": 1e-6, "kHz": 1e-3, "MHz": 1.0, "GHz": 1e3}
 
 # E-UTRA downlink bands, TS 36.101 Table 5.7.3-1: (band, F_DL_low [MHz], N_Offs-DL,
@@ -656,7 +690,7 @@ def _convert_columns(frame: pd.DataFrame, plan: _Plan, id_col: str | None) -> di
         num = pd.to_numeric(values, errors="coerce").to_numpy(float)
         report(values.isna().to_numpy(), f"{col} is missing", f"fill in '{col}' or drop the row")
         report(np.isnan(num) & values.notna().to_numpy(), f"{col} is not a number",
-               f"give numbers in '{col}'")
+               _plain_numbers(col))
         return num
 
     for target, (quantity, col, unit) in plan.convert.items():
@@ -684,6 +718,12 @@ def _convert_columns(frame: pd.DataFrame, plan: _Plan, id_col: str | None) -> di
             out[target] = value
         elif quantity == "frequency":
             out[target] = numbers(col) * _HZ[unit]
+        elif quantity == "angle":  # empty: omni azimuth, the model's tilt, unknown beamwidth
+            values = frame[col]
+            num = pd.to_numeric(values, errors="coerce").to_numpy(float)
+            report(np.isnan(num) & values.notna().to_numpy(), f"{col} is not a number",
+                   _plain_numbers(col))
+            out[target] = np.degrees(num)
         elif quantity in ("earfcn", "nrarfcn"):
             num = pd.to_numeric(frame[col], errors="coerce").to_numpy(float)
             out[target] = earfcn_to_mhz(num) if quantity == "earfcn" else nr_arfcn_to_mhz(num)

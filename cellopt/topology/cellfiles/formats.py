@@ -37,7 +37,11 @@ from cellopt.topology.cellfiles.opencellid import (
 )
 from cellopt.topology.cellfiles.records import Source
 
-_VECTOR_SUFFIXES = {".geojson", ".json", ".gpkg", ".shp"}
+# Vector files, read with GDAL: GeoJSON, GeoPackage, shapefile, and the formats planning and
+# GIS tools export cells in too (Google Earth KML / KMZ, MapInfo MIF, GML, FlatGeobuf;
+# a MapInfo .tab is told from a tab-separated text by its first line, '!table').
+_VECTOR_SUFFIXES = {".geojson", ".json", ".gpkg", ".shp", ".kml", ".kmz", ".mif", ".gml",
+                    ".fgb"}
 _COMPRESSION_SUFFIXES = {".gz", ".bz2", ".zip", ".xz", ".zst"}
 # Table formats that are not text: refused by name rather than parsed as CSV.
 _BINARY_SUFFIXES = {".xlsx", ".xlsm", ".xls", ".ods", ".parquet", ".feather", ".arrow",
@@ -101,6 +105,10 @@ def _detect_format(path: Path, format: str | None) -> str | None:
                               "GeoPackage or shapefile")
     if suffixes and suffixes[-1] in _VECTOR_SUFFIXES:
         return "vector"
+    if suffixes and suffixes[-1] == ".tab":
+        with path.open("rb") as handle:
+            if handle.read(6).lower() == b"!table":  # MapInfo, not tab-separated text
+                return "vector"
     return None
 
 
@@ -132,7 +140,10 @@ def _csv_dialect(path: Path) -> dict[str, Any]:
     quotes respected (a comma inside a quoted header name, or in a ``;``-separated file's
     decimal numbers, does not count); a comma if none does (pandas then names the row
     that does not fit). A file that is not comma-separated reads numbers with a decimal
-    comma (``48,137``) if its fields have decimal commas and no decimal points.
+    comma (``48,137``) if its fields have decimal commas and no decimal points (and
+    :func:`_tidy_columns` reads a column of such numbers with a decimal comma in any case).
+    Such a file with a column whose values all look like numbers with thousands points
+    (``20.000``) is refused: the point is ambiguous there.
     """
     lines = _first_lines(path)
     options: dict[str, Any] = {}
@@ -146,12 +157,29 @@ def _csv_dialect(path: Path) -> dict[str, Any]:
         sep = next((d for d in _DELIMITERS if _fields_per_line(lines, d) > 1), ",")
     options["sep"] = sep
     if sep != ",":
-        fields = [f.strip() for row in _rows(lines[1:], sep) for f in row]
+        rows = _rows(lines[1:], sep)
+        fields = [f.strip() for row in rows for f in row]
         commas = any(re.fullmatch(r"[+-]?\d*,\d+", f) for f in fields)
         points = any(re.fullmatch(r"[+-]?\d*\.\d+", f) for f in fields)
         if commas and not points:
             options["decimal"] = ","
+        if commas and lines:
+            _check_thousands(_rows(lines[:1], sep), rows, path.name)
     return options
+
+
+def _check_thousands(header: list[list[str]], rows: list[list[str]], name: str) -> None:
+    """Refuse a column of a file with decimal commas whose values all look like numbers with
+    thousands points (``20.000``): twenty thousand, or twenty with a decimal point?"""
+    names = header[0] if header else []
+    for j, title in enumerate(names):
+        values = [row[j].strip() for row in rows if len(row) > j and row[j].strip()]
+        if values and all(re.fullmatch(r"[+-]?\d{1,3}(\.\d{3})+", v) for v in values):
+            raise ValidationError(
+                f"{name}: column '{title.strip()}' holds values such as '{values[0]}' in a file "
+                "whose numbers have decimal commas, so its '.' may be a thousands separator "
+                f"({values[0].replace('.', '')}) or a decimal point; fix: write the column's "
+                "numbers without thousands separators, with the file's decimal comma")
 
 
 def _first_lines(path: Path) -> list[str]:
@@ -162,8 +190,11 @@ def _first_lines(path: Path) -> list[str]:
 
 
 def _rows(lines: Sequence[str], sep: str) -> list[list[str]]:
-    """The lines split at `sep` (quotes respected), empty lines left out."""
-    return [row for row in csv.reader(io.StringIO("".join(lines)), delimiter=sep) if row]
+    """The lines split at `sep` (quotes respected), empty lines left out. Line ends are
+    read as universal newlines, so that a file ending its lines with a lone CR (old Mac
+    Excel) is split into its lines too."""
+    text = io.StringIO("".join(lines), newline=None)
+    return [row for row in csv.reader(text, delimiter=sep) if row]
 
 
 def _fields_per_line(lines: Sequence[str], sep: str) -> int:
@@ -202,6 +233,10 @@ def _csv_errors(name: str) -> Iterator[None]:
     except pd.errors.ParserError as exc:
         raise ValidationError(f"{name}: cannot be parsed as CSV ({exc}); fix: give a "
                               "comma-separated file with one header line") from exc
+    except csv.Error as exc:
+        raise ValidationError(f"{name}: cannot be parsed as CSV ({exc}); fix: give a "
+                              "delimited text file with one header line and one line per "
+                              "cell") from exc
     except (OSError, EOFError, ValueError, ImportError) as exc:
         # Damaged or mislabelled compression, zip archives of several files, missing codecs.
         raise ValidationError(f"{name}: cannot be read as CSV ({exc}); fix: give a CSV file, "
@@ -269,7 +304,7 @@ def _read_table(path: Path, kind: str | None) -> tuple[pd.DataFrame, str, _Plan 
     unnamed = [c for c, n in zip(frame.columns, names, strict=True) if not n]
     frame = frame.drop(columns=[c for c in unnamed if frame[c].isna().all()])
     plan = _plan_columns(names, path.name) if kind == "csv" else None
-    frame = _tidy_columns(frame, kind, plan)
+    frame = _tidy_columns(frame, kind, plan, options.get("sep", ","))
     if kind == "csv":
         for col in _ID_COLUMNS:
             if col in frame.columns:
@@ -277,15 +312,39 @@ def _read_table(path: Path, kind: str | None) -> tuple[pd.DataFrame, str, _Plan 
     return frame, kind, plan
 
 
-def _tidy_columns(frame: pd.DataFrame, kind: str, plan: _Plan | None = None) -> pd.DataFrame:
-    """The columns renamed, in place, to their canonical names (surrounding spaces and case
-    aside), then as `plan` says (a plain table's aliases; a ``cell_id`` made of site and
-    sector ids is added last)."""
+def _tidy_columns(frame: pd.DataFrame, kind: str, plan: _Plan | None = None,
+                  sep: str = ",") -> pd.DataFrame:
+    """The rows that are not all empty, their columns renamed to their canonical names
+    (surrounding spaces and case aside), then as `plan` says (a plain table's aliases; a
+    ``cell_id`` made of site and sector ids is added last). In a file not separated by
+    commas (`sep`), a text column whose values are all numbers with a decimal comma (or
+    whole numbers) becomes numbers, whatever the decimal mark of the other columns."""
+    # Lines of delimiters only (',,,,' as spreadsheets export empty rows) are not rows,
+    # like blank lines; the others keep their row in the file.
+    frame = frame[frame.notna().any(axis=1).to_numpy()]
+    if sep != ",":
+        frame = _decimal_commas(frame, plan)
     names = [str(c).strip() for c in frame.columns]
     canonical = OPENCELLID_COLUMNS if kind == "opencellid" else _OPTIONAL_COLUMNS
     renames = _canonical_names(names, canonical)
     frame.columns = [renames.get(c, c) for c in names]
     return frame if plan is None else _rename(frame, plan)
+
+
+def _decimal_commas(frame: pd.DataFrame, plan: _Plan | None) -> pd.DataFrame:
+    """`frame` with its text columns of decimal-comma numbers (``48,137``) as numbers; id
+    columns stay text."""
+    ids = set(plan.id_columns) if plan is not None else set()
+    for col in frame.columns:
+        if (pd.api.types.is_numeric_dtype(frame[col]) or str(col).strip() in ids
+                or str(col).strip().casefold() in _ID_COLUMNS):
+            continue
+        text = frame[col].dropna().astype(str).str.strip()
+        if (len(text) and text.str.fullmatch(r"[+-]?\d+(,\d+)?").all()
+                and text.str.contains(",", regex=False).any()):
+            number = frame[col].astype("string").str.strip().str.replace(",", ".", regex=False)
+            frame = frame.assign(**{col: pd.to_numeric(number, errors="coerce").astype(float)})
+    return frame
 
 
 def _table_layout(path: Path, kind: str | None) -> tuple[str, dict[str, Any], list[str]]:
@@ -309,6 +368,10 @@ def _table_layout(path: Path, kind: str | None) -> tuple[str, dict[str, Any], li
         return "opencellid", {"header": None, "names": list(OPENCELLID_COLUMNS), **dialect}, list(
             OPENCELLID_COLUMNS)
     names = [n.strip() for n in raw]
+    if names[0].startswith("#") and not any(names[1:]):
+        raise ValidationError(f"{name}: the first line {','.join(raw).strip()[:60]!r} is a "
+                              "comment, not the header; fix: delete the comment lines above "
+                              "the header line (cell files have no comment lines)")
     if pd.to_numeric(pd.Series(names), errors="coerce").notna().all():
         raise ValidationError(f"{name}: the first line {names} is numbers, not column names: "
                               "the file has no header; fix: add a header line, e.g. "

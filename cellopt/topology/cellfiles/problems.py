@@ -18,6 +18,19 @@ import pandas as pd
 from cellopt.errors import ROWS_LISTED, ValidationError, describe_rows
 
 
+def _plain_numbers(col: str, degrees: bool = False) -> str:
+    """The fix of values of column `col` that are not numbers: what a number in a cell file
+    looks like, and the usual ways a spreadsheet export breaks it (the same words for every
+    chunk of a file, so that its rows make one line)."""
+    fix = (f"give plain numbers in '{col}': no unit or sign such as ° or dBm in the value (the "
+           "unit goes in the column name, e.g. 'Power_W'), no thousands separator, a decimal "
+           "point (or a decimal comma throughout a file not separated by commas)")
+    if degrees:
+        fix += (", decimal degrees, not degrees-minutes-seconds (48°08'14\"N is "
+                "48 + 8/60 + 14/3600 = 48.1372)")
+    return fix
+
+
 def _no_data_rows(name: str) -> ValidationError:
     return ValidationError(f"{name}: the file has no data rows; fix: give at least one cell")
 

@@ -57,9 +57,50 @@ def _default_crs(points: gpd.GeoSeries, frame: pd.DataFrame, src: Source) -> pyp
            "check source_crs (the CRS of the coordinates in the file)")
     if report.problems:
         raise ValidationError(report.problems)
-    return metric_crs(points, src.name, fix="split the data by region and read each part "
-                      "separately (filters bbox=, polygon= or mcc=), or pass crs= a projected "
-                      "CRS in metres whose distortion you accept")
+    try:
+        return metric_crs(points, src.name, fix="split the data by region and read each part "
+                          "separately (filters bbox=, polygon= or mcc=), or pass crs= a "
+                          "projected CRS in metres whose distortion you accept")
+    except ValidationError as err:
+        raise ValidationError(_stray_rows(lon, lat, frame, src) + err.problems) from None
+
+
+# Rows are named as strays of a file refused for its extent when they lie farther than
+# this from the median position of the rows, and than _STRAY_SPREAD times the median
+# distance of the rows from it, and are fewer than half of them.
+_STRAY_KM = 100.0
+_STRAY_SPREAD = 10.0
+
+
+def _warn_stray_rows(points: gpd.GeoSeries, frame: pd.DataFrame, src: Source) -> None:
+    """Warn about the few rows that lie far from all the others (:func:`_stray_rows`): the
+    network's region, the cells' hull, would reach out to them."""
+    lonlat = points.to_crs("EPSG:4326")
+    lines = _stray_rows(shapely.get_x(lonlat.values), shapely.get_y(lonlat.values), frame, src,
+                        "the cells' region (their hull) reaches out to them")
+    for line in lines:
+        warnings.warn(line, UserWarning, stacklevel=3)
+
+
+def _stray_rows(lon: np.ndarray, lat: np.ndarray, frame: pd.DataFrame, src: Source,
+                harm: str = "they alone spread the file too wide for one projection"
+                ) -> list[str]:
+    """A line naming the few rows that lie far from all the others (a stray position, which
+    alone makes the file too wide for one projection), or none."""
+    lon0, lat0 = float(np.median(lon)), float(np.median(lat))
+    _, _, dist_m = pyproj.Geod(ellps="WGS84").inv(np.full(len(lon), lon0),
+                                                  np.full(len(lat), lat0), lon, lat)
+    km = dist_m / 1e3
+    far = km > max(_STRAY_KM, _STRAY_SPREAD * float(np.median(km)))
+    if not far.any() or far.sum() * 2 >= len(km):
+        return []
+    report = _Report(frame, src.name, src.id_col)
+    xname, yname = src.labels()
+    report(far, f"these rows lie up to {km[far].max():,.0f} km from the other cells (median "
+           f"position {lat0:.4f}° lat, {lon0:.4f}° lon; the others within "
+           f"{km[~far].max():,.0f} km): {harm}",
+           f"check '{xname}' and '{yname}' in these rows, or drop them")
+    return report.problems
 
 
 def _warn_distortion(points: gpd.GeoSeries, frame: pd.DataFrame, src: Source,

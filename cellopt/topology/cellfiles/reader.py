@@ -12,6 +12,7 @@ let through, with the same result. Nothing here loops over rows in Python.
 from __future__ import annotations
 
 import contextlib
+import inspect
 import logging
 import os
 import warnings
@@ -27,12 +28,17 @@ import shapely
 
 from cellopt.errors import ValidationError, describe_rows
 from cellopt.network import ANTENNA_COLUMNS, Network, cells_frame
-from cellopt.parameters import check_count
+from cellopt.parameters import check_count, check_real
 from cellopt.topology.cellfiles.checks import (
     _cell_problems,
+    _check_cell_values,
     _check_row_swaps,
     _check_site_spread,
     _coordinates,
+    _file_column,
+    _repeated_header,
+    _warn_angles,
+    _warn_colocated_sites,
     _warn_unusual,
 )
 from cellopt.topology.cellfiles.chunks import _read_chunks
@@ -47,13 +53,14 @@ from cellopt.topology.cellfiles.formats import (
     _read_vector,
 )
 from cellopt.topology.cellfiles.opencellid import _best_rows, _dedup_key, _opencellid_cells, _opencellid_codes
-from cellopt.topology.cellfiles.problems import _no_data_rows
+from cellopt.topology.cellfiles.problems import _no_data_rows, _plain_numbers
 from cellopt.topology.cellfiles.projection import (
     _as_crs,
     _check_projected,
     _check_target_crs,
     _default_crs,
     _warn_distortion,
+    _warn_stray_rows,
 )
 from cellopt.topology.cellfiles.records import CellDefaults, RowFilters, SiteMerging, Source
 from cellopt.topology.gazetteer import describe_location, on_land, town_distance_km
@@ -115,7 +122,8 @@ def read_cells(
     ----------
     path : str or os.PathLike
         The file. Its format is detected from its name and header unless `format` is
-        given: ``.geojson``, ``.json``, ``.gpkg``, ``.shp`` (or a folder of shapefiles)
+        given: ``.geojson``, ``.json``, ``.gpkg``, ``.shp`` (or a folder of shapefiles),
+        ``.kml``, ``.kmz``, ``.mif``, ``.gml``, ``.fgb`` and MapInfo ``.tab``
         are vector files; spreadsheet and binary table formats (``.xlsx``, ``.parquet``,
         ...) are refused; any other file is read as CSV (compressed ``.csv.gz`` etc.
         included): as an OpenCelliD export if its column names include
@@ -211,12 +219,18 @@ def read_cells(
         On bad input, listing every problem found, each with the offending rows and the
         fix: an empty file, a file without data rows, a directory without vector files,
         a spreadsheet or binary file, text that is not UTF-8, a CSV that cannot be
-        parsed; column names that repeat when compared case-insensitively; a CSV
+        parsed, a comment line before the header, rows that repeat the header; column
+        names that repeat when compared case-insensitively; a CSV
         without usable coordinate columns; a file with most OpenCelliD columns but not
         the required ones; missing, non-numeric or infinite coordinates; latitudes
         outside [-90, 90] or longitudes outside [-180, 180] (including lon/lat columns
         that look swapped); duplicate or missing ``cell_id`` (plain CSV / vector);
-        non-numeric values in numeric columns; bad OpenCelliD codes or radios; a filter
+        non-numeric values in numeric columns, and empty ones where no default applies
+        (each named by the file's column); values no cell can have (an azimuth outside
+        [0, 360), a height outside [0, 1000] m, an unknown tier), named by the file's
+        column and rows or by the read_cells argument they come from; x / y values all
+        within ±180 / ±90 in a projected `source_crs` whose area they lie outside (degrees
+        given as metres); bad OpenCelliD codes or radios; a filter
         that leaves no rows (naming the filter); cells spread too widely for the
         default projection; a `crs` that is not projected in metres; and everything
         :meth:`cellopt.Network.validate` rejects (an unknown tier, say); a `chunk_rows`
@@ -237,8 +251,16 @@ def read_cells(
         ``antenna_gain_dbi``, ``height_m`` or tilts (from a file column or from this
         function's defaults) are outside the usual range that
         :data:`cellopt.parameters.LIMITS` declares for the scenario key of that name (the
-        tier's range for ``tx_power_dbm``), naming the column, the rows and the likely
-        unit slip.
+        tier's range for ``tx_power_dbm``), or ``frequency_mhz`` or ``beamwidth_deg``
+        outside the usual range of ``frequency_mhz`` or ``theta_3db_deg``, naming the
+        column, the rows and every likely unit slip. Per column, if azimuths, tilts or
+        vertical beamwidths look like radians, or tilts are all negative (an uptilt
+        convention). If EARFCNs / NR-ARFCNs are no downlink channel of their table. If
+        cells at one position have different site ids. If a few rows lie far from all the
+        others. If `tier`, `tx_power_dbm`, `antenna_gain_dbi` or `height_m` (other than
+        their defaults) are not used because a file column gives every cell's, or
+        `cluster_sites` / `merge_distance_m` for a file that is not an OpenCelliD export.
+        If `bandwidth_mhz` is outside its usual range.
 
     Notes
     -----
@@ -271,7 +293,7 @@ def read_cells(
     lon/lat coordinates are kept as ``lon``, ``lat`` [degrees], x/y ones are consumed
     (the geometry holds them, reprojected).
 
-    **Vector files** (GeoJSON, GeoPackage, shapefile): one Point per row, with the same
+    **Vector files** (GeoJSON, GeoPackage, shapefile, KML, ...): one Point per row, with the same
     optional columns as plain CSV; other columns are kept.
 
     **Recognising OpenCelliD exports.** The export columns are
@@ -396,6 +418,7 @@ def read_cells(
         if not isinstance(value, bool | np.bool_):
             raise ValidationError(f"{flag}={value!r} is not True or False; fix: pass "
                                   f"{flag}=True or False")
+    check_real(bandwidth_mhz, "bandwidth_mhz")  # the network's; warns outside usual
     target_crs = _as_crs(crs, "crs")
     _check_target_crs(target_crs)
     src_crs = _as_crs(source_crs, "source_crs")
@@ -418,6 +441,7 @@ def read_cells(
     lonlat = points.to_crs("EPSG:4326") if not src.crs.equals("EPSG:4326") else points
     lon, lat = shapely.get_x(lonlat.values), shapely.get_y(lonlat.values)
     valid = np.isfinite(lon) & np.isfinite(lat)  # others are refused by _default_crs
+    _check_degrees_in_metres(x, y, lon[valid], lat[valid], src)
     if valid.all():
         _check_row_swaps(lon, lat, frame, src)
     if check_land and valid.all():
@@ -428,6 +452,8 @@ def read_cells(
         target_crs = _default_crs(points, frame, src)
     else:
         _warn_distortion(points, frame, src, target_crs)
+    if valid.all() and kind != "opencellid":
+        _warn_stray_rows(points, frame, src)
     xy_m = shapely.get_coordinates(points.to_crs(target_crs).values)
     _check_projected(xy_m, frame, src, target_crs)
     defaults = CellDefaults(tier=tier, tx_power_dbm=tx_power_dbm,
@@ -439,9 +465,16 @@ def read_cells(
         cells = _plain_cells(frame, src, x, y, xy_m, target_crs, defaults)
         if "site_id" in frame.columns:  # a site column: its sites must be masts
             _check_site_spread(cells["site_id"].to_numpy(object), xy_m, frame, src)
+            _warn_colocated_sites(cells["site_id"].to_numpy(object), xy_m, frame, src)
+    _check_cell_values(cells, frame, src, defaults)
     net = Network(cells=cells, bandwidth_mhz=bandwidth_mhz).validate()
     _warn_unusual(net.cells, frame, src, defaults)
+    _warn_angles(net.cells, frame, src)
     reading = _reading(frame, src, net, defaults, lon[valid], lat[valid])
+    _warn_unused_arguments(reading, src, {
+        "tier": tier, "tx_power_dbm": tx_power_dbm, "antenna_gain_dbi": antenna_gain_dbi,
+        "height_m": height_m, "cluster_sites": cluster_sites,
+        "merge_distance_m": merge_distance_m})
     _log.info("%s", reading)
     for readings in _recorders:
         readings.append(reading)
@@ -451,6 +484,37 @@ def read_cells(
                       "read_cells(..., return_reading=True) gives how every column was read",
                       UserWarning, stacklevel=2)
     return (net, reading) if return_reading else net
+
+
+# read_cells' defaults of the arguments that a file's columns, or its format, can leave
+# unused (a value other than these that is not used is warned about).
+_ARGUMENT_DEFAULTS = {name: inspect.signature(read_cells).parameters[name].default
+                      for name in ("tier", "tx_power_dbm", "antenna_gain_dbi", "height_m",
+                                   "cluster_sites", "merge_distance_m")}
+
+
+def _warn_unused_arguments(reading: ColumnReading, src: Source, given: dict[str, Any]) -> None:
+    """Warn about read_cells arguments given (other than their default) that the file leaves
+    unused: a cell value every row of a file column gives, or an OpenCelliD option for
+    another format."""
+    from_file = {u.target: u.column for u in reading.uses
+                 if u.column is not None and u.used and u.target}
+    unused = []
+    for arg, value in given.items():
+        if value == _ARGUMENT_DEFAULTS[arg]:
+            continue
+        if arg in ("cluster_sites", "merge_distance_m"):
+            if src.kind != "opencellid":
+                unused.append(f"{arg}={value!r} (it clusters OpenCelliD cells; this file's "
+                              "sites come from its site column, or its positions)")
+        elif arg in from_file:
+            unused.append(f"{arg}={value!r} (every cell's {arg} comes from the column "
+                          f"'{from_file[arg]}')")
+    if unused:
+        warnings.warn(f"{src.name}: read_cells arguments ([network] keys of a scenario) not "
+                      f"used: {'; '.join(unused)}; fix: leave them out (a file column's values "
+                      "win over the argument: drop the column to use the argument)",
+                      UserWarning, stacklevel=3)
 
 
 def _read_whole(path: Path, kind: str | None, source_crs: pyproj.CRS | None, filters: RowFilters
@@ -467,11 +531,13 @@ def _read_whole(path: Path, kind: str | None, source_crs: pyproj.CRS | None, fil
         raise _no_data_rows(name)
 
     frame = _attribute_filters(frame, name, src.kind, filters)
+    header = _repeated_header(frame, src)
     x, y, problems = _coordinates(frame, src)
+    problems = header + problems
     if src.kind == "opencellid":
         codes, more = _opencellid_codes(frame, name)
     else:
-        codes, more = {}, _cell_problems(frame, name)
+        codes, more = {}, _cell_problems(frame, name, plan=src.plan)
     problems += more
     if problems:
         raise ValidationError(problems)
@@ -527,9 +593,37 @@ def _check_numbers(frame: pd.DataFrame, src: Source, col: str, number: pd.Series
     bad = (number.isna() & frame[col].notna()).to_numpy()
     if bad.any():
         ids = None if src.id_col is None else frame[src.id_col].to_numpy(object)[bad]
+        given = _file_column(col, src.plan)
+        label = col if given == col else f"'{given}' (read as {col})"
         raise ValidationError(f"{src.name}: {describe_rows(frame.index.to_numpy()[bad], ids)}: "
-                              f"{col} is not a number; fix: give numbers in '{col}' (degrees), "
-                              "or leave them empty for the default")
+                              f"{label} is not a number; fix: {_plain_numbers(given)}, or leave "
+                              "them empty for the default")
+
+
+def _check_degrees_in_metres(x: np.ndarray, y: np.ndarray, lon: np.ndarray, lat: np.ndarray,
+                             src: Source) -> None:
+    """Refuse positions in a projected source CRS that look like longitude / latitude
+    degrees: every |x| ≤ 180 and |y| ≤ 90, so that they lie within metres of the CRS's
+    origin, outside the area the CRS is meant for (as a UTM zone's degrees do)."""
+    if src.geographic or not len(lon) or src.crs.area_of_use is None:
+        return
+    with np.errstate(invalid="ignore"):
+        if not ((np.abs(x) <= 180) & (np.abs(y) <= 90)).all():
+            return
+    west, south, east, north = src.crs.area_of_use.bounds
+    inside = (lat >= south - 1) & (lat <= north + 1) & (
+        ((lon >= west - 1) & (lon <= east + 1)) if west <= east
+        else ((lon >= west - 1) | (lon <= east + 1)))
+    if inside.any():
+        return
+    xname, yname = src.labels()
+    raise ValidationError(
+        f"{src.name}: every position has |{xname}| ≤ 180 and |{yname}| ≤ 90, so in "
+        f"{src.crs.to_string()} (metres) the cells lie within metres of its origin, outside "
+        f"the area it is meant for ({west:g}° to {east:g}° E, {south:g}° to {north:g}° N): "
+        "they look like longitude / "
+        "latitude degrees; fix: give the coordinates' own CRS, source_crs='EPSG:4326' for "
+        "degrees (or, in a CSV, name the columns 'lon', 'lat' and drop source_crs)")
 
 
 # A file is refused as swapped when at least this share of its cells is in the sea and
@@ -557,11 +651,13 @@ def _check_land(lon: np.ndarray, lat: np.ndarray, frame: pd.DataFrame, src: Sour
                 f"columns '{xname}' (read as longitude) and '{yname}' (read as latitude) look "
                 f"swapped; fix: swap the values of '{xname}' and '{yname}', or their names "
                 "(longitude is east-west, x; latitude north-south, y)")
+    read_as = (f"'{xname}' is read as longitude, '{yname}' as latitude, WGS 84 degrees; "
+               "projected coordinates need source_crs=" if src.geographic else
+               f"'{xname}', '{yname}' are read in {src.crs.to_string()}, the source CRS")
     warnings.warn(f"{src.name}: {rows} lie in the sea (no land within about 9 km), and swapping "
                   "longitude and latitude does not put the file on land; fix: check these "
-                  f"positions ('{xname}' is read as longitude, '{yname}' as latitude, WGS 84 "
-                  "degrees; projected coordinates need source_crs=), or pass check_land=False "
-                  "for cells at sea on purpose", UserWarning, stacklevel=3)
+                  f"positions ({read_as}), or pass check_land=False for cells at sea on purpose",
+                  UserWarning, stacklevel=3)
     return sea
 
 
