@@ -350,9 +350,9 @@ def scenario_file(tmp_path, coverage_lines: str | None):
 def test_coverage_section_parses_with_defaults(tmp_path):
     assert load_scenario(scenario_file(tmp_path, None)).coverage == CoverageSettings()
     assert CoverageSettings() == CoverageSettings(True, None, 1_000_000)  # None: auto_resolution_m
-    given = load_scenario(scenario_file(tmp_path, "enabled = false\nresolution_m = 50\n"
+    given = load_scenario(scenario_file(tmp_path, "enabled = true\nresolution_m = 50\n"
                                                   "max_pixels = 40_000\n"))
-    assert given.coverage == CoverageSettings(enabled=False, resolution_m=50.0, max_pixels=40_000)
+    assert given.coverage == CoverageSettings(enabled=True, resolution_m=50.0, max_pixels=40_000)
     assert isinstance(given.coverage.resolution_m, float)
     assert given.with_overrides(coverage={"max_pixels": 10}).coverage.max_pixels == 10
 

@@ -115,7 +115,8 @@ def test_switching_coverage_off_removes_the_geotiffs(tmp_path):
     scenario = load_scenario(tmp_path / "lyon.toml")
     run_scenario(scenario, tmp_path / "out", report=False)
     assert all((tmp_path / "out" / name).is_file() for name in COVERAGE_FILES.values())
-    again = run_scenario(scenario.with_overrides(coverage={"enabled": False}), tmp_path / "out",
-                         report=False)
+    with pytest.warns(UserWarning, match="enabled = false, so resolution_m is not used"):
+        off = scenario.with_overrides(coverage={"enabled": False})
+    again = run_scenario(off, tmp_path / "out", report=False)
     assert again.coverage is None
     assert sorted(p.name for p in again.removed) == sorted(COVERAGE_FILES.values())

@@ -33,6 +33,8 @@ import errno
 import os
 import re
 import secrets
+import signal
+import threading
 from collections.abc import Callable, Iterable, Iterator
 from pathlib import Path
 from typing import IO, Any
@@ -60,7 +62,8 @@ class WriteError(OSError):
 
     An ``OSError`` like any other failed write: ``errno`` is read from the library's
     messages (its error's and those of the errors it was raised from) where they name the
-    cause (``ENOSPC`` for a full disk, ``EFBIG``, ``EROFS``, ``EACCES``, ``EDQUOT``); where
+    cause (``ENOSPC`` for a full disk, ``EFBIG``, ``EROFS``, ``EACCES``, ``EDQUOT``;
+    ``ENOENT`` and ``ENOTDIR`` for a folder that is missing or is a file); where
     they name none, from the disk (less than :data:`FULL_DISK_BYTES` free: ``ENOSPC``; a
     temporary file as large as the file-size limit: ``EFBIG``), else ``EIO``. ``strerror``
     holds the cause and the library's messages, ``filename`` the target file.
@@ -295,21 +298,28 @@ class AtomicFiles:
 
         Raises
         ------
+        IsADirectoryError
+            For a target that is a folder, before any file is moved: every target stays
+            as it was.
         OSError
             From a move, naming its target; the files not yet moved are removed, those
             moved stay.
         """
+        for _, target in self._staged:  # a folder cannot be replaced: check all before any move
+            if target.is_dir() and not target.is_symlink():
+                raise IsADirectoryError(errno.EISDIR, os.strerror(errno.EISDIR), str(target))
         done = []
-        try:
-            while self._staged:
-                tmp, target = self._staged[0]
-                with _naming_target(target, tmp):
-                    os.replace(tmp, target)
-                self._staged.pop(0)
-                done.append(target)
-        finally:
-            for folder in {t.parent for t in done}:
-                _fsync_folder(folder)
+        with _interrupts_held():  # Ctrl+C waits for the last move: never a mix of two sets
+            try:
+                while self._staged:
+                    tmp, target = self._staged[0]
+                    with _naming_target(target, tmp):
+                        os.replace(tmp, target)
+                    self._staged.pop(0)
+                    done.append(target)
+            finally:
+                for folder in {t.parent for t in done}:
+                    _fsync_folder(folder)
         return done
 
     def discard(self) -> None:
@@ -333,7 +343,9 @@ def atomic_files() -> Iterator[AtomicFiles]:
 
     Every file is written whole to a temporary file first; only when the block ends
     without error are they moved onto their targets (in the order written), so a failure,
-    Ctrl+C or a full disk while writing any of them leaves every target as it was. While
+    Ctrl+C or a full disk while writing any of them leaves every target as it was. Ctrl+C
+    during the moves waits for the last one (then raises KeyboardInterrupt): the targets
+    are the old set or the new one, never a mix. While
     the block runs the disk holds the old files and the new ones.
 
     Yields
@@ -355,6 +367,27 @@ def atomic_files() -> Iterator[AtomicFiles]:
 
 
 # ---------------------------------------------------------------------------- internals
+@contextlib.contextmanager
+def _interrupts_held() -> Iterator[None]:
+    """Hold Ctrl+C (SIGINT) back while the block runs, and deliver it when the block ends
+    without error (to the handler there was: Python's raises KeyboardInterrupt). Only in the
+    main thread, where Python handles signals; elsewhere the block runs as it is."""
+    if threading.current_thread() is not threading.main_thread():
+        yield
+        return
+    previous = signal.getsignal(signal.SIGINT)
+    held: list[tuple[int, Any]] = []
+    signal.signal(signal.SIGINT, lambda signum, frame: held.append((signum, frame)))
+    try:
+        yield
+    finally:
+        signal.signal(signal.SIGINT, previous)
+    if held and callable(previous):
+        previous(*held[0])
+    elif held and previous == signal.SIG_DFL:
+        raise KeyboardInterrupt
+
+
 #: Side files SQLite (hence GDAL's GeoPackage driver) may leave beside a database.
 _SQLITE_SIDE_FILES = ("-journal", "-wal", "-shm")
 #: Writer libraries whose errors are not OSErrors, by top-level module: the name shown.
@@ -367,6 +400,8 @@ _ERRNO_HINTS = (
     (("quota",), errno.EDQUOT),
     (("read-only file system",), errno.EROFS),
     (("permission denied", "readonly database", "read-only database"), errno.EACCES),
+    (("no such file or directory",), errno.ENOENT),
+    (("not a directory",), errno.ENOTDIR),
 )
 
 

@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import json
 import os
+from pathlib import Path
 from typing import Any
 
 import numpy as np
@@ -81,7 +82,8 @@ def write_geotiff(path: str | os.PathLike[str], coverage: CoverageMap, quantity:
     Raises
     ------
     ValidationError
-        An unknown quantity, ``"rate_mbps"`` of a map without a rate raster, a raster
+        A `path` that names no file (``""``, ``"."``), an unknown quantity,
+        ``"rate_mbps"`` of a map without a rate raster, a raster
         with no pixel of data (every pixel nodata), or something other than a
         CoverageMap.
     OSError
@@ -91,6 +93,9 @@ def write_geotiff(path: str | os.PathLike[str], coverage: CoverageMap, quantity:
     if not isinstance(path, (str, os.PathLike)):
         raise ValidationError(f"path={shown(path)} is a {type(path).__name__}; fix: give a file "
                               "path (str or pathlib.Path)")
+    if Path(os.fspath(path)).name in ("", ".", ".."):
+        raise ValidationError(f"path={shown(os.fspath(path))} names no file; fix: give a file path, "
+                              f"e.g. {COVERAGE_FILES.get(quantity, 'coverage.tif')!r}")
     with atomic_path(path, keep_suffix=True) as tmp:
         write_geotiff_to(tmp, coverage, quantity, target=path)
 

@@ -45,7 +45,8 @@ that this run did not write (``report.html`` of a run with a report, before one 
 lock (:class:`~cellopt.study.store.FolderLock`) from start to end: a second run into the
 folder is refused meanwhile. A folder holding another scenario's results (its ``run.json``,
 or a sweep's ``meta.json``, names another scenario file) is refused unless ``force``
-(:func:`~cellopt.study.store.check_owner`).
+(:func:`~cellopt.study.store.check_owner`), and so is a folder without ``run.json`` that
+holds a file of a name the run writes which cellopt did not write (a folder of one's own).
 
 Runs of more than :data:`CHUNK_USERS` users write the per-user tables a chunk of users at
 a time and keep none in memory (:attr:`RunResult.users` is None). Runs of more than
@@ -71,6 +72,8 @@ from typing import Any
 import geopandas as gpd
 import numpy as np
 import pandas as pd
+import pyogrio
+import pyogrio.errors
 import rasterio
 
 from cellopt.coverage import CoverageMap, check_coverage, coverage_map
@@ -85,7 +88,7 @@ from cellopt.study.rasters import COVERAGE_FILES, write_geotiff_to
 from cellopt.study.report import CoverageLayer, is_report, render_report
 from cellopt.study.scenario import MethodSpec, Scenario
 from cellopt.study.schema import POWER, labels_problem
-from cellopt.study.store import RUN_RECORD, FolderLock, check_owner, run_record
+from cellopt.study.store import RUN_RECORD, FolderLock, StoreError, check_owner, run_record
 from cellopt.study.summary import (
     best_bound,
     link_summary,
@@ -116,10 +119,15 @@ OUTPUT_FILES = ("method_summary.csv", "radio_summary.csv", "user_rates.csv", "ce
                 "power_patterns.csv", "cell_config.csv", "deploy_drops.csv", "results.gpkg",
                 *COVERAGE_FILES.values(), "network_map.png", "rate_cdf.png", "convergence.png",
                 "report.html", RUN_RECORD)
-#: The first bytes of the files a run writes only sometimes, as cellopt writes them.
-_HEADERS = {"power_patterns.csv": b"method,cell_id,x_m,y_m,pattern,pattern_share,",
+#: The first bytes of the tables a run writes, as cellopt writes them.
+_HEADERS = {"method_summary.csv": b"method,utility,", "radio_summary.csv": b"tier,cells,users,",
+            "user_rates.csv": b"method,user_id,x_m,y_m,", "cell_stats.csv": b"method,cell_id,x_m,y_m,",
+            "power_patterns.csv": b"method,cell_id,x_m,y_m,pattern,pattern_share,",
             "cell_config.csv": b"cell_id,site_id,tier,offset_db",
             "deploy_drops.csv": b"rule,split,drop,seed,"}
+#: The files every run writes (the others depend on the scenario and the options).
+_ALWAYS = ("method_summary.csv", "radio_summary.csv", "user_rates.csv", "cell_stats.csv",
+           "results.gpkg", "network_map.png", "rate_cdf.png", "convergence.png")
 @dataclasses.dataclass(eq=False)
 class RunResult:
     """What :func:`run_scenario` computed and wrote.
@@ -214,12 +222,21 @@ def run_scenario(scenario: Scenario, out: str | Path, *, seed: int | None = None
     Raises
     ------
     ValidationError
-        For `out` an existing file, a bad seed, `methods` whose labels are equal once the
-        spaces at their ends are stripped, or ``[coverage]`` settings that give no map
-        (:func:`~cellopt.coverage.check_coverage`, before anything is solved).
+        For `out` an existing file or a symbolic link that loops or points to nothing, a
+        folder in `out` where the run writes a file, a bad seed, `methods` whose labels
+        are equal once the spaces at their ends are stripped, or ``[coverage]`` settings
+        that give no map (:func:`~cellopt.coverage.check_coverage`, before anything is
+        solved).
     StoreError
-        For `out` holding another scenario's results, without `force` (checked before
-        anything is built).
+        For `out` holding another scenario's results, or files of the names the run
+        writes that cellopt did not write (and no run record), without `force` (checked
+        before anything is built).
+
+    Warns
+    -----
+    UserWarning
+        For a drop whose user tables would be empty: no users, none in the study area,
+        or none with a usable link.
     FolderInUseError
         While another running process writes to `out` (it holds its lock; the lock of a
         run that was killed is taken over with a warning).
@@ -232,6 +249,7 @@ def run_scenario(scenario: Scenario, out: str | Path, *, seed: int | None = None
         if problem is not None:
             raise ValidationError(f"methods: {problem}")
     out = Path(out)
+    _check_link(out)
     if out.exists() and not out.is_dir():
         raise ValidationError(f"--out {out} is an existing file; fix: give a folder (it is created "
                               "if missing)")
@@ -240,9 +258,93 @@ def run_scenario(scenario: Scenario, out: str | Path, *, seed: int | None = None
         raise PermissionError(errno.EACCES, os.strerror(errno.EACCES), str(out))
     with FolderLock(out):
         check_owner(out, scenario.name, scenario.path, force=force)
+        _check_targets(out)
+        if not force:
+            _check_foreign(out, _written_names(scenario, methods, report))
         for tmp in leftover_temporaries(out, OUTPUT_FILES):  # of a killed run
             tmp.unlink(missing_ok=True)
         return _run(scenario, out, seed=seed, methods=methods, report=report, progress=progress)
+
+
+def _check_link(out: Path) -> None:
+    """Refuse an `out` that is a symbolic link to nowhere: one that loops, or whose target is
+    missing (it cannot be made a folder), naming the link and its target."""
+    if not out.is_symlink():
+        return
+    try:
+        out.stat()
+    except OSError as err:
+        target = os.readlink(out)
+        what = ("loops (it leads back to itself)" if err.errno == errno.ELOOP else
+                "points to nothing" if err.errno == errno.ENOENT else f"cannot be followed ({err.strerror})")
+        raise ValidationError(f"--out {out} is a symbolic link to {target}, which {what}; fix: give "
+                              "a folder, or point the link at one") from None
+
+
+def _check_targets(out: Path) -> None:
+    """Refuse, before anything is built, a folder in `out` where a run writes one of its
+    :data:`OUTPUT_FILES` (a folder cannot be replaced by a file: the run would fail after
+    solving, with nothing written)."""
+    folders = [out / name for name in OUTPUT_FILES
+               if (out / name).is_dir() and not (out / name).is_symlink()]
+    if folders:
+        names = ", ".join(str(p) for p in folders)
+        raise ValidationError(f"{names}: {'a folder' if len(folders) == 1 else 'folders'} where "
+                              "cellopt run writes a file of that name; fix: move or rename "
+                              f"{'it' if len(folders) == 1 else 'them'}, or give another --out")
+
+
+def _written_names(scenario: Scenario, methods: Sequence[MethodSpec] | None, report: bool) -> list[str]:
+    """The names of :data:`OUTPUT_FILES` a run of `scenario` will write, as known before it
+    builds anything (``cell_config.csv`` and ``deploy_drops.csv`` with ``[deploy]`` enabled)."""
+    runs = scenario.runs if methods is None else tuple(methods)
+    names = [*_ALWAYS, RUN_RECORD]
+    if any(m.name == POWER for m in runs):
+        names.append("power_patterns.csv")
+    if scenario.deploy.enabled:
+        names += ["cell_config.csv", "deploy_drops.csv"]
+    if scenario.coverage.enabled:
+        names += COVERAGE_FILES.values()
+    if report:
+        names.append("report.html")
+    return names
+
+
+def _check_foreign(out: Path, names: Sequence[str]) -> None:
+    """Refuse, before anything is built, to replace files of `names` in `out` that cellopt did
+    not write (a folder of one's own, a source tree: ``--out docs``), unless the folder's
+    :data:`~cellopt.study.store.RUN_RECORD` says a run wrote it (then
+    :func:`~cellopt.study.store.check_owner` has checked whose)."""
+    if (out / RUN_RECORD).is_file():
+        return
+    foreign = [name for name in names if (out / name).is_file() and not _is_output(out / name)]
+    if foreign:
+        raise StoreError(f"{out} holds {', '.join(foreign)}, which cellopt did not write (and no "
+                         f"{RUN_RECORD} of a run), and this run would replace "
+                         f"{'it' if len(foreign) == 1 else 'them'}; fix: write to another folder "
+                         "(--out; a new one is created), or pass --force (force=True) to replace "
+                         f"{'it' if len(foreign) == 1 else 'them'}")
+
+
+def _warn_empty(scenario: Scenario, drop: Drop) -> None:
+    """Warn when the drop gives tables of no user: no users, none in the study area, or none
+    with a usable link (every rate 0); each names what is empty and the fix."""
+    network = drop.network
+    if network.n_users == 0:
+        warnings.warn(f"{scenario.path}: the drop has no users, so user_rates.csv, the users_ and "
+                      "association_ layers of results.gpkg and rate_cdf.png hold no user and every "
+                      "method's utility is 0 (the coverage maps are still made); fix: give [users] "
+                      "n or density_per_km2 above 0", stacklevel=3)
+        return
+    n_study = int(np.count_nonzero(drop.in_study_area))
+    if n_study == 0:
+        warnings.warn(f"{scenario.path}: none of the {network.n_users:,} users is in the study "
+                      "area, so the statistics of method_summary.csv and rate_cdf.png count no user; "
+                      "fix: check that the study area ([network]) covers the users", stacklevel=3)
+    elif not np.any(drop.solvable):
+        warnings.warn(f"{scenario.path}: none of the {network.n_users:,} users has a usable link (all "
+                      "in outage), so every rate is 0; fix: check the cells' tx_power_dbm, the "
+                      "distances (isd_m) and [radio] noise_figure_db", stacklevel=3)
 
 
 def _run(scenario: Scenario, out: Path, *, seed: int | None, methods: Sequence[MethodSpec] | None,
@@ -254,6 +356,7 @@ def _run(scenario: Scenario, out: Path, *, seed: int | None, methods: Sequence[M
     with recorded_readings() as readings:
         drop = scenario.build(seed, progress=progress)
     build_s = time.perf_counter() - t0
+    _warn_empty(scenario, drop)
     check_memory_of(scenario, drop, methods)  # before solving: the training drops must fit
     if scenario.coverage.enabled:  # before solving: settings that give no map are refused
         with _coverage_section(scenario):
@@ -377,9 +480,14 @@ def _coverage(scenario: Scenario, drop: Drop, solutions: dict[str, Solution], pr
 @contextlib.contextmanager
 def _coverage_section(scenario: Scenario) -> Iterator[None]:
     """Raise the block's refusals of the ``[coverage]`` settings naming the file and section
-    (the same class: a :class:`~cellopt.errors.ResourceLimitError` stays one)."""
+    (the same class: a :class:`~cellopt.errors.ResourceLimitError` stays one). A setting
+    outside its usual range is not warned about again: loading the scenario did, naming
+    the file."""
     try:
-        yield
+        with warnings.catch_warnings():
+            warnings.filterwarnings("ignore", message=r"(resolution_m|max_pixels)=.* outside the usual "
+                                    "range", category=UserWarning)
+            yield
     except ValidationError as err:
         raise type(err)([f"{scenario.path}: [coverage] {p}" for p in err.problems]) from None
 
@@ -504,14 +612,20 @@ def _is_output(path: Path) -> bool:
                 return raster.tags().get("SOFTWARE", "").startswith("cellopt ")
         except rasterio.errors.RasterioError:
             return False
-    if path.name in _HEADERS:
-        header = _HEADERS[path.name]
+    if path.name in _HEADERS or path.suffix == ".png":
+        header = _HEADERS.get(path.name, b"\x89PNG\r\n\x1a\n")
         try:
             with open(path, "rb") as f:
-                return f.read(len(header)) == header
+                start = f.read(256)
         except OSError:
             return False
-    return False  # the others are written by every run
+        return start.startswith(header) and (path.suffix != ".png" or b"Software\x00Matplotlib" in start)
+    if path.suffix == ".gpkg":
+        try:
+            return "methods" in pyogrio.list_layers(path)[:, 0]
+        except (pyogrio.errors.DataSourceError, OSError):
+            return False
+    return False  # run.json: check_owner reads it
 
 
 def _say(progress: bool, what: str, since: float) -> None:

@@ -306,6 +306,7 @@ class Scenario:
         _warn_absent_tiers(path, network, sections)
         coverage = _in_file(path, "coverage", lambda: CoverageSettings(
             **(sections["coverage"] or ({"enabled": False} if measured else {}))))
+        _warn_unused_coverage(path, sections["coverage"], coverage)
         methods = check.methods(raw.get("methods", ["max_rsrp", "dual"]))
         if "label" in (sections["power"] or {}):
             check.label(sections["power"]["label"], "[power] key 'label'")
@@ -672,6 +673,17 @@ def _file_words(path: Path, section: str, text: str) -> str:
     for prefix in ("RadioModel.", "ThreeGPP."):
         text = text.replace(prefix, "")
     return f"{path}: [{section}] {text}"
+
+
+def _warn_unused_coverage(path: Path, keys: Mapping[str, Any] | None,
+                          settings: CoverageSettings) -> None:
+    """Warn about the ``[coverage]`` keys that ``enabled = false`` leaves unused."""
+    unused = [k for k in keys or {} if k != "enabled"] if not settings.enabled else []
+    if unused:
+        one = len(unused) == 1
+        warnings.warn(f"{path}: [coverage] enabled = false, so {', '.join(unused)} "
+                      f"{'is' if one else 'are'} not used (no coverage map is made); fix: remove "
+                      f"{'it' if one else 'them'}, or set enabled = true", UserWarning, stacklevel=4)
 
 
 def load_scenario(path: str | Path, *, use_stand_in: bool = False) -> Scenario:
