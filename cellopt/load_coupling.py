@@ -541,7 +541,7 @@ def solve_load_coupled(
         if previous is not None:  # what the round gained, as a factor on every rate
             gain = certified_gap(problem, sol.objective, previous[0].objective,
                                  previous[0].utility)
-            if gain < -LOST_ROUND:
+            if gain is not None and gain < -LOST_ROUND:
                 # The previous traffic fits this round, so only an inexact solve (within
                 # its tol) loses: keep the previous round, its bound and its loads.
                 sol, traffic, fp, solved_at = previous

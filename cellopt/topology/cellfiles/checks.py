@@ -14,6 +14,7 @@ import pandas as pd
 import shapely
 
 from cellopt.errors import ROWS_LISTED, ValidationError, describe_rows
+from cellopt.network import _cell_rules
 from cellopt.parameters import LIMITS, outside_usual
 from cellopt.topology.cellfiles.formats import _NUMERIC_COLUMNS
 from cellopt.topology.cellfiles.problems import _plain_numbers, _Report
@@ -392,8 +393,6 @@ def _check_cell_values(cells: pd.DataFrame, frame: pd.DataFrame, src: Source,
     """Refuse, as :meth:`cellopt.Network.validate` would, the cells whose values are not
     possible, naming the file, the column the values come from (or the read_cells
     argument) and the rows by their row in the file."""
-    from cellopt.network import _cell_rules
-
     if len(frame) != len(cells):  # OpenCelliD: rows merged; validate names the cells
         return
     columns = {} if src.plan is None else {u.target: u.column for u in src.plan.uses
