@@ -488,3 +488,16 @@ def test_any_problem_gets_an_honest_answer_or_a_cellopt_error(spec, method):
             assert sol.gap <= 1e-4
     else:
         assert sol.status == "failed"
+
+
+@pytest.mark.parametrize("method", ["dual", "ipm", "alm"])
+def test_users_behind_closed_backhaul_are_refused_alike_by_every_optimizer(method):
+    """Users whose only links go to cells with backhaul_mbps = 0 get utility −inf at α ≥ 1:
+    every optimizer refuses them with the same message, naming the users and cells."""
+    p = Problem.from_links([0, 0, 1, 2], [1, 2, 0, 1], [5.0, 3.0, 4.0, 2.0], n_users=3, n_cells=3,
+                           backhaul_mbps=[np.inf, 0.0, 0.0])
+    with pytest.raises(ValidationError, match=r"users rows \[0, 2\] have links only to cells with "
+                       r"backhaul_mbps = 0 \(cells rows \[1, 2\]\).*alpha=1; fix: give those cells"):
+        cellopt.solve(p, method)
+    # below α = 1 they keep a finite utility at rate 0: solved
+    assert cellopt.solve(p.replace(alpha=0.5), method).status == "optimal"

@@ -8,7 +8,7 @@ import pytest
 from cellopt import radio, topology
 from cellopt.errors import ValidationError
 from cellopt.radio.far_field import FarField, auto_radius_m, ring_integral_m2
-from cellopt.radio.model import Coupling, RadioModel
+from cellopt.radio.model import CouplingGains, RadioModel
 from cellopt.radio.pathloss import SingleSlope
 
 
@@ -38,7 +38,7 @@ def poisson():
 
 
 def test_pair_gains_equal_the_dense_gains_bit_for_bit(hetnet):
-    coupling = Coupling(hetnet, RadioModel(), 7)
+    coupling = CouplingGains(hetnet, RadioModel(), 7)
     users = np.arange(0, hetnet.n_users, 37)
     dense = coupling.gain_db(users)
     dx, dy = coupling.displacement_m(users)
@@ -139,7 +139,7 @@ def test_ring_integral_matches_the_closed_form():
     exact = 2 * np.pi * 1e-4 * (500.0**-2 - 20000.0**-2) / 2.0
     assert ring_integral_m2(model, 1.0, 500.0, 20000.0) == pytest.approx(exact, rel=1e-5)
     net = topology.hex_grid(n_rings=1, wraparound=False)
-    coupling = Coupling(net, RadioModel(pathloss={"macro": model, "pico": model, "femto": model}), 0)
+    coupling = CouplingGains(net, RadioModel(pathloss={"macro": model, "pico": model, "femto": model}), 0)
     far = FarField(coupling, np.ones((net.n_cells, 1)), 20000.0)
     per_area = far.per_area(np.array([500.0]))[0, 0]
     assert per_area == pytest.approx(exact / (np.pi * 500.0**2), rel=1e-4)

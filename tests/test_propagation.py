@@ -183,7 +183,7 @@ def test_los_share_follows_the_probability_and_sectors_share_it():
     by_site = is_los.reshape(net.n_users, 7, 3)
     assert (by_site == by_site[:, :, :1]).all()  # one state per user and site
     assert np.allclose(pattern, los_gain)
-    dx, dy = radio.model.Coupling(net, model, 3).displacement_m(np.arange(net.n_users))
+    dx, dy = radio.model.CouplingGains(net, model, 3).displacement_m(np.arange(net.n_users))
     d2 = np.hypot(dx, dy)[:, ::3]  # to the nearest wraparound image of each site
     p = tr38901.los_probability("umi", np.maximum(d2, 10.0), 1.5)
     n = p.size

@@ -11,7 +11,7 @@ import pytest
 
 from cellopt import ValidationError, radio, topology
 from cellopt.radio.far_field import auto_radius_m
-from cellopt.radio.model import Coupling
+from cellopt.radio.model import CouplingGains
 
 DOC = Path(__file__).resolve().parents[1] / "docs" / "architecture.md"
 
@@ -62,11 +62,11 @@ def test_documented_model_shadowing_is_seeded_and_unit_variance(documented):
     net = _network(400)
     hata, quiet = documented["Hata"](sigma_db=6.0), documented["Hata"](sigma_db=0.0)
     users = np.arange(net.n_users)
-    loud = Coupling(net, radio.RadioModel(pathloss={"macro": hata}), 7)
-    flat = Coupling(net, radio.RadioModel(pathloss={"macro": quiet}), 7)
+    loud = CouplingGains(net, radio.RadioModel(pathloss={"macro": hata}), 7)
+    flat = CouplingGains(net, radio.RadioModel(pathloss={"macro": quiet}), 7)
     z = (flat.gain_db(users) - loud.gain_db(users)) / 6.0
     assert abs(z.mean()) < 0.1 and 0.85 < z.std() < 1.15
-    again = Coupling(net, radio.RadioModel(pathloss={"macro": hata}), 7).gain_db(users)
+    again = CouplingGains(net, radio.RadioModel(pathloss={"macro": hata}), 7).gain_db(users)
     np.testing.assert_array_equal(again, loud.gain_db(users))
     u = np.repeat(users[:5], net.n_cells)
     c = np.tile(np.arange(net.n_cells), 5)

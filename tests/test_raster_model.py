@@ -172,7 +172,7 @@ def test_far_field_law_follows_the_predictions(tmp_path):
            for c, (cx, cy) in zip("AB", CELL_XY, strict=True)}
     source = write(tmp_path / "law", law)
     net = network(users_inside(300))
-    coupling = radio.model.Coupling(net, radio.RadioModel(
+    coupling = radio.model.CouplingGains(net, radio.RadioModel(
         pathloss={"macro": radio.RasterPathLoss(source)}), 0)
     bound = coupling.propagation["macro"]
     d = np.array([100.0, 1000.0, 5000.0])

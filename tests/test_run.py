@@ -224,6 +224,16 @@ def test_import_cellopt_loads_no_heavy_dependency(tmp_path):
         assert heavy not in loaded, f"import cellopt imports {heavy}"
 
 
+def test_loading_and_building_a_scenario_loads_no_plotting_or_gis_writer(tmp_path):
+    """Loading a scenario imported matplotlib, rasterio (GDAL) and pyogrio, which only
+    runs, reports and raster predictions need."""
+    code = ("import sys, cellopt; cellopt.load_scenario('hetnet').build(seed=1); "
+            "print(' '.join(sorted(sys.modules)))")
+    loaded = run_python(code, tmp_path).split()
+    for heavy in ("matplotlib", "rasterio", "pyogrio", "cellopt.study.report", "cellopt.study.run"):
+        assert heavy not in loaded, f"loading and building a scenario imports {heavy}"
+
+
 @pytest.mark.slow
 def test_study_functions_are_reachable_after_import_cellopt(tmp_path):
     """`cellopt.capacity...` and `cellopt.scenario...` used to raise AttributeError."""

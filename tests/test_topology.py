@@ -12,7 +12,7 @@ import shapely
 from cellopt import ResourceLimitError, ValidationError
 from cellopt.network import Network, cells_frame
 from cellopt.radio import RadioModel
-from cellopt.radio.model import Coupling
+from cellopt.radio.model import CouplingGains
 from cellopt.topology import add_picos, drop_users, hex_grid
 
 
@@ -147,10 +147,10 @@ def test_wraparound_distance_is_bounded_and_used_by_the_radio_model(n_rings):
     radius = isd * math.sqrt(n_sites / 3)
     assert d.max() <= radius + 1e-6
     assert d.max() > 0.95 * radius  # the bound is tight: corners of the tiling
-    dx, dy = Coupling(net, RadioModel(), 0).displacement_m(np.arange(net.n_users))
+    dx, dy = CouplingGains(net, RadioModel(), 0).displacement_m(np.arange(net.n_users))
     np.testing.assert_allclose(np.hypot(dx, dy), d, rtol=0, atol=1e-6)
     # without wraparound the far sites stay far
-    plain = Coupling(net.replace(wrap_shifts_m=None), RadioModel(), 0).displacement_m(
+    plain = CouplingGains(net.replace(wrap_shifts_m=None), RadioModel(), 0).displacement_m(
         np.arange(net.n_users))
     np.testing.assert_allclose(np.hypot(*plain), pairwise(users, cells), atol=1e-6)
     assert np.hypot(*plain).max() > radius + 100

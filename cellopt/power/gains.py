@@ -27,7 +27,7 @@ from cellopt.linktable import LinkTable
 from cellopt.network import Fingerprint, Network, check_same_network
 from cellopt.power.kernels import pattern_sinr
 from cellopt.radio.links import BLOCK_ELEMENTS, shadowing_seed
-from cellopt.radio.model import Coupling, RadioModel, thermal_noise_dbm
+from cellopt.radio.model import CouplingGains, RadioModel, thermal_noise_dbm
 
 __all__ = ["AGREEMENT_DB", "AGREEMENT_RTOL", "GainTable", "check_agreement", "disagreeing_links"]
 
@@ -240,7 +240,7 @@ class GainTable:
             raise ValidationError(f"n_interferers={n_interferers}; fix: give a whole number ≥ "
                                   f"n_candidates={n_candidates}")
         model = model or RadioModel()
-        coupling = Coupling(network, model, shadowing_seed(rng))
+        coupling = CouplingGains(network, model, shadowing_seed(rng))
         p_max_dbm = network.cells["tx_power_dbm"].to_numpy(float)
         p_max_mw = 10.0 ** (p_max_dbm / 10.0)
         n_keep = min(int(n_interferers), network.n_cells)

@@ -28,7 +28,7 @@ from cellopt.checks import check_number
 from cellopt.errors import ValidationError
 from cellopt.network import TIERS, Network
 from cellopt.radio.antenna import sector_gain_db
-from cellopt.radio.model import Coupling, RadioModel
+from cellopt.radio.model import CouplingGains, RadioModel
 
 __all__ = ["FarField", "auto_radius_m", "cell_extent_m", "ring_integral_m2"]
 
@@ -82,7 +82,7 @@ def _mean_sector_gain(model: RadioModel) -> float:
                                                  model.max_attenuation_db) / 10.0)))
 
 
-def _mean_panel_gain(coupling: Coupling) -> np.ndarray:
+def _mean_panel_gain(coupling: CouplingGains) -> np.ndarray:
     """Mean of each cell's linear 3-D antenna pattern over all bearings at the horizon
     (a far user), relative to its maximum gain, shape (C,); 1 for omni cells."""
     out = np.ones(len(coupling.azimuth))
@@ -95,7 +95,7 @@ def _mean_panel_gain(coupling: Coupling) -> np.ndarray:
     return out
 
 
-def _mean_emission_mw(coupling: Coupling, power_mw: np.ndarray) -> np.ndarray:
+def _mean_emission_mw(coupling: CouplingGains, power_mw: np.ndarray) -> np.ndarray:
     """Each cell's mean effective power toward a far outdoor user [mW], shape (C, K)."""
     model = coupling.model
     if model.antenna == "tr38901":
@@ -129,14 +129,14 @@ class FarField:
 
     Parameters
     ----------
-    coupling : Coupling
+    coupling : CouplingGains
     power_mw : ndarray, shape (C, K)
         Transmit power of every cell on every resource [mW].
     outer_m : float
         How far the far field reaches [m].
     """
 
-    def __init__(self, coupling: Coupling, power_mw: np.ndarray, outer_m: float):
+    def __init__(self, coupling: CouplingGains, power_mw: np.ndarray, outer_m: float):
         model = coupling.model
         self.tier = coupling.tier
         self.outdoor_mw = _mean_emission_mw(coupling, power_mw)
@@ -220,7 +220,7 @@ def auto_radius_m(network: Network, model: RadioModel | None = None,
     if model is not None and not isinstance(model, RadioModel):
         raise ValidationError(f"model is a {type(model).__name__}; fix: give a RadioModel or None")
     model = model or RadioModel()
-    coupling = Coupling(network, model, 0)
+    coupling = CouplingGains(network, model, 0)
     power = 10.0 ** (network.cells["tx_power_dbm"].to_numpy(float) / 10.0)[:, None]
     outer = cell_extent_m(network)
     table = FarField(coupling, power, outer)

@@ -17,7 +17,7 @@ from cellopt.linktable import LinkTable
 from cellopt.network import Network
 from cellopt.parameters import LIMITS, check_count, check_real
 from cellopt.radio.far_field import FarField, auto_radius_m, cell_extent_m
-from cellopt.radio.model import Coupling, RadioModel, thermal_noise_dbm
+from cellopt.radio.model import CouplingGains, RadioModel, thermal_noise_dbm
 
 __all__ = ["NearbyCells", "coupling_db", "link_table", "link_table_nbytes", "resource_power_dbm",
            "shadowing_seed"]
@@ -179,7 +179,7 @@ def coupling_db(
             len(users) and not (0 <= users.min() and users.max() < network.n_users)):
         raise ValidationError(f"users must be row positions in [0, {network.n_users}); fix: give "
                               "a 1-d array of integers")
-    return Coupling(network, model or RadioModel(), shadowing_seed(rng)).gain_db(users)
+    return CouplingGains(network, model or RadioModel(), shadowing_seed(rng)).gain_db(users)
 
 
 def link_table(
@@ -285,7 +285,7 @@ def link_table(
         f"a link table of {network.n_users:,} users × {min(n_candidates, network.n_cells)} "
         f"candidate cells × {network.n_resources} resource(s)",
         "use fewer users, fewer candidates (n_candidates) or fewer resources")
-    coupling = Coupling(network, model, shadowing_seed(rng))
+    coupling = CouplingGains(network, model, shadowing_seed(rng))
     power_mw = 10.0 ** (resource_power_dbm(network, power_dbm) / 10.0)  # (C, K)
     nearby = None if radius_m is None else NearbyCells(
         coupling, power_mw, radius_m, max(n_candidates, MIN_NEARBY_CELLS), far_field,
@@ -410,7 +410,7 @@ class NearbyCells:
 
     Parameters
     ----------
-    coupling : Coupling
+    coupling : CouplingGains
     power_mw : ndarray, shape (C, K)
         Transmit power of every cell on every resource [mW] (for the far field).
     radius_m : float
@@ -422,7 +422,7 @@ class NearbyCells:
         How far the far field reaches [m].
     """
 
-    def __init__(self, coupling: Coupling, power_mw: np.ndarray, radius_m: float, min_cells: int,
+    def __init__(self, coupling: CouplingGains, power_mw: np.ndarray, radius_m: float, min_cells: int,
                  far_field: bool, outer_m: float):
         far_field = check_bool(far_field, "far_field")
         self.coupling = coupling

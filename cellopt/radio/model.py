@@ -27,7 +27,7 @@ from cellopt.radio.propagation import UserDraws
 from cellopt.radio.shadowing import spatial_normal_hash, standard_normal_hash
 from cellopt.radio.spectral import SPECTRAL_EFFICIENCY, get_efficiency
 
-__all__ = ["ANTENNAS", "Coupling", "RadioModel", "sinr_db", "thermal_noise_dbm"]
+__all__ = ["ANTENNAS", "CouplingGains", "RadioModel", "sinr_db", "thermal_noise_dbm"]
 
 #: The TR 38.901 element relative to its maximum gain: the cells' ``antenna_gain_dbi`` is
 #: that maximum.
@@ -297,7 +297,7 @@ class RadioModel:
         return get_efficiency(self.spectral_efficiency)
 
 
-class Coupling:
+class CouplingGains:
     """Coupling gains (antenna gain − path loss − shadowing − wall losses) [dB] of user blocks.
 
     Built once per network; :meth:`gain_db` then evaluates any block of users against

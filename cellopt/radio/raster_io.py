@@ -33,17 +33,16 @@ import warnings
 from collections.abc import Iterator, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 import pandas as pd
 import pyproj
-import rasterio
-from rasterio.enums import MaskFlags
-from rasterio.errors import NotGeoreferencedWarning, RasterioIOError
-from rasterio.windows import Window
 
 from cellopt.errors import ValidationError, describe_rows
+
+if TYPE_CHECKING:
+    from rasterio.windows import Window
 
 __all__ = ["KINDS", "RSRP_RANGE_DBM", "RasterInfo", "RasterSet", "SampleReport"]
 
@@ -523,7 +522,7 @@ def _file_infos(path: Path, in_folder: bool) -> list[RasterInfo]:
             nodata = src.nodatavals
             scales, offsets = src.scales, src.offsets
             georeferenced = not (crs is None and transform.is_identity)
-    except RasterioIOError as err:
+    except _rio().errors.RasterioIOError as err:
         raise ValidationError(f"{path}: not a raster rasterio can read ({err}); fix: give GeoTIFF files, "
                               "or remove this file from the folder") from None
     problems = []
@@ -581,6 +580,17 @@ def _file_infos(path: Path, in_folder: bool) -> list[RasterInfo]:
             for b, cell in enumerate(ids, 1)]
 
 
+def _rio() -> Any:
+    """rasterio, imported on first use: loading a scenario or building a drop, which read no
+    raster, do not pay for it (GDAL)."""
+    import rasterio
+    import rasterio.enums
+    import rasterio.errors
+    import rasterio.windows
+
+    return rasterio
+
+
 @contextlib.contextmanager
 def _open(path: Path) -> Iterator[Any]:
     """rasterio.open, the not-georeferenced warning left to the caller's checks.
@@ -590,12 +600,12 @@ def _open(path: Path) -> Iterator[Any]:
     naming the file and GDAL's messages, for rasterio's own says only "Read failed".
     """
     with warnings.catch_warnings():
-        warnings.simplefilter("ignore", NotGeoreferencedWarning)
-        src = rasterio.open(path)
+        warnings.simplefilter("ignore", _rio().errors.NotGeoreferencedWarning)
+        src = _rio().open(path)
     with src:
         try:
             yield src
-        except RasterioIOError as err:
+        except _rio().errors.RasterioIOError as err:
             raise ValidationError(f"{path}: reading its pixels failed ({_messages(err)}): the file "
                                   "is damaged or cut short; fix: export it again, or remove it "
                                   "from the source") from err
@@ -703,7 +713,7 @@ def _stencil(info: RasterInfo, x: np.ndarray, y: np.ndarray, order: np.ndarray, 
     fu, fv = u - i0, v - j0
     i1, j1 = np.minimum(i0 + 1, cols - 1), np.minimum(j0 + 1, rows - 1)
     c0, r0 = int(i0.min()), int(j0.min())
-    window = Window(c0, r0, int(i1.max()) - c0 + 1, int(j1.max()) - r0 + 1)
+    window = _rio().windows.Window(c0, r0, int(i1.max()) - c0 + 1, int(j1.max()) - r0 + 1)
     return idx, _Stencil(window, i0 - c0, i1 - c0, j0 - r0, j1 - r0, fu, fv)
 
 
@@ -736,7 +746,8 @@ def _read_stencils(path: Path, group: list[tuple[int, RasterInfo]], stencil: _St
     with _open(path) as src:
         # nodata values only (no mask band, no alpha): the four stencil pixels are taken
         # from the raw window and only they are converted and checked, not the window
-        plain = all(flags == [MaskFlags.nodata] or flags == [MaskFlags.all_valid]
+        flag = _rio().enums.MaskFlags
+        plain = all(flags == [flag.nodata] or flags == [flag.all_valid]
                     for flags in src.mask_flag_enums)
         for batch in _batches(group, int(win.width * win.height)):
             data = src.read([info.band for _, info in batch], window=win, masked=not plain)

@@ -15,6 +15,7 @@ import scipy.linalg  # noqa: F401  (loads scipy's own BLAS before the controller
 from threadpoolctl import ThreadpoolController
 
 from cellopt._deprecated import moved_names
+from cellopt.errors import ValidationError, describe_rows
 from cellopt.problem import Problem, utility
 
 __all__ = [
@@ -77,6 +78,30 @@ def one_blas_thread() -> Iterator[None]:
             yield
         finally:
             _INSIDE.depth = 0
+
+
+def refuse_users_behind_closed_backhaul(problem: Problem) -> None:
+    """Refuse users whose every link goes to a cell with ``backhaul_mbps = 0`` (α ≥ 1).
+
+    Such a cell carries nothing, so those users get rate 0 and utility −inf at α ≥ 1.
+
+    Raises
+    ------
+    ValidationError
+        Naming the users, the cells and the fix.
+    """
+    closed = problem.backhaul_mbps <= 0
+    if problem.alpha < 1 or not closed.any():
+        return
+    has_link = np.bincount(problem.user, minlength=problem.n_users) > 0
+    has_open = np.bincount(problem.user[~closed[problem.cell]], minlength=problem.n_users) > 0
+    stuck = np.flatnonzero(has_link & ~has_open)
+    if len(stuck):
+        raise ValidationError(
+            f"users {describe_rows(stuck)} have links only to cells with backhaul_mbps = 0 "
+            f"(cells {describe_rows(np.flatnonzero(closed))}), so their utility is −inf for "
+            f"alpha={problem.alpha:g}; fix: give those cells capacity, add candidates, or drop "
+            "the users")
 
 
 def best_rate(price: np.ndarray, weight: np.ndarray, alpha: float, cap: np.ndarray) -> np.ndarray:

@@ -144,18 +144,15 @@ passed to ``callback``. Status "optimal" when the certified gap ≤ tol; otherwi
 "max_iter" (default 500 iterations), "time_limit", "stopped" (callback returned True), or
 "failed" if no descent step exists at the smallest temperature (never seen in tests).
 
-Measured (2-core machine, shared)
----------------------------------
+Behaviour
+---------
 On the solver benchmark family (``benchmarks/bench_solvers.py``, 22 networks of 15,000 to
-10⁶ links; docs/model.md, "Measured performance"): 1–22 Newton steps; with the compiled
-kernels median 32–35× the ``reference`` (the tuned seeds and other seeds, on a shared
-machine), worst 9.4× (``ye_500``, 15,700 links, 16 steps) on the tuned seeds and 11.7× on
-the others; 10⁶ links in 0.4–1.1 s. With the numpy forms (``CELLOPT_JIT=0``, the
-previous code): median 19–26×, worst 4–7.5×. Small random instances
-with caps, prices and demands (tests): median 15 steps, 2 of 800 stop at max_iter at
-tol 1e-4 with a gap just above it. Limits: below tol ≈ 1e-6 the last stages run at
-τ ~ 1e-6, where Newton steps get short; an occasional instance then ends at max_iter with
-a gap just above tol (the bound is still valid, the status honest).
+10⁶ links): 1–22 Newton steps. Small random instances with caps, prices and demands
+(tests): median 15 steps, 2 of 800 stop at max_iter at tol 1e-4 with a gap just above
+it. Limits: below tol ≈ 1e-6 the last stages run at τ ~ 1e-6, where Newton steps get
+short; an occasional instance then ends at max_iter with a gap just above tol (the bound
+is still valid, the status honest). Times against the ``reference``, measured with a
+stated command and load, are in docs/model.md ("Measured performance"), not here.
 
 Distributed by design — and what is global here
 -----------------------------------------------
@@ -190,12 +187,17 @@ from scipy.special import expit
 
 from cellopt import jit
 from cellopt.checks import check_int, check_number
-from cellopt.errors import ValidationError, describe_rows
+from cellopt.errors import ValidationError
 from cellopt.problem import Problem, utility, utility_derivative
 from cellopt.solution import Solution
 from cellopt.solvers import kernels
 from cellopt.solvers.certificate import certified_gap, dual_bound, utility_scale
-from cellopt.solvers.common import block_zero_capacity, recover_feasible, user_value
+from cellopt.solvers.common import (
+    block_zero_capacity,
+    recover_feasible,
+    refuse_users_behind_closed_backhaul,
+    user_value,
+)
 from cellopt.solvers.ipm import solve_ipm
 from cellopt.solvers.linalg import SymmetricSystem, share_curvature
 from cellopt.solvers.registry import check_arguments, check_problem, check_warm_start, register
@@ -384,7 +386,7 @@ class SmoothedDual:
         linkless = np.ones(p.n_users, bool)
         linkless[self.users] = False
         self.linkless_value = float(np.sum(p.weight[linkless] * utility(0.0, p.alpha)))
-        self._check_blocked_users(blocked)
+        refuse_users_behind_closed_backhaul(p)
         self.s, self.lb = self._scales(tol) if units is None else units
         # Groups without links have μ = 0 for good: nobody buys there.
         self.fixed = np.r_[np.bincount(self.g, minlength=self.G) == 0,
@@ -417,19 +419,6 @@ class SmoothedDual:
         top = np.zeros(self.n_blocks)
         np.maximum.at(top, self.share_block, value)
         self.T = np.maximum(top, 1e-12 * max(float(top.max(initial=0.0)), 1e-300))
-
-    def _check_blocked_users(self, blocked: np.ndarray) -> None:
-        p = self.p
-        has_link = np.bincount(p.user, minlength=p.n_users) > 0
-        has_open = np.zeros(p.n_users, bool)
-        has_open[self.users] = True
-        stuck = np.flatnonzero(has_link & ~has_open)
-        if len(stuck) and p.alpha >= 1:
-            raise ValidationError(
-                f"users {describe_rows(stuck)} have links only to cells with backhaul_mbps = 0 "
-                f"(cells {describe_rows(np.flatnonzero(blocked))}), so their utility is −inf for "
-                f"alpha={p.alpha:g}; fix: give those cells capacity, add candidates, or drop the "
-                "users")
 
     def _scales(self, tol: float) -> tuple[np.ndarray, np.ndarray]:
         """Equal-share price units s and lower bounds lb (in units of s)."""

@@ -46,11 +46,16 @@ import numpy as np
 import scipy.linalg
 import scipy.sparse as sp
 
-from cellopt.errors import ValidationError, describe_rows
 from cellopt.problem import Problem, utility_derivative
 from cellopt.solution import Solution
 from cellopt.solvers.certificate import certified_gap, dual_bound
-from cellopt.solvers.common import block_zero_capacity, feasible_shares, one_blas_thread, recover_feasible
+from cellopt.solvers.common import (
+    block_zero_capacity,
+    feasible_shares,
+    one_blas_thread,
+    recover_feasible,
+    refuse_users_behind_closed_backhaul,
+)
 from cellopt.solvers.linalg import SymmetricSystem, share_curvature
 from cellopt.solvers.registry import check_arguments, check_problem, register
 from cellopt.solvers.result import build_solution
@@ -74,7 +79,7 @@ class _Structure:
         self.keep = np.flatnonzero(open_cell[p.cell])  # zero-capacity cells carry nothing
         user = p.user[self.keep]
         self.users, self.u = np.unique(user, return_inverse=True)
-        self._check_users(open_cell)
+        refuse_users_behind_closed_backhaul(p)
         self.R = p.rate_mbps[self.keep]
         cell = p.cell[self.keep]
         self.L, self.U = len(self.R), len(self.users)
@@ -119,18 +124,6 @@ class _Structure:
             self.T, self.n_blocks = 0, 0
         self.b = np.r_[np.zeros(self.n_air) if self.free else np.ones(self.n_air),
                        np.ones(len(self.cap_cells))]
-
-    def _check_users(self, open_cell: np.ndarray) -> None:
-        p = self.p
-        has_link = np.bincount(p.user, minlength=p.n_users) > 0
-        has_open = np.zeros(p.n_users, bool)
-        has_open[self.users] = True
-        stuck = np.flatnonzero(has_link & ~has_open)
-        if len(stuck) and p.alpha >= 1:
-            raise ValidationError(
-                f"users {describe_rows(stuck)} have links only to cells with backhaul_mbps = 0, "
-                f"so their utility is −inf for alpha={p.alpha:g}; fix: give those cells "
-                "capacity, add candidates, or drop the users")
 
     # ------------------------------------------------------------------ operators
     def Ax(self, x: np.ndarray) -> np.ndarray:

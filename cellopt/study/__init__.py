@@ -16,34 +16,71 @@
 - :mod:`~cellopt.study.report` — the self-contained HTML report.
 """
 
-# The function capacity stays in its module (cellopt.study.capacity.capacity, or cellopt.capacity):
-# re-exported here it would hide the module of the same name.
-from cellopt._deprecated import moved_names
-from cellopt.study.capacity import CapacityResult, capacity_sweep, pooled_rates_mbps
-from cellopt.study.gis import layer_suffixes, sector_wedges
-from cellopt.study.rasters import write_geotiff
-from cellopt.study.report import CoverageLayer, write_report
-from cellopt.study.run import RunResult, run_scenario
-from cellopt.study.scenario import (
-    MethodSpec,
-    Scenario,
-    find_scenario,
-    load_scenario,
-    shipped_scenarios,
-)
-from cellopt.study.seeds import drop_seed, drop_seeds
-from cellopt.study.store import cached_frame
-from cellopt.study.summary import link_summary, method_summary, rate_summary, sweep_table
-from cellopt.study.sweep import collect, load_rates, run_sweep
-from cellopt.study.tasks import run_tasks
+from __future__ import annotations
 
-__all__ = [
-    "CapacityResult", "CoverageLayer", "MethodSpec", "RunResult", "Scenario", "cached_frame",
-    "capacity_sweep", "collect", "drop_seed", "drop_seeds", "find_scenario", "layer_suffixes",
-    "link_summary", "load_rates", "load_scenario", "method_summary", "pooled_rates_mbps",
-    "rate_summary", "run_scenario", "run_sweep", "run_tasks", "sector_wedges",
-    "shipped_scenarios", "sweep_table", "write_geotiff", "write_report",
-]
+import importlib
+from typing import TYPE_CHECKING, Any
 
-#: ``cellopt.study.Drop`` moved to :class:`cellopt.Drop` (module :mod:`cellopt.drop`).
-__getattr__ = moved_names("cellopt.study", {"Drop": "cellopt.drop"})
+#: Public name -> its module. Loaded when first used, so that loading a scenario and
+#: building a drop (:mod:`cellopt.study.scenario`) do not import what runs and reports
+#: need: matplotlib, rasterio (GDAL), pyogrio. The function capacity stays in its module
+#: (``cellopt.study.capacity.capacity``, or ``cellopt.capacity``): re-exported here it
+#: would hide the module of the same name.
+_LAZY: dict[str, str] = {
+    **dict.fromkeys(["CapacityResult", "capacity_sweep", "pooled_rates_mbps"],
+                    "cellopt.study.capacity"),
+    **dict.fromkeys(["layer_suffixes", "sector_wedges"], "cellopt.study.gis"),
+    "write_geotiff": "cellopt.study.rasters",
+    **dict.fromkeys(["CoverageLayer", "write_report"], "cellopt.study.report"),
+    **dict.fromkeys(["RunResult", "run_scenario"], "cellopt.study.run"),
+    **dict.fromkeys(["MethodSpec", "Scenario", "find_scenario", "load_scenario",
+                     "shipped_scenarios"], "cellopt.study.scenario"),
+    **dict.fromkeys(["drop_seed", "drop_seeds"], "cellopt.study.seeds"),
+    "cached_frame": "cellopt.study.store",
+    **dict.fromkeys(["link_summary", "method_summary", "rate_summary", "sweep_table"],
+                    "cellopt.study.summary"),
+    **dict.fromkeys(["collect", "load_rates", "run_sweep"], "cellopt.study.sweep"),
+    "run_tasks": "cellopt.study.tasks",
+}
+
+__all__ = sorted(_LAZY)
+
+
+def __getattr__(name: str) -> Any:
+    try:
+        module = _LAZY[name]
+    except KeyError:
+        raise AttributeError(f"module 'cellopt.study' has no attribute {name!r}") from None
+    value = getattr(importlib.import_module(module), name)
+    globals()[name] = value  # later lookups skip __getattr__
+    return value
+
+
+def __dir__() -> list[str]:
+    """The public names (``__all__``), loaded or not."""
+    return sorted(__all__)
+
+
+if TYPE_CHECKING:  # for type checkers and IDEs: the same names, eagerly
+    from cellopt.study.capacity import CapacityResult, capacity_sweep, pooled_rates_mbps  # noqa: F401
+    from cellopt.study.gis import layer_suffixes, sector_wedges  # noqa: F401
+    from cellopt.study.rasters import write_geotiff  # noqa: F401
+    from cellopt.study.report import CoverageLayer, write_report  # noqa: F401
+    from cellopt.study.run import RunResult, run_scenario  # noqa: F401
+    from cellopt.study.scenario import (  # noqa: F401
+        MethodSpec,
+        Scenario,
+        find_scenario,
+        load_scenario,
+        shipped_scenarios,
+    )
+    from cellopt.study.seeds import drop_seed, drop_seeds  # noqa: F401
+    from cellopt.study.store import cached_frame  # noqa: F401
+    from cellopt.study.summary import (  # noqa: F401
+        link_summary,
+        method_summary,
+        rate_summary,
+        sweep_table,
+    )
+    from cellopt.study.sweep import collect, load_rates, run_sweep  # noqa: F401
+    from cellopt.study.tasks import run_tasks  # noqa: F401
