@@ -18,7 +18,6 @@
 
 # The function capacity stays in its module (cellopt.study.capacity.capacity, or cellopt.capacity):
 # re-exported here it would hide the module of the same name.
-from cellopt._deprecated import moved_names
 from cellopt.study.capacity import CapacityResult, capacity_sweep, pooled_rates_mbps
 from cellopt.study.gis import layer_suffixes, sector_wedges
 from cellopt.study.rasters import write_geotiff
@@ -44,6 +43,3 @@ __all__ = [
     "rate_summary", "run_scenario", "run_sweep", "run_tasks", "sector_wedges",
     "shipped_scenarios", "sweep_table", "write_geotiff", "write_report",
 ]
-
-#: ``cellopt.study.Drop`` moved to :class:`cellopt.Drop` (module :mod:`cellopt.drop`).
-__getattr__ = moved_names("cellopt.study", {"Drop": "cellopt.drop"})
