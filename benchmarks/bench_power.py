@@ -53,13 +53,13 @@ def main() -> None:
             "inner_time_s", "search_time_s", "time_s"]
     with pd.option_context("display.width", 160):
         print(sol.history[cols].to_string(index=False, float_format=lambda v: f"{v:.5g}"))
-    info = sol.bound_info
+    info = sol.power.bound_info
     print(f"\nsolve_power: {total:.1f} s, status {sol.status} ({sol.message})")
     print(f"{'':22}{'objective':>12}{'bound factor':>14}{'estimate factor':>17}{'patterns':>10}")
     print(f"{'before (reference)':22}{BEFORE['objective']:>12.1f}{BEFORE['bound_factor']:>14.3g}"
           f"{'-':>17}{BEFORE['patterns']:>10}")
     print(f"{'after (ipm)':22}{sol.objective:>12.1f}{info['bound_factor']:>14.3g}"
-          f"{info['estimate_factor']:>17.4f}{len(sol.patterns):>10}")
+          f"{info['estimate_factor']:>17.4f}{len(sol.power.patterns):>10}")
     shown = {k: v for k, v in info.items() if k != "bounds"}
     print(f"bound ({sol.bound_kind}): {shown}")
     for kind, value in info.get("bounds", {}).items():  # every bound computed, the least reported
@@ -72,7 +72,7 @@ def main() -> None:
     print(f"interference-free relaxation, prices optimized: factor "
           f"{np.exp((free['upper_bound'] - sol.objective) / net.user_arrays()['weight'].sum()):.3g} "
           f"({free['info']['time_s']:.1f} s)")
-    levels = np.argmin(np.abs(np.nan_to_num(sol.patterns[:, :, None], neginf=-1e9)
+    levels = np.argmin(np.abs(np.nan_to_num(sol.power.patterns[:, :, None], neginf=-1e9)
                               - np.nan_to_num(space.level_dbm[None], neginf=-1e9)), axis=2)
     problem = master_problem(gains, space, levels, net, links_per_pattern=3)
     print(f"\nfinal pattern set: {problem}")

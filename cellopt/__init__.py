@@ -9,9 +9,8 @@ from __future__ import annotations
 import importlib
 from typing import TYPE_CHECKING, Any
 
+from cellopt._version import __version__
 from cellopt.errors import CelloptError, ResourceLimitError, StoreError, ValidationError
-
-__version__ = "0.1.0"
 
 #: Public name -> (module, attribute); attribute None for a subpackage.
 _LAZY: dict[str, tuple[str, str | None]] = {

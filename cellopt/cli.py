@@ -13,7 +13,7 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
-from cellopt import __version__
+from cellopt._version import __version__
 from cellopt.errors import CelloptError, ValidationError
 
 # The heavy modules (numpy, geopandas, the solvers, matplotlib) are imported by each

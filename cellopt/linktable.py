@@ -4,16 +4,15 @@ from __future__ import annotations
 
 import dataclasses
 from collections.abc import Sequence
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 import pandas as pd
 
 from cellopt.errors import ValidationError, describe_rows
 
-if TYPE_CHECKING:  # the radio package imports this module
+if TYPE_CHECKING:
     from cellopt.network import Fingerprint
-    from cellopt.radio.model import RadioModel
 
 __all__ = ["LinkTable"]
 
@@ -50,7 +49,9 @@ class LinkTable:
         ``sinr_db + far_field_db``, counts only the cells within the radius and is an
         upper bound on the SINR with every cell counted exactly.
     model : RadioModel or None
-        The radio model the table was computed with (None for a table made by hand).
+        The radio model the table was computed with (None for a table made by hand). The
+        annotation says ``Any``: the link table is below the radio package, which imports
+        it, so it names no radio type.
     shadowing_seed : int or None
         The integer that keyed its shadowing (:func:`cellopt.radio.links.shadowing_seed`
         of the `rng` given): the same seed and model give the same gains, so what is
@@ -80,7 +81,7 @@ class LinkTable:
     resource_mhz: np.ndarray
     radius_m: float | None = None
     far_field_db: np.ndarray | None = None
-    model: RadioModel | None = None
+    model: Any = None  # a cellopt.radio.RadioModel, or None
     shadowing_seed: int | None = None
     n_candidates: int | None = None
     re_power_dbm: np.ndarray | None = None
@@ -185,13 +186,19 @@ class LinkTable:
         """Mask of the users with at least one link of positive rate, shape (n_users,)."""
         return np.bincount(self.user[self.rate_mbps > 0], minlength=self.n_users) > 0
 
-    def radio_settings(self, builder: str) -> tuple[RadioModel, int, int]:
+    def radio_settings(self, builder: str) -> tuple[Any, int, int]:
         """The radio model, shadowing seed and candidate count the table was made with.
 
         Parameters
         ----------
         builder : str
             What needs them, for the message (e.g. ``"LoadCoupling.from_network"``).
+
+        Returns
+        -------
+        model : RadioModel
+            :attr:`model`, a :class:`cellopt.radio.RadioModel`.
+        shadowing_seed, n_candidates : int
 
         Raises
         ------

@@ -18,7 +18,6 @@ import pandas as pd
 import pyproj
 import shapely
 
-from cellopt._deprecated import moved_names
 from cellopt.checks import as_float_array, check_names
 from cellopt.crs import metric_crs
 from cellopt.errors import ValidationError, describe_rows
@@ -26,10 +25,6 @@ from cellopt.parameters import LIMITS, check_real, is_real
 
 __all__ = ["ANTENNA_COLUMNS", "CELL_BYTES", "CELL_COLUMNS", "OWNERS", "TIERS", "USER_COLUMNS",
            "Fingerprint", "Network", "cells_frame", "check_same_network", "users_frame"]
-
-#: The parameter catalogue moved to :mod:`cellopt.parameters`.
-__getattr__ = moved_names("cellopt.network", dict.fromkeys(
-    ["LIMITS", "Limit", "check_count", "check_real", "is_integer", "is_real"], "cellopt.parameters"))
 
 TIERS = ("macro", "pico", "femto")
 OWNERS = ("operator", "third_party")

@@ -3,14 +3,11 @@
 from __future__ import annotations
 
 import dataclasses
-import warnings
 from typing import Any
 
-import geopandas as gpd
 import numpy as np
 import pandas as pd
 
-from cellopt.errors import ValidationError
 from cellopt.network import Fingerprint
 from cellopt.problem import Problem
 from cellopt.status import STATUSES, SUCCESSFUL
@@ -127,32 +124,12 @@ class Solution:
     pattern_share : ndarray, shape (n_resources,), or None
         θ_s, the share of the band each power pattern gets (Σ = 1), where the problem's
         resources are patterns with free shares; None for fixed resources.
-    patterns : ndarray, shape (n_patterns, n_cells), or None
-        Transmit power of every cell in every pattern [dBm, −inf = off] (power
-        optimization only).
-    cell_power_dbm : ndarray, shape (n_cells,), or None
-        Average transmit power ``10 log10 Σ_s θ_s p_js`` [dBm] (power optimization only).
-    energy_w : float or None
-        Σ_j Σ_s θ_s p_js, the network's average transmit power [W] (power optimization
-        only).
     cell_payment : ndarray, shape (n_cells,), or None
         c_j T_j: what each cell's owner is paid (a third-party femtocell's revenue)
         [utility]; Σ = `cost`.
     offload_share : float or None
         Share of all traffic carried by third-party cells, Σ_{j third party} T_j / Σ_j T_j
         (0 with no traffic); None when the problem does not say who owns the cells.
-    bound_info : dict or None
-        What the bound is and its parameters (power optimization: ``kind``, for a relaxed
-        bound ``relaxation``, ``cluster_cells``, ...; ``certifies``: ``"physical model"``,
-        the bound holds with every cell interfering at its pattern's power; ``lumped``:
-        cells beyond the users' gain tables were lumped, and the gap includes that
-        truncation's looseness; also ``bound_factor`` (1 + gap) and
-        ``estimate_factor`` (the same for the estimate): the factor by which every user's
-        rate would have to grow to reach the bound or the estimate).
-    estimate : float or None
-        Power optimization: the Lagrangian estimate of the joint optimum from the best
-        pattern the pricing found (not a bound: it measures how far column generation is
-        from converged).
     bound_kind : str or None
         What `upper_bound` bounds: ``"problem"`` — the optimum of the problem as given
         (its links, powers or pattern set); ``"exact"`` — the joint power problem over
@@ -168,11 +145,11 @@ class Solution:
         round's solve; ``rounds``; ``load_change`` (rounds,), the largest fall of a load
         in each round.
     power : PowerResult or None
-        :func:`~cellopt.power.solve_power` only: the power record (patterns [dBm],
-        pattern shares, each cell's average power, energy [W], bound kind and info,
-        estimate, column-generation history). ``patterns``, ``cell_power_dbm``,
-        ``energy_w``, ``bound_kind``, ``bound_info`` and ``estimate`` above hold the same
-        values for one more release; read them from here.
+        Power optimization only (:func:`~cellopt.power.solve_power`,
+        :func:`~cellopt.power.solve_abs`, :func:`~cellopt.deploy.evaluate_schedule`): the
+        one place of the power record (patterns [dBm], pattern shares, each cell's
+        average power, energy [W], bound kind and info, estimate, column-generation
+        history); None at fixed power.
     network_fingerprint : Fingerprint or None
         The :attr:`Problem.network_fingerprint <cellopt.Problem>` (or, for a power
         solution, the :class:`~cellopt.power.PowerProblem`'s) of the problem solved: which
@@ -203,14 +180,9 @@ class Solution:
     exceeded_backhaul: np.ndarray
     energy_cost: float = 0.0
     pattern_share: np.ndarray | None = None
-    patterns: np.ndarray | None = None
-    cell_power_dbm: np.ndarray | None = None
-    energy_w: float | None = None
     bound_kind: str | None = None
     cell_payment: np.ndarray | None = None
     offload_share: float | None = None
-    bound_info: dict[str, Any] | None = None
-    estimate: float | None = None
     load_coupling: dict[str, Any] | None = None
     power: PowerResult | None = None
     network_fingerprint: Fingerprint | None = None
@@ -219,55 +191,6 @@ class Solution:
     def success(self) -> bool:
         """True when the method finished by its own rule (not a limit, a stop or a failure)."""
         return self.status in SUCCESSFUL
-
-    def to_frames(
-        self, network: Any = None
-    ) -> tuple[pd.DataFrame | gpd.GeoDataFrame, pd.DataFrame | gpd.GeoDataFrame]:
-        """Deprecated: use ``cellopt.Drop.from_network(network, links).frames(solution)``.
-
-        User and cell tables; joined to `network`'s tables (GeoDataFrames) if given. The
-        one way from a solution to tables is :meth:`cellopt.Drop.frames`, whose columns
-        are declared in :mod:`cellopt.drop`; this method goes in the next release.
-
-        Parameters
-        ----------
-        network : Network, optional
-            The network of the problem this solves: the same users and cells, in order.
-            For a scenario's drop, whose problem leaves out the users without a usable
-            link, use :meth:`cellopt.Drop.frames`, which maps them back.
-
-        Returns
-        -------
-        users : DataFrame
-            ``rate_mbps, serving_cell`` per user row.
-        cells : DataFrame
-            ``airtime`` (summed over resources / K), ``traffic_mbps``, ``payment``
-            (c_j T_j, the owner's revenue), ``airtime_price`` (mean over resources),
-            ``backhaul_price_per_mbps``; with `network`, also ``backhaul_use`` (T_j / C_j,
-            0 for unlimited backhaul).
-        """
-        warnings.warn("Solution.to_frames is deprecated; use drop = cellopt.Drop.from_network(network, "
-                      "links) and drop.frames(solution) (airtime prices: solution.prices)",
-                      DeprecationWarning, stacklevel=2)
-        users = pd.DataFrame({"rate_mbps": self.user_rate_mbps, "serving_cell": self.serving_cell})
-        cells = pd.DataFrame({
-            "airtime": self.cell_airtime.mean(axis=1),
-            "traffic_mbps": self.cell_traffic_mbps,
-            "payment": self.cell_payment,
-            "airtime_price": self.prices["airtime"].mean(axis=1),
-            "backhaul_price_per_mbps": self.prices["backhaul"],
-        })
-        if network is not None:
-            if (network.n_users, network.n_cells) != (len(users), len(cells)):
-                raise ValidationError(
-                    f"the network has {network.n_users} users and {network.n_cells} cells, the "
-                    f"solution {len(users)} and {len(cells)}; fix: pass the network the problem "
-                    "was built from (for a scenario drop, use drop.frames(solution), which maps "
-                    "the users without a usable link back)")
-            users = network.users.reset_index(drop=True).join(users)
-            cells = network.cells.reset_index(drop=True).join(cells)
-            cells["backhaul_use"] = cells["traffic_mbps"] / cells["backhaul_mbps"]
-        return users, cells
 
     def __repr__(self) -> str:
         ub = "None" if self.upper_bound is None else f"{self.upper_bound:.6g}"

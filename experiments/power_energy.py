@@ -52,7 +52,7 @@ CITY = "sf_femto"
 
 def certificate(sol: cellopt.Solution) -> dict[str, object]:
     """Status, wall time, patterns used, and the estimate and bound as rate factors."""
-    info = sol.bound_info or {}
+    info = sol.power.bound_info or {}
     return dict(status=sol.status, n_patterns=int((sol.pattern_share > 0).sum()),
                 wall_s=sol.wall_s, estimate_factor=info.get("estimate_factor"),
                 bound_factor=info.get("bound_factor"), bound_kind=sol.bound_kind)
@@ -80,8 +80,8 @@ def density_run(n_users: int, drop: int, energy_price: float, args) -> pd.DataFr
     sol = optimize(net, gains, energy_price, args)
     row = dict(n_users=n_users, density_per_km2=n_users / (net.region.area * 1e-6), drop=drop,
                energy_price_per_w=energy_price, **certificate(sol),
-               energy_saved_pct=100.0 * (1 - sol.energy_w / full_w),
-               cells_always_off_pct=100.0 * float(np.isneginf(sol.cell_power_dbm).mean()),
+               energy_saved_pct=100.0 * (1 - sol.power.energy_w / full_w),
+               cells_always_off_pct=100.0 * float(np.isneginf(sol.power.cell_power_dbm).mean()),
                objective=sol.objective, baseline_objective=base.objective)
     for name, s in (("", sol), ("baseline_", base)):
         row.update({name + k: v for k, v in rate_summary(s.user_rate_mbps).items()})
@@ -96,7 +96,7 @@ def abs_runs(args) -> pd.DataFrame:
     grid = abs_grid(net, gains=gains).assign(method="abs")
     sol = optimize(net, gains, 0.0, args)
     opt = dict(method="optimized", **certificate(sol), objective=sol.objective,
-               energy_w=sol.energy_w, **rate_summary(sol.user_rate_mbps))
+               energy_w=sol.power.energy_w, **rate_summary(sol.user_rate_mbps))
     return pd.concat([grid, pd.DataFrame([opt])], ignore_index=True)
 
 
@@ -123,7 +123,7 @@ def city_runs(args) -> pd.DataFrame:
     for price in (0.0, args.energy_price):
         sol = optimize(net, gains, price, args)
         rows.append(dict(method="optimized patterns", energy_price_per_w=price,
-                         **certificate(sol), objective=sol.objective, energy_w=sol.energy_w,
+                         **certificate(sol), objective=sol.objective, energy_w=sol.power.energy_w,
                          **summary(sol.user_rate_mbps)))
     tiers = net.cells["tier"].value_counts()
     return pd.DataFrame(rows).assign(n_cells=net.n_cells, n_femto=int(tiers.get("femto", 0)),

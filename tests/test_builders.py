@@ -105,17 +105,3 @@ def test_the_parameter_table_of_the_docs_is_current():
     assert found.group(1) == parameter_table(), (
         "docs/scenarios.md: the Parameters table is stale; regenerate it from "
         "cellopt.parameters.parameter_table()")
-
-
-@pytest.mark.parametrize(("name", "module"), [("drop_seeds", "cellopt.study.seeds"),
-                                              ("DropSeeds", "cellopt.study.seeds"),
-                                              ("MAX_DROPS", "cellopt.study.seeds"),
-                                              ("SECTION_KEYS", "cellopt.study.schema")])
-def test_moved_names_still_import_from_scenario_with_a_warning(name, module):
-    import importlib
-
-    scenario = importlib.import_module("cellopt.study.scenario")
-    assert name not in vars(scenario)
-    with pytest.warns(DeprecationWarning, match=f"moved to {module}.{name}"):
-        value = getattr(scenario, name)
-    assert value is getattr(importlib.import_module(module), name)

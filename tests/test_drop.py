@@ -74,13 +74,6 @@ def test_the_docs_show_the_declared_result_columns():
         "docs/conventions.md's result table is stale; paste cellopt.drop.result_columns_markdown()")
 
 
-def test_solution_to_frames_is_deprecated_and_names_the_drop(outage_drop):
-    sol = outage_drop.solve("max_rsrp")
-    with pytest.warns(DeprecationWarning, match=r"Drop\.from_network"):
-        users, _ = sol.to_frames()
-    assert len(users) == outage_drop.problem.n_users
-
-
 def small_drop(rng: int = 3) -> Drop:
     net = topology.drop_users(topology.hex_grid(n_rings=1), 80, rng=1)
     return Drop.from_network(net, radio.link_table(net, n_candidates=4, rng=rng))

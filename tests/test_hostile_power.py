@@ -373,7 +373,7 @@ def test_budget_edges_end_with_a_true_status_and_finite_numbers(problem):
     for sol in (one, tiny, solve_power(problem, progress=False, max_iter=None),
                 solve_power(problem, progress=False, max_iter=np.int64(3)),
                 solve_power(problem, progress=False, time_limit_s=math.inf)):
-        assert np.isfinite([sol.objective, sol.upper_bound, sol.gap, sol.energy_w]).all()
+        assert np.isfinite([sol.objective, sol.upper_bound, sol.gap, sol.power.energy_w]).all()
         assert sol.upper_bound >= sol.objective - 1e-9 * abs(sol.objective)
 
 
@@ -637,7 +637,7 @@ def test_ctrl_c_in_a_power_sweep_is_one_line_and_resume_gives_the_same_results(
 # ============================================================================ degenerate problems
 def finite_and_true(sol) -> None:
     assert sol.status in ("optimal", "converged"), sol.message
-    values = [sol.objective, sol.upper_bound, sol.gap, sol.energy_w, sol.utility, sol.energy_cost]
+    values = [sol.objective, sol.upper_bound, sol.gap, sol.power.energy_w, sol.utility, sol.energy_cost]
     assert np.isfinite(values).all(), values
     assert np.isfinite(sol.power.pattern_share).all() and sol.power.pattern_share.sum() == pytest.approx(1)
 
@@ -673,7 +673,7 @@ def test_an_enormous_energy_price_still_ends_true_and_finite(net5, alpha):
     finite_and_true(sol)
     cheap = solve_power(PowerProblem.from_network(net5, levels_db=[0, -10, None], rng=1,
                                                   alpha=alpha), progress=False)
-    assert sol.energy_w < 1e-2 * cheap.energy_w  # the price turns the power down
+    assert sol.power.energy_w < 1e-2 * cheap.power.energy_w  # the price turns the power down
     if alpha == 0.0:  # rates are worth little next to energy: everything off
         assert np.isneginf(sol.power.cell_power_dbm).all()
 

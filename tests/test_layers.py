@@ -1,11 +1,13 @@
 """The package is layered: no module imports one of a higher layer, not even late.
 
-Layers, from the bottom: the catalogue, the errors and the cluster connection; the data
-model; radio; topology; problem and solution; solvers; the drop (network → problem →
-tables) and its coverage maps; the problems built on a drop (power, load coupling);
-the deployable settings fitted to them; plotting; studies; the command line. A module may
-import its own layer and the layers below. Every import counts, at the top of a module or
-inside a function.
+Layers, from the bottom: the version, the catalogue, the errors and the cluster
+connection; the data model; the link table; radio; topology; problem and solution;
+solvers; the drop (network → problem → tables) and its coverage maps; the problems built
+on a drop (power, load coupling); the deployable settings fitted to them; plotting;
+studies; the command line. A module may import its own layer and the layers below.
+Every import counts, at the top of a module or inside a function, under
+``if TYPE_CHECKING:`` too. The package face (``cellopt`` itself, whose names load every
+layer) is above them all: no module imports a name from it.
 """
 
 from __future__ import annotations
@@ -17,10 +19,11 @@ PACKAGE = Path(__file__).resolve().parents[1] / "cellopt"
 
 #: Module-name prefixes of each layer, bottom first.
 LAYERS: list[tuple[str, ...]] = [
-    ("cellopt.errors", "cellopt._deprecated", "cellopt.status", "cellopt.parameters", "cellopt.checks",
+    ("cellopt._version", "cellopt.errors", "cellopt.status", "cellopt.parameters", "cellopt.checks",
      "cellopt.crs", "cellopt.cluster", "cellopt.jit"),
     ("cellopt.network",),
-    ("cellopt.linktable", "cellopt.radio"),
+    ("cellopt.linktable",),  # below radio, which builds link tables
+    ("cellopt.radio",),
     ("cellopt.topology",),
     ("cellopt.problem", "cellopt.solution"),
     ("cellopt.solvers",),
@@ -31,6 +34,10 @@ LAYERS: list[tuple[str, ...]] = [
     ("cellopt.study",),
     ("cellopt.cli",),
 ]
+
+
+#: The layer of the package face, ``cellopt`` itself: above every other.
+FACE = len(LAYERS)
 
 
 def layer_of(module: str) -> int | None:
@@ -48,8 +55,13 @@ def module_name(path: Path, package: Path = PACKAGE) -> str:
     return ".".join(parts[:-1] if parts[-1] == "__init__" else parts)
 
 
-def imported(tree: ast.AST, module: str, is_package: bool) -> list[tuple[str, int]]:
-    """Every cellopt module `tree` imports, with its line (relative imports resolved)."""
+def imported(tree: ast.AST, module: str, is_package: bool,
+             package: Path = PACKAGE) -> list[tuple[str, int]]:
+    """Every cellopt module `tree` imports, with its line (relative imports resolved).
+
+    A name imported from the package face that is not a module of `package`
+    (``from cellopt import __version__``) is an import of ``cellopt`` itself.
+    """
     out = []
     for node in ast.walk(tree):
         if isinstance(node, ast.Import):
@@ -64,10 +76,15 @@ def imported(tree: ast.AST, module: str, is_package: bool) -> list[tuple[str, in
             if not base.startswith("cellopt"):
                 continue
             if base == "cellopt":  # "from cellopt import radio" imports the subpackage
-                out += [(f"cellopt.{a.name}", node.lineno) for a in node.names]
+                out += [(f"cellopt.{a.name}" if _is_module(package / a.name) else "cellopt",
+                         node.lineno) for a in node.names]
             else:
                 out.append((base, node.lineno))
     return out
+
+
+def _is_module(path: Path) -> bool:
+    return path.is_dir() or path.with_suffix(".py").is_file()
 
 
 def upward_imports(package: Path = PACKAGE) -> list[str]:
@@ -79,8 +96,8 @@ def upward_imports(package: Path = PACKAGE) -> list[str]:
         if level is None:
             continue
         tree = ast.parse(path.read_text(encoding="utf-8"))
-        for target, line in imported(tree, module, path.name == "__init__.py"):
-            target_level = layer_of(target)
+        for target, line in imported(tree, module, path.name == "__init__.py", package):
+            target_level = FACE if target == "cellopt" else layer_of(target)
             if target_level is not None and target_level > level:
                 found.append(f"{module}:{line} -> {target}")
     return found
@@ -94,6 +111,26 @@ def test_every_module_has_a_layer():
 
 def test_no_import_runs_back_up_a_layer():
     assert upward_imports() == []
+
+
+def test_upward_imports_are_found_under_type_checking_and_from_the_package_face(tmp_path):
+    # The arrows the layout forbids, in a package of the same name: the link table naming
+    # the radio model for a type hint, and a study module reading the version from the
+    # package face instead of cellopt._version.
+    package = tmp_path / "cellopt"
+    (package / "radio").mkdir(parents=True)
+    (package / "study").mkdir()
+    for name in ("__init__.py", "radio/__init__.py", "radio/model.py", "study/__init__.py",
+                 "_version.py"):
+        (package / name).write_text("")
+    (package / "linktable.py").write_text(
+        "from typing import TYPE_CHECKING\n\nif TYPE_CHECKING:\n"
+        "    from cellopt.radio.model import RadioModel\n")
+    (package / "study" / "store.py").write_text(
+        "import cellopt\nfrom cellopt import __version__\nfrom cellopt._version import __version__\n")
+    assert upward_imports(package) == ["cellopt.linktable:4 -> cellopt.radio.model",
+                                       "cellopt.study.store:1 -> cellopt",
+                                       "cellopt.study.store:2 -> cellopt"]
 
 
 #: Modules allowed to import cellopt modules inside functions: the command line imports

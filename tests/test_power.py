@@ -194,15 +194,15 @@ def test_solve_power_against_exhaustive_optimum(seed):
     # The estimate is no bound, but never below the master's objective.
     # No pattern is kept at a negligible share (below 0.1 % of the band).
     for sol in (search, exact):
-        assert sol.estimate >= sol.objective - 1e-6 * scale
-        assert sol.bound_info is None or sol.bound_info["estimate_factor"] >= 1 - 1e-9
+        assert sol.power.estimate >= sol.objective - 1e-6 * scale
+        assert sol.power.bound_info is None or sol.power.bound_info["estimate_factor"] >= 1 - 1e-9
         share = sol.pattern_share
         assert ((share == 0) | (share >= 1e-3)).all(), share
         assert share.sum() == pytest.approx(1.0)
     # Reported powers and energy are consistent with the shares.
-    p_mw = 10.0 ** (exact.patterns / 10.0)
-    assert exact.energy_w == pytest.approx(float((exact.pattern_share @ p_mw).sum()) * 1e-3)
-    assert exact.patterns.shape == (len(exact.pattern_share), n_cells)
+    p_mw = 10.0 ** (exact.power.patterns / 10.0)
+    assert exact.power.energy_w == pytest.approx(float((exact.pattern_share @ p_mw).sum()) * 1e-3)
+    assert exact.power.patterns.shape == (len(exact.pattern_share), n_cells)
 
 
 def test_an_estimate_on_a_spent_budget_is_not_presented_as_converged():
@@ -311,9 +311,9 @@ def test_solve_power_relaxed_bound():
     sol = cellopt.solve_power(power_problem(net, price=0.05), progress=False,
                               options=ColumnGenerationOptions(bound="relaxed", pricing="search"))
     assert sol.bound_kind == "relaxed" and sol.power.bound_kind == "relaxed"
-    assert sol.bound_info["relaxation"] in ("interference-free", "clusters", "decomposition")
+    assert sol.power.bound_info["relaxation"] in ("interference-free", "clusters", "decomposition")
     assert sol.upper_bound >= best.objective - 1e-9
-    assert sol.bound_info["bound_factor"] == pytest.approx(
+    assert sol.power.bound_info["bound_factor"] == pytest.approx(
         np.exp((sol.upper_bound - sol.objective) / net.n_users))
 
 
@@ -377,7 +377,7 @@ def test_full_power_only_equals_fixed_power_solve():
                               options=ColumnGenerationOptions(links_per_pattern=None))
     links = cellopt.radio.link_table(net, n_candidates=8, rng=1)
     fixed = solve(Problem.from_network(net, links), "reference", tol=1e-8)
-    assert len(sol.patterns) == 1
+    assert len(sol.power.patterns) == 1
     assert sol.objective == pytest.approx(fixed.objective, abs=1e-4)
 
 
@@ -428,22 +428,16 @@ def test_bad_power_inputs_are_named():
         cellopt.solve_power(power_problem(big), options=ColumnGenerationOptions(bound="exact"))
 
 
-@pytest.mark.slow
-def test_old_call_form_warns_and_gives_the_same_answer():
-    """solve_power(network, levels_db, ...) still works for one release, with a warning
-    naming the new form, and gives the new form's answer exactly."""
+def test_a_network_in_place_of_the_power_problem_names_the_call_to_write():
     net = small_network(1, n_cells=4, n_users=20)
-    new = cellopt.solve_power(power_problem(net, price=0.05), "dual", max_iter=2, progress=False,
-                              options=ColumnGenerationOptions(bound="relaxed", cluster_cells=1))
-    with pytest.warns(DeprecationWarning, match=r"solve_power\(PowerProblem.from_drop"):
-        old = cellopt.solve_power(net, LEVELS, method="dual", energy_price_per_w=0.05, rng=1,
-                                  max_iter=2, bound="relaxed", cluster_cells=1, progress=False)
-    assert (old.objective, old.upper_bound, old.estimate) == (new.objective, new.upper_bound,
-                                                              new.estimate)
-    np.testing.assert_array_equal(old.power.patterns, new.power.patterns)
-    np.testing.assert_array_equal(old.pattern_share, new.pattern_share)
-    with pytest.warns(DeprecationWarning), pytest.raises(ValidationError, match="gain_tol"):
-        cellopt.solve_power(net, LEVELS, gain_tol=-1.0)
+    for call in (lambda: cellopt.solve_power(net, LEVELS, energy_price_per_w=0.05, rng=1),
+                 lambda: cellopt.solve_power(net),
+                 lambda: cellopt.solve_power(problem=net),
+                 lambda: cellopt.solve_power(network=net, levels_db=LEVELS)):
+        with pytest.raises(ValidationError, match=r"takes a PowerProblem, not a Network; fix: .*"
+                           r"solve_power\(PowerProblem\.from_drop\(drop, levels_db=.*"
+                           r"options=ColumnGenerationOptions\(.*PowerProblem\.from_network"):
+            call()
 
 
 def test_power_problem_from_drop_matches_the_link_table():
@@ -464,11 +458,9 @@ def test_the_answer_is_a_new_solution_with_a_power_record():
     sol = cellopt.solve_power(power_problem(net, price=0.05), progress=False)
     power = sol.power
     assert isinstance(power, cellopt.power.PowerResult)
-    np.testing.assert_array_equal(sol.patterns, power.patterns)
-    np.testing.assert_array_equal(sol.cell_power_dbm, power.cell_power_dbm)
-    assert (sol.energy_w, sol.bound_kind, sol.estimate) == (power.energy_w, power.bound_kind,
-                                                            power.estimate)
-    assert sol.bound_info is power.bound_info and sol.history is power.history
+    assert sol.bound_kind == power.bound_kind and sol.history is power.history
+    for name in ("patterns", "cell_power_dbm", "energy_w", "bound_info", "estimate"):
+        assert not hasattr(sol, name)  # the power record is in one place: sol.power
     assert set(power.bound_info) >= {"bound_factor", "estimate_factor", "kind"}
     assert sol.pattern_share is power.pattern_share and len(power.patterns) == len(power.pattern_share)
     with pytest.raises(AttributeError):
@@ -493,7 +485,7 @@ def test_tail_off_stop_is_a_prefix_of_the_full_run():
     gained = tail.history["objective"].to_numpy()[3:] - tail.history["objective"].to_numpy()[:-3]
     assert gained[-1] < 0.02 * net.n_users and (gained[:-1] >= 0.02 * net.n_users).all()
     for sol in (full, tail):
-        assert len(np.unique(sol.patterns, axis=0)) == len(sol.patterns)
+        assert len(np.unique(sol.power.patterns, axis=0)) == len(sol.power.patterns)
         assert (sol.history["pricing"].str.startswith("search")).all()
 
 
@@ -571,8 +563,10 @@ def test_abs_shares_powers_and_energy():
     macro = (net.cells["tier"] == "macro").to_numpy()
     p_w = 10.0 ** (net.cells["tx_power_dbm"].to_numpy() / 10.0) * 1e-3
     assert sol.pattern_share == pytest.approx([1 - beta, beta])
-    assert np.isneginf(sol.patterns[1, macro]).all()
-    assert sol.energy_w == pytest.approx(p_w.sum() - beta * p_w[macro].sum())
+    assert np.isneginf(sol.power.patterns[1, macro]).all()
+    assert sol.power.pattern_share is sol.pattern_share and sol.power.bound_kind is None
+    assert len(sol.power.master.rate_mbps) == len(sol.x)  # the ABS problem x is over
+    assert sol.power.energy_w == pytest.approx(p_w.sum() - beta * p_w[macro].sum())
     # Macro cells carry nothing in the muted pattern; every cell's airtime fits.
     assert sol.cell_airtime.shape == (net.n_cells, 2)
     assert (sol.cell_airtime[macro, 1] == 0).all()
@@ -600,6 +594,6 @@ def test_time_limit_stops_after_the_solve_in_progress():
                               options=ColumnGenerationOptions(bound="relaxed"))
     # The first master: full power and one pattern per tier at its lowest level.
     assert sol.status == "time_limit" and len(sol.history) == 1
-    assert len(sol.patterns) == sol.history["n_patterns"].iloc[0] == 3
+    assert len(sol.power.patterns) == sol.history["n_patterns"].iloc[0] == 3
     assert sol.upper_bound >= sol.objective  # the bound is still computed and valid
 

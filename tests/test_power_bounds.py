@@ -95,7 +95,7 @@ def test_bounds_hold_for_the_physical_model(seed):
     assert sol.upper_bound >= lower - slack, (sol.status, sol.upper_bound, lower)
     if sol.status == "optimal":
         assert sol.gap <= 1e-4
-    assert sol.bound_info["certifies"] == "physical model" and sol.bound_info["lumped"]
+    assert sol.power.bound_info["certifies"] == "physical model" and sol.power.bound_info["lumped"]
     # So does the relaxed bound, interference-free and with clusters.
     gains = GainTable.from_network(net, n_candidates=N_CANDIDATES, n_interferers=n_interferers,
                                    rng=1)

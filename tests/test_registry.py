@@ -3,7 +3,6 @@ method table, option types and unknown options, and the option docs."""
 
 from __future__ import annotations
 
-import importlib
 import inspect
 import subprocess
 import sys
@@ -357,24 +356,6 @@ def test_importing_the_solvers_does_not_import_cvxpy():
     code = "import sys, cellopt.solvers; print('cvxpy' in sys.modules)"
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
     assert out.stdout.strip() == "False"
-
-
-# ====================================================================== moved names
-@pytest.mark.parametrize(("old", "name", "new"), [
-    ("cellopt.solvers.common", "dual_bound", "cellopt.solvers.certificate"),
-    ("cellopt.solvers.common", "certified_gap", "cellopt.solvers.certificate"),
-    ("cellopt.solvers.common", "utility_scale", "cellopt.solvers.certificate"),
-    ("cellopt.solvers.common", "block_airtime_value", "cellopt.solvers.certificate"),
-    ("cellopt.solvers.common", "build_solution", "cellopt.solvers.result"),
-    ("cellopt.solvers.registry", "nothing_to_allocate", "cellopt.solvers.api"),
-    ("cellopt.solvers.dask_dual", "local_client", "cellopt.cluster"),
-    ("cellopt.solvers.dask_dual", "WORKER_MALLOC_ENV", "cellopt.cluster"),
-])
-def test_moved_names_still_import_with_a_warning(old, name, new):
-    with pytest.warns(DeprecationWarning, match=rf"{old}\.{name} moved to {new}\.{name}"):
-        value = getattr(importlib.import_module(old), name)
-    assert value is getattr(importlib.import_module(new), name)
-    assert name not in vars(importlib.import_module(old))
 
 
 def test_status_constants_are_the_strings():

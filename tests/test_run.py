@@ -197,18 +197,6 @@ def test_drop_from_a_network_built_by_hand():
     assert len(users) == 40 and len(cells) == net.n_cells
 
 
-def test_solution_to_frames_refuses_a_network_of_the_wrong_size(run):
-    """It used to join by position: 50 rows of the wrong users, without a word."""
-    drop, sol = run.drop, run.solutions["optimized"]
-    with (pytest.warns(DeprecationWarning, match=r"drop\.frames"),
-          pytest.raises(ValidationError, match=r"drop.frames\(solution\)")):
-        sol.to_frames(drop.network)  # all users, but the problem has the solvable ones only
-    solvable = drop.network.replace(users=drop.network.users[drop.solvable].reset_index(drop=True))
-    with pytest.warns(DeprecationWarning, match=r"drop\.frames"):
-        users, _ = sol.to_frames(solvable)
-    assert len(users) == drop.problem.n_users
-
-
 # ---------------------------------------------------------------------------- ergonomics
 def run_python(code: str, cwd: Path) -> str:
     out = subprocess.run([sys.executable, "-c", code], cwd=cwd, capture_output=True, text=True,

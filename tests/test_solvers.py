@@ -17,7 +17,6 @@ import dataclasses
 import functools
 import re
 
-import geopandas as gpd
 import numpy as np
 import pandas as pd
 import pytest
@@ -62,16 +61,15 @@ def check_solution(sol: cellopt.Solution, p: Problem, method: str, *, min_iter: 
         "status", "message", "method", "utility", "cost", "objective", "upper_bound", "gap",
         "n_iter", "wall_s", "history", "x", "user_rate_mbps", "cell_airtime",
         "cell_traffic_mbps", "prices", "serving_cell", "exceeded_backhaul",
-        "energy_cost", "pattern_share", "patterns", "cell_power_dbm", "energy_w", "bound_kind",
-        "cell_payment", "offload_share", "bound_info", "estimate", "load_coupling", "power",
-        "network_fingerprint",
+        "energy_cost", "pattern_share", "bound_kind", "cell_payment", "offload_share",
+        "load_coupling", "power", "network_fingerprint",
     }
     assert {f.name for f in dataclasses.fields(cellopt.Solution)} == checked, \
         "Solution has fields this test does not check; extend check_solution"
     assert sol.status in STATUSES, sol.status
     assert isinstance(sol.message, str) and sol.message
     assert sol.method == method
-    assert sol.power is None  # only solve_power fills it
+    assert sol.power is None  # only power optimization fills it
     assert sol.network_fingerprint == p.network_fingerprint  # the problem's network (or None)
     for name in ("utility", "cost", "objective", "wall_s"):
         assert isinstance(getattr(sol, name), float), name
@@ -88,10 +86,8 @@ def check_solution(sol: cellopt.Solution, p: Problem, method: str, *, min_iter: 
     if sol.status == "optimal":
         assert sol.gap is not None
     # Fixed resources, fixed powers: no pattern fields, the bound is the problem's own.
-    assert sol.energy_cost == 0.0 and sol.pattern_share is None and sol.patterns is None
-    assert sol.cell_power_dbm is None and sol.energy_w is None
+    assert sol.energy_cost == 0.0 and sol.pattern_share is None
     assert sol.bound_kind == (None if sol.upper_bound is None else "problem")
-    assert sol.bound_info is None and sol.estimate is None  # power optimization only
     assert sol.load_coupling is None  # load-coupled solves only
     assert isinstance(sol.history, pd.DataFrame) and len(sol.history) >= 1
     assert {"iteration", "objective"} <= set(sol.history.columns)
@@ -285,31 +281,13 @@ def hetnet_reference(hetnet):
 @pytest.mark.parametrize("method", sorted({*cellopt.METHODS, *OPTIMIZERS, "reference", *BASELINES}))
 def test_every_method_fills_every_field(hetnet, hetnet_reference, method):
     require(method)
-    net, p = hetnet
+    _, p = hetnet
     sol = cellopt.solve(p, method=method)
     check_solution(sol, p, method, min_iter=1)
     if sol.upper_bound is not None:
         assert sol.upper_bound >= hetnet_reference.objective - 1e-9 * rel(hetnet_reference.objective)
     if method in OPTIMIZERS or method == "reference":
         assert sol.status == "optimal", sol.message
-    with pytest.warns(DeprecationWarning, match=r"Drop\.from_network"):  # kept for one release
-        users, cells = sol.to_frames()
-    assert isinstance(users, pd.DataFrame) and len(users) == p.n_users
-    assert isinstance(cells, pd.DataFrame) and len(cells) == p.n_cells
-    assert {"rate_mbps", "serving_cell"} <= set(users.columns)
-    assert {"airtime", "traffic_mbps", "airtime_price", "backhaul_price_per_mbps"} <= set(cells.columns)
-    np.testing.assert_array_equal(users["rate_mbps"].to_numpy(), sol.user_rate_mbps)
-    np.testing.assert_array_equal(users["serving_cell"].to_numpy(), sol.serving_cell)
-    with pytest.warns(DeprecationWarning, match=r"drop\.frames"):
-        users_g, cells_g = sol.to_frames(net)
-    assert isinstance(users_g, gpd.GeoDataFrame) and isinstance(cells_g, gpd.GeoDataFrame)
-    assert len(users_g) == net.n_users and len(cells_g) == net.n_cells
-    assert set(net.users.columns) <= set(users_g.columns)
-    assert set(net.cells.columns) <= set(cells_g.columns)
-    assert {"rate_mbps", "serving_cell"} <= set(users_g.columns)
-    assert {"traffic_mbps", "backhaul_use"} <= set(cells_g.columns)
-    np.testing.assert_array_equal(users_g["rate_mbps"].to_numpy(), sol.user_rate_mbps)
-    assert users_g.crs == net.users.crs and users_g.geometry.equals(net.users.reset_index(drop=True).geometry)
 
 
 # ---------------------------------------------------------------------- 4. front door

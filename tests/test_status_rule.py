@@ -206,7 +206,7 @@ def test_solve_power_relaxed_reports_the_tightest_bound(six_cells, cluster_cells
     sol = cellopt.solve_power(six_cells, progress=False, options=ColumnGenerationOptions(
         bound="relaxed", cluster_cells=cluster_cells, scope_cells=None))
     assert_rule(sol.power.master, sol, 1e-4)
-    bounds = sol.bound_info["bounds"]
+    bounds = sol.power.bound_info["bounds"]
     assert set(bounds) == {"exact", "relaxed"}
     assert sol.upper_bound == min(bounds.values())
     assert sol.bound_kind == min(bounds, key=bounds.get) == "exact"
@@ -244,7 +244,7 @@ def test_solve_power_that_loses_its_certificate_is_converged(six_cells, monkeypa
     sol = cellopt.solve_power(six_cells, progress=False)
     assert_rule(sol.power.master, sol, 1e-4)
     assert sol.status == CONVERGED and "not certified" in sol.message
-    assert sol.bound_info["bound_factor"] == pytest.approx(1.0 + sol.gap)
+    assert sol.power.bound_info["bound_factor"] == pytest.approx(1.0 + sol.gap)
     assert sol.gap > 0.5
 
 

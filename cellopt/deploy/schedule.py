@@ -512,9 +512,8 @@ def evaluate_schedule(problem: PowerProblem, schedule: Schedule, *, method: str 
         ``bound_info`` (``kind``, ``subframes``, ``n_patterns``, ``dropped_share``,
         ``fixed_share_bound`` and ``fixed_share_gap``: the fixed-share solve's own
         bound and gap, ``bound_factor``: 1 + gap of the reported bound), ``estimate``
-        NaN and an empty ``history``; the Solution's own ``patterns``,
-        ``cell_power_dbm``, ``energy_w``, ``bound_kind`` and ``bound_info`` hold the
-        same values (its ``estimate`` is None). ``history`` is the fixed-share solve's,
+        NaN and an empty ``history``; the Solution's own ``bound_kind`` is the same.
+        ``history`` is the fixed-share solve's,
         its ``objective`` and ``upper_bound`` less the energy cost; ``n_iter`` its
         iterations.
 
@@ -586,10 +585,8 @@ def evaluate_schedule(problem: PowerProblem, schedule: Schedule, *, method: str 
                         bound_kind=kind, bound_info=info, estimate=float("nan"),
                         history=pd.DataFrame(), master=master,
                         network_fingerprint=problem.network_fingerprint)
-    sol = dataclasses.replace(
-        sol, upper_bound=upper, gap=gap, bound_kind=kind, pattern_share=share, patterns=power.patterns,
-        cell_power_dbm=power.cell_power_dbm, energy_w=power.energy_w, bound_info=power.bound_info,
-        power=power, wall_s=time.perf_counter() - t0)
+    sol = dataclasses.replace(sol, upper_bound=upper, gap=gap, bound_kind=kind, pattern_share=share,
+                              power=power, wall_s=time.perf_counter() - t0)
     return apply_status_rule(master, sol, tol)
 
 

@@ -25,7 +25,7 @@ from cellopt.errors import ValidationError
 from cellopt.network import Network, check_same_network
 from cellopt.power.gains import GainTable
 from cellopt.problem import Problem
-from cellopt.solution import Solution
+from cellopt.solution import PowerResult, Solution
 from cellopt.solvers.api import solve
 from cellopt.solvers.registry import check_inner
 
@@ -117,8 +117,15 @@ def solve_abs(network: Network, bias_db: float = 6.0, muted_share: float = 0.25,
     Returns
     -------
     Solution
-        ``method="abs"``; ``patterns``, ``pattern_share`` = (1 − β, β), ``cell_power_dbm``
-        and ``energy_w`` filled; ``x`` are shares of each pattern's airtime.
+        ``method="abs"``; ``pattern_share`` = (1 − β, β) (one pattern, share 1, for
+        β = 0); ``x`` are shares of each pattern's airtime. ``power`` is a
+        :class:`~cellopt.solution.PowerResult` with the ``patterns`` [dBm], the
+        ``pattern_share``, ``cell_power_dbm`` (``10 log10 Σ_s θ_s p_js`` [dBm], −inf
+        when always off) and ``energy_w`` [W]; ``bound_kind`` None and an empty
+        ``bound_info`` (the solution's ``upper_bound`` bounds the problem of this muted
+        share, not the joint power problem), ``estimate`` NaN, an empty ``history``, and
+        as ``master`` the ABS problem ``x`` is over (:func:`abs_problem`: link rates
+        already scaled by their pattern's share).
     """
     t0 = time.perf_counter()
     bias_db = check_number(bias_db, "bias_db", unit="dB",
@@ -143,11 +150,14 @@ def solve_abs(network: Network, bias_db: float = 6.0, muted_share: float = 0.25,
     share = np.array([1.0 - muted_share, muted_share])[:len(power_dbm)]
     avg_mw = share @ 10.0 ** (power_dbm / 10.0)
     with np.errstate(divide="ignore"):
-        sol.cell_power_dbm = 10.0 * np.log10(avg_mw)
+        cell_power_dbm = 10.0 * np.log10(avg_mw)
     sol.method = "abs"
     sol.message = f"ABS: macro cells muted on {muted_share:.3g} of the airtime; {sol.message}"
-    sol.patterns, sol.pattern_share = power_dbm, share
-    sol.energy_w = float(avg_mw.sum() * 1e-3)
+    sol.pattern_share = share
+    sol.power = PowerResult(patterns=power_dbm, pattern_share=share, cell_power_dbm=cell_power_dbm,
+                            energy_w=float(avg_mw.sum() * 1e-3), bound_kind=None, bound_info={},
+                            estimate=float("nan"), history=pd.DataFrame(), master=problem,
+                            network_fingerprint=network.fingerprint)
     sol.wall_s = time.perf_counter() - t0
     return sol
 
@@ -182,5 +192,5 @@ def abs_grid(network: Network, bias_db: Sequence[float] = ABS_BIAS_DB,
             rate = s.user_rate_mbps
             rows.append(dict(bias_db=float(bias), muted_share=float(beta), objective=s.objective,
                              upper_bound=s.upper_bound, rate_p5_mbps=np.percentile(rate, 5),
-                             rate_p50_mbps=np.median(rate), energy_w=s.energy_w, wall_s=s.wall_s))
+                             rate_p50_mbps=np.median(rate), energy_w=s.power.energy_w, wall_s=s.wall_s))
     return pd.DataFrame(rows)

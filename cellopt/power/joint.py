@@ -12,7 +12,6 @@ import dataclasses
 import functools
 import inspect
 import time
-import warnings
 from collections.abc import Callable, Mapping
 from typing import Any, TypeVar, cast
 
@@ -27,7 +26,6 @@ from cellopt.power.bounds import bound_gains, decomposition_bound, joint_bound, 
 from cellopt.power.gains import GainTable
 from cellopt.power.kernels import cell_max
 from cellopt.power.patterns import (
-    Levels,
     PatternSpace,
     cell_best,
     link_coefficients,
@@ -37,7 +35,6 @@ from cellopt.power.patterns import (
 from cellopt.power.problem import PowerProblem
 from cellopt.power.search import Neighbourhoods, search_patterns
 from cellopt.problem import Problem
-from cellopt.radio.model import RadioModel
 from cellopt.solution import PowerResult, Solution
 from cellopt.solvers.api import solve
 from cellopt.solvers.certificate import certified_gap, utility_scale
@@ -236,16 +233,21 @@ class _UnknownArgument(ValidationError, TypeError):
     """An unknown keyword of :func:`solve_power` (a TypeError too, as Python raises)."""
 
 
-def _accepts_old_form(new: _F) -> _F:
-    """`new` (its signature and docstring), also callable the old way (a Network first)
-    for one release, with a DeprecationWarning."""
+def _checks_arguments(new: _F) -> _F:
+    """`new` (its signature and docstring), refusing a Network in place of the
+    :class:`PowerProblem` and unknown keywords (naming the call to write instead)."""
     accepted = [name for name in inspect.signature(new).parameters if name != "problem"]
 
     @functools.wraps(new)
     def solve_power(*args: Any, **kwargs: Any) -> Solution:
-        first = args[0] if args else kwargs.get("network")
+        first = args[0] if args else kwargs.get("problem", kwargs.get("network"))
         if isinstance(first, Network):
-            return _solve_power_old_form(*args, **kwargs)
+            raise ValidationError(
+                "solve_power takes a PowerProblem, not a Network; fix: build the problem first, "
+                "solve_power(PowerProblem.from_drop(drop, levels_db=[0, -10, None], "
+                "energy_price_per_w=...), method, tol=..., max_iter=..., "
+                "options=ColumnGenerationOptions(bound=..., ...)) (without a drop: "
+                "PowerProblem.from_network(network, levels_db=..., rng=...))")
         unknown = [k for k in kwargs if k not in accepted and k != "problem"]
         if unknown:
             fields = {f.name for f in dataclasses.fields(ColumnGenerationOptions)}
@@ -260,7 +262,7 @@ def _accepts_old_form(new: _F) -> _F:
     return cast(_F, solve_power)
 
 
-@_accepts_old_form
+@_checks_arguments
 def solve_power(
     problem: PowerProblem,
     method: str = "ipm",
@@ -289,10 +291,6 @@ def solve_power(
     The run stops on a work budget, `max_iter` iterations, not on the clock: the same
     inputs give the same answer, bit for bit, however busy the machine is. A time limit
     (`time_limit_s`) is an explicit option; it makes the answer depend on the machine.
-
-    The old form, ``solve_power(network, levels_db, energy_price_per_w=..., rng=...,
-    bound=..., ...)``, still works for one release with a DeprecationWarning; it builds
-    the :class:`PowerProblem` and the :class:`ColumnGenerationOptions` from its keywords.
 
     Parameters
     ----------
@@ -350,10 +348,9 @@ def solve_power(
         row per iteration: ``iteration, n_patterns, objective, estimate, bound, n_new,
         pricing, inner_iterations, inner_time_s, search_time_s, time_s``; and ``stop``,
         what stopped column generation and what the bound then said, in words
-        (:func:`explain_stop`). The same values
-        are on the solution's own fields (``patterns``, ``pattern_share``,
-        ``cell_power_dbm``, ``energy_w``, ``bound_kind``, ``bound_info``, ``estimate``,
-        ``history``). ``status`` follows the rule of every solve
+        (:func:`explain_stop`). The solution's own ``pattern_share``, ``bound_kind`` and
+        ``history`` are the same; the rest of the power record is in ``power`` only.
+        ``status`` follows the rule of every solve
         (:func:`~cellopt.solvers.result.apply_status_rule`): "optimal" only when the
         reported ``upper_bound`` certifies gap ≤ tol, "failed" for a −inf or NaN
         objective; otherwise "converged" (exact pricing found no improving pattern, or its
@@ -366,59 +363,15 @@ def solve_power(
     Raises
     ------
     ValidationError
-        For a bad `method`, `tol`, `max_iter`, `time_limit_s` (> 0 if given), `callback`
-        (a callable or None) or `progress` (a bool or a callable), all listed in one
-        error, and for an exact bound or exact pricing over too many patterns.
+        For a Network in place of the `problem` (the error names the call to write), a
+        bad `method`, `tol`, `max_iter`, `time_limit_s` (> 0 if given), `callback` (a
+        callable or None) or `progress` (a bool or a callable), all listed in one error,
+        for an unknown keyword (a column-generation option given here names the
+        ``options=ColumnGenerationOptions(...)`` to write), and for an exact bound or
+        exact pricing over too many patterns.
     """
     return _solve(problem, method, tol, max_iter, time_limit_s, callback, progress, options,
                   time.perf_counter())
-
-
-def _solve_power_old_form(
-    network: Network,
-    levels_db: Levels = (0.0, -10.0, None),
-    *,
-    method: str = "ipm",
-    bound: str | None = "auto",
-    energy_price_per_w: float | np.ndarray = 0.0,
-    alpha: float = 1.0,
-    tol: float = 1e-4,
-    gain_tol: float | None = 1e-3,
-    pricing: str = "auto",
-    stabilization: float = 0.5,
-    retire_after: int | None = 5,
-    max_patterns: int | None = None,
-    max_iter: int | str | None = "auto",
-    time_limit_s: float | None = None,
-    progress: bool = True,
-    callback: Callable[[dict[str, Any]], bool | None] | None = None,
-    n_candidates: int = 8,
-    n_interferers: int = 32,
-    model: RadioModel | None = None,
-    rng: np.random.Generator | int | None = None,
-    gains: GainTable | None = None,
-    links_per_pattern: int | str | None = "auto",
-    cluster_cells: int = 3,
-    **master_options: Any,
-) -> Solution:
-    """The old signature of :func:`solve_power` (deprecated; one more release)."""
-    warnings.warn(
-        "solve_power(network, levels_db, energy_price_per_w=..., rng=..., bound=..., ...) is "
-        "deprecated; use solve_power(PowerProblem.from_drop(drop, levels_db=..., "
-        "energy_price_per_w=...), method, tol=..., max_iter=..., options=ColumnGenerationOptions("
-        "bound=..., ...)) (PowerProblem.from_network(network, ..., rng=...) without a drop)",
-        DeprecationWarning, stacklevel=3)
-    t0 = time.perf_counter()
-    _check_run(method, tol, max_iter, time_limit_s, callback, progress)
-    options = ColumnGenerationOptions(
-        bound=bound, gain_tol=gain_tol, pricing=pricing, stabilization=stabilization,
-        retire_after=retire_after, max_patterns=max_patterns, links_per_pattern=links_per_pattern,
-        cluster_cells=cluster_cells, master_options=master_options)
-    problem = PowerProblem.from_network(
-        network, levels_db=levels_db, energy_price_per_w=energy_price_per_w,
-        n_candidates=n_candidates, n_interferers=n_interferers, model=model, rng=rng, gains=gains,
-        alpha=alpha)
-    return _solve(problem, method, tol, max_iter, time_limit_s, callback, progress, options, t0)
 
 
 def _solve(problem: PowerProblem, method: str, tol: float, max_iter: int | str | None,
@@ -875,9 +828,7 @@ class _ColumnGeneration:
             sol, method=f"power+{self.method}", status=status,
             message=f"{message} ({len(patterns)} patterns, master {self.method})",
             upper_bound=upper, gap=gap, n_iter=self.inner_iterations,
-            wall_s=time.perf_counter() - t0, history=frame, patterns=power.patterns,
-            cell_power_dbm=power.cell_power_dbm, energy_w=power.energy_w,
-            bound_kind=power.bound_kind, bound_info=power.bound_info, estimate=power.estimate,
+            wall_s=time.perf_counter() - t0, history=frame, bound_kind=power.bound_kind,
             power=power, network_fingerprint=self.problem.network_fingerprint)
         # The one status rule: "optimal" only where the reported bound certifies tol (a
         # run that stopped on its certificate and lost it when its best master was

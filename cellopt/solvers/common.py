@@ -14,7 +14,6 @@ import numpy as np
 import scipy.linalg  # noqa: F401  (loads scipy's own BLAS before the controller below looks)
 from threadpoolctl import ThreadpoolController
 
-from cellopt._deprecated import moved_names
 from cellopt.errors import ValidationError, describe_rows
 from cellopt.problem import Problem, utility
 
@@ -34,17 +33,6 @@ __all__ = [
     "user_min",
     "user_value",
 ]
-
-#: Names that moved out of this module: importable from here, with a DeprecationWarning,
-#: until the next release.
-__getattr__ = moved_names("cellopt.solvers.common", {
-    "block_airtime_value": "cellopt.solvers.certificate",
-    "certified_gap": "cellopt.solvers.certificate",
-    "dual_bound": "cellopt.solvers.certificate",
-    "utility_scale": "cellopt.solvers.certificate",
-    "build_solution": "cellopt.solvers.result",
-})
-
 
 #: Every BLAS library loaded when this module is imported: numpy's and scipy's (each
 #: wheel bundles its own OpenBLAS). A controller made before scipy's was loaded would

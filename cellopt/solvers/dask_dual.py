@@ -70,7 +70,6 @@ from typing import Any
 import numpy as np
 import scipy.sparse as sp
 
-from cellopt._deprecated import moved_names
 from cellopt.checks import as_float_array
 from cellopt.cluster import open_client
 from cellopt.errors import ValidationError, describe_rows
@@ -93,11 +92,6 @@ from cellopt.solvers.registry import check_arguments, check_problem, register
 from cellopt.solvers.result import build_solution
 
 __all__ = ["CONNECT_TIMEOUT_S", "partition_users", "solve_dual_dask"]
-
-#: Names that moved out of this module: importable from here, with a DeprecationWarning,
-#: until the next release.
-__getattr__ = moved_names("cellopt.solvers.dask_dual", {"WORKER_MALLOC_ENV": "cellopt.cluster",
-                                                        "local_client": "cellopt.cluster"})
 
 #: Seconds to wait for a Dask scheduler (and for its first worker) before giving up.
 CONNECT_TIMEOUT_S = 10.0

@@ -22,7 +22,6 @@ from typing import Any, Literal
 import numpy as np
 import pandas as pd
 
-from cellopt._deprecated import moved_names
 from cellopt.checks import (
     INT64_MAX,
     as_float,
@@ -43,10 +42,6 @@ __all__ = [
     "default_method", "get_method",
     "method_info", "method_options", "method_table", "methods_with", "register",
 ]
-
-#: Names that moved out of this module: importable from here, with a DeprecationWarning,
-#: until the next release.
-__getattr__ = moved_names("cellopt.solvers.registry", {"nothing_to_allocate": "cellopt.solvers.api"})
 
 Kind = Literal["optimizer", "baseline", "reference"]
 #: The kinds of method: optimizers and the reference solve the convex (fractional)

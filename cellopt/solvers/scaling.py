@@ -180,8 +180,7 @@ class Scale:
             return dataclasses.replace(
                 sol, utility=utility_value, cost=cost, energy_cost=energy,
                 objective=utility_value - cost - energy, upper_bound=self.value(sol.upper_bound),
-                estimate=self.value(sol.estimate), history=history,
-                user_rate_mbps=sol.user_rate_mbps * s,
+                history=history, user_rate_mbps=sol.user_rate_mbps * s,
                 cell_traffic_mbps=sol.cell_traffic_mbps * s,
                 prices={"airtime": sol.prices["airtime"] * k,
                         "backhaul": sol.prices["backhaul"] * (k / s)},

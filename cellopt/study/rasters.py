@@ -23,7 +23,7 @@ import rasterio
 from rasterio.crs import CRS
 from rasterio.transform import Affine
 
-import cellopt
+from cellopt._version import __version__
 from cellopt.coverage import COVERAGE_QUANTITIES, CoverageMap
 from cellopt.errors import ValidationError
 from cellopt.parameters import shown
@@ -146,7 +146,7 @@ def write_geotiff_to(path: str | os.PathLike[str], coverage: CoverageMap, quanti
         "REQUESTED_RESOLUTION_M": f"{coverage.requested_resolution_m:g}",
         "COARSENED": "yes" if coverage.coarsened else "no",
         "METHOD": coverage.method or "", "CONVENTION": CONVENTION,
-        "SOFTWARE": f"cellopt {cellopt.__version__}",
+        "SOFTWARE": f"cellopt {__version__}",
     }
     if quantity == "best_server":
         tags["CELL_IDS"] = json.dumps([_json_value(v) for v in coverage.cell_ids])

@@ -73,7 +73,8 @@ import shapely
 from matplotlib import image as mpl_image
 from matplotlib.figure import Figure
 
-from cellopt import __version__, network
+from cellopt import network
+from cellopt._version import __version__
 from cellopt.errors import ValidationError
 from cellopt.study.atomic import atomic_write
 

@@ -148,7 +148,6 @@ import numpy as np
 
 from cellopt import drop as _drop
 from cellopt import radio, topology
-from cellopt._deprecated import moved_names
 from cellopt.coverage import CoverageSettings
 from cellopt.deploy.settings import DeploySettings
 from cellopt.errors import ValidationError
@@ -172,16 +171,6 @@ __all__ = [
     "load_scenario",
     "shipped_scenarios",
 ]
-
-#: Names that moved to the modules of their job; importable from here, with a
-#: DeprecationWarning, for one release.
-__getattr__ = moved_names("cellopt.study.scenario", {
-    **dict.fromkeys(["DROP_SEED_BYTES", "MAX_DROPS", "DropSeeds", "drop_seed", "drop_seeds"],
-                    "cellopt.study.seeds"),
-    **dict.fromkeys(["INTERFERENCE", "POISSON_TIER_KEYS", "SECTION_KEYS"], "cellopt.study.schema"),
-    "Drop": "cellopt.drop",
-})
-
 
 #: Keys of the ``[power]`` section that build the PowerProblem; the others run solve_power.
 _POWER_PROBLEM_KEYS = ("levels_db", "energy_price_per_w", "n_interferers")

@@ -49,8 +49,7 @@ from typing import Any
 
 import pandas as pd
 
-from cellopt import __version__
-from cellopt._deprecated import moved_names
+from cellopt._version import __version__
 from cellopt.errors import StoreError, ValidationError
 from cellopt.study import atomic
 
@@ -77,10 +76,6 @@ __all__ = [
     "setting_text",
     "toml_value",
 ]
-
-#: The writers moved to :mod:`cellopt.study.atomic`, the one atomic writer.
-__getattr__ = moved_names("cellopt.study.store", dict.fromkeys(["atomic_write", "save_figure"],
-                                                                "cellopt.study.atomic"))
 
 #: Rough memory of one queued task (its arguments and seed) [bytes], to refuse absurd runs.
 TASK_BYTES = 4096

@@ -52,10 +52,10 @@ power = PowerProblem.from_network(net, levels_db=[0.0, -10.0, None], energy_pric
 sol = cellopt.solve_power(power, options=ColumnGenerationOptions(bound="relaxed", gain_tol=1e-2))
 full_w = float((10.0 ** (net.cells["tx_power_dbm"].to_numpy() / 10.0)).sum() * 1e-3)
 print(sol.status, "-", sol.message)
-print(f"{len(sol.patterns)} patterns, objective {sol.objective:.2f} (utility {sol.utility:.2f}, "
+print(f"{len(sol.power.patterns)} patterns, objective {sol.objective:.2f} (utility {sol.utility:.2f}, "
       f"energy cost {sol.energy_cost:.2f})")
-print(f"transmit energy {sol.energy_w:.1f} W of {full_w:.1f} W at full power "
-      f"({100 * (1 - sol.energy_w / full_w):.0f} % saved)")
+print(f"transmit energy {sol.power.energy_w:.1f} W of {full_w:.1f} W at full power "
+      f"({100 * (1 - sol.power.energy_w / full_w):.0f} % saved)")
 print(f"certified gap (relaxed bound, valid but loose): {sol.gap:.3g}")
 for name, s in (("max-RSRP", full["max_rsrp"]), ("patterns", sol)):
     r = s.user_rate_mbps
@@ -74,7 +74,7 @@ fig, (ax_s, ax_p) = plt.subplots(1, 2, figsize=(10, 3.5))
 ax_s.bar(np.arange(len(sol.pattern_share)), sol.pattern_share)
 ax_s.set(xlabel="pattern", ylabel="share of the band", title="pattern shares")
 xy = np.column_stack([net.cells.geometry.x, net.cells.geometry.y])
-shown = np.where(np.isneginf(sol.cell_power_dbm), np.nan, sol.cell_power_dbm)
+shown = np.where(np.isneginf(sol.power.cell_power_dbm), np.nan, sol.power.cell_power_dbm)
 points = ax_p.scatter(xy[:, 0], xy[:, 1], c=shown, cmap="viridis", s=30)
 fig.colorbar(points, ax=ax_p, label="average power [dBm]")
 ax_p.set(title="cells' average power (blank: off)", aspect="equal")
