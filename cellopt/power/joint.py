@@ -51,14 +51,14 @@ __all__ = ["EXACT_WORK_MAX", "MAX_ITER_EXACT", "MAX_ITER_SEARCH", "PRICING_WORK_
 #: the final bound; an explicit bound="exact" is allowed up to 10× more.
 EXACT_WORK_MAX = 3e8
 #: Most (patterns × users × table entries) that pricing="auto" enumerates at every
-#: iteration (about 0.2 s per pricing round on one core).
+#: iteration.
 PRICING_WORK_MAX = 3e7
 _EXACT_LIMIT = 10 * EXACT_WORK_MAX
 #: Most patterns in a master with search pricing when `max_patterns` is None (with exact
 #: pricing there is no cap: see solve_power).
 _SEARCH_MAX_PATTERNS = 40
 #: The work budget of max_iter="auto" [column-generation iterations]: with search pricing
-#: (about a minute on the README's 285-cell network on an idle 2-core machine) ...
+#: (the README's call and its time, measured, are in the README) ...
 MAX_ITER_SEARCH = 20
 #: ... and with exact pricing, where column generation ends on its own (the pattern
 #: space is finite) and the budget is only a safety net.
@@ -199,10 +199,9 @@ class ColumnGenerationOptions:
     scope_cells : int or None
         With the relaxed bound and no time limit: also the decomposition bound
         (:func:`~cellopt.power.bounds.decomposition_bound`), in which every link sees
-        this many of its user's strongest cells exactly (default 4; about 20 s of CPU on
-        the README's 285-cell network on a busy 2-core machine), and the smaller of the
-        two is reported. None: the
-        cluster relaxation only.
+        this many of its user's strongest cells exactly (default 4; docs/model.md gives
+        its share of the README call's time), and the smaller of the two is reported.
+        None: the cluster relaxation only.
     master_options : mapping
         Passed to the convex method of the masters (e.g. ``{"max_iter": 200}``).
     """
@@ -306,8 +305,8 @@ def solve_power(
     max_iter : int, "auto" or None
         Work budget [column-generation iterations; each is one master solve and one
         pricing round]: status ``"max_iter"`` when it ends the run. ``"auto"``:
-        :data:`MAX_ITER_SEARCH` (20) with search pricing — about a minute on the README's
-        285-cell network on an idle 2-core machine — and :data:`MAX_ITER_EXACT` (500) with
+        :data:`MAX_ITER_SEARCH` (20) with search pricing (the README's call and its
+        measured time are in the README) and :data:`MAX_ITER_EXACT` (500) with
         exact pricing, which ends on its own (``"optimal"`` or ``"converged"``) long before
         on small networks. None: no budget.
     time_limit_s : float or None
