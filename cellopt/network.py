@@ -575,7 +575,7 @@ class Network:
             problems.append(
                 "users and cells are in different CRSs; fix: users.to_crs(cells.crs)"
             )
-        problems += _check_table(self.cells, "cells", CELL_COLUMNS, "cell_id", _cell_rules)
+        problems += _check_table(self.cells, "cells", CELL_COLUMNS, "cell_id", CELL_RULES)
         problems += _check_table(self.users, "users", USER_COLUMNS, "user_id", _user_rules)
         problems += _check_band(self.bandwidth_mhz, self.resource_mhz)
         if problems:
@@ -676,8 +676,9 @@ def _outside(v: pd.Series, kind: str) -> np.ndarray:
     return ~ok
 
 
-# Each rule: (column, bad-mask function, what is wrong, fix).
-_cell_rules = [
+#: The rules every cell obeys, one per (column, bad-mask function, what is wrong, fix):
+#: `Network.validate` and the cell-file reader (which names the file's columns) apply them.
+CELL_RULES = [
     ("tier", lambda v: ~v.isin(TIERS).to_numpy(), "unknown tier",
      f"use one of {list(TIERS)}"),
     ("owner", lambda v: ~v.isin(OWNERS).to_numpy(), "unknown owner",

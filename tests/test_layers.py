@@ -159,3 +159,19 @@ def late_imports(package: Path = PACKAGE) -> list[str]:
 
 def test_no_late_imports_of_cellopt_modules():
     assert late_imports() == []
+
+
+def architecture_layers(page: Path = PACKAGE.parent / "docs" / "architecture.md") -> list[set[str]]:
+    """The modules of each row of docs/architecture.md's layer table, bottom first."""
+    rows = []
+    for line in page.read_text(encoding="utf-8").splitlines():
+        cells = [c.strip() for c in line.strip().strip("|").split("|")]
+        if len(cells) >= 3 and cells[0].isdigit():
+            names = [n.rstrip("/") for n in cells[1].split("`")[1::2]]
+            rows.append({f"cellopt.{n}" for n in names})
+    return rows
+
+
+def test_the_architecture_page_lists_the_layers_of_this_test():
+    """The layer table a contributor reads is the one this test enforces, row by row."""
+    assert architecture_layers() == [set(layer) for layer in LAYERS]

@@ -14,7 +14,7 @@ import pandas as pd
 import shapely
 
 from cellopt.errors import ROWS_LISTED, ValidationError, describe_rows
-from cellopt.network import _cell_rules
+from cellopt.network import CELL_RULES
 from cellopt.parameters import LIMITS, outside_usual
 from cellopt.topology.cellfiles.formats import _NUMERIC_COLUMNS
 from cellopt.topology.cellfiles.problems import _plain_numbers, _Report
@@ -401,7 +401,7 @@ def _check_cell_values(cells: pd.DataFrame, frame: pd.DataFrame, src: Source,
     named = pd.DataFrame({"cell_id": cells["cell_id"].to_numpy(object)}, index=frame.index)
     report = _Report(named, src.name, "cell_id")
     problems = []
-    for col, rule, what, fix in _cell_rules:
+    for col, rule, what, fix in CELL_RULES:
         if col not in cells.columns:
             continue
         bad = np.asarray(rule(cells[col]), bool)
