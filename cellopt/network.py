@@ -23,7 +23,7 @@ from cellopt.crs import metric_crs
 from cellopt.errors import ValidationError, describe_rows
 from cellopt.parameters import LIMITS, check_real, is_real
 
-__all__ = ["ANTENNA_COLUMNS", "CELL_BYTES", "CELL_COLUMNS", "OWNERS", "TIERS", "USER_COLUMNS",
+__all__ = ["ANTENNA_COLUMNS", "CELL_BYTES", "CELL_COLUMNS", "CELL_RULES", "OWNERS", "TIERS", "USER_COLUMNS",
            "Fingerprint", "Network", "cells_frame", "check_same_network", "users_frame"]
 
 TIERS = ("macro", "pico", "femto")
