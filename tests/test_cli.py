@@ -31,7 +31,7 @@ def test_run_writes_summary_tables_and_figures(tmp_path, capsys):
     best = summary.loc["optimized (dual)"]
     assert best["gap"] <= 1e-4
     # No method beats the optimizer's certified upper bound.
-    assert (summary["utility"] <= best["upper_bound"] + 1e-9).all()
+    assert (summary["objective"] <= best["upper_bound"] + 1e-9).all()
     assert "optimized (dual)" in capsys.readouterr().out
 
 

@@ -480,7 +480,7 @@ def test_force_replaces_files_cellopt_did_not_write_and_keeps_the_others(full, r
     (out / "run.json").unlink()
     assert run(full[0], out, "--force") == 0
     assert (out / "README.md").read_bytes() == mine["README.md"]
-    assert (out / "method_summary.csv").read_bytes().startswith(b"method,utility,")
+    assert (out / "method_summary.csv").read_bytes().startswith(b"method,objective,")
 
 
 def test_ctrl_c_while_the_set_is_moved_waits_for_the_last_move(tmp_path, monkeypatch):

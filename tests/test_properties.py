@@ -573,8 +573,8 @@ def test_run_outputs_read_back_equal_an_in_process_solve(tmp_path, load_coupled)
 
         # method summary
         row = summary.loc[spec.label]
-        assert row["utility"] == sol.objective and row["status"] == sol.status
-        assert row["utility"] == pytest.approx(objective, rel=1e-12, abs=1e-12)
+        assert row["objective"] == sol.objective and row["status"] == sol.status
+        assert row["objective"] == pytest.approx(objective, rel=1e-12, abs=1e-12)
         if sol.bound_kind == "problem" and sol.upper_bound is not None:
             assert row["upper_bound"] == min(pooled) <= sol.upper_bound
         else:

@@ -2,7 +2,7 @@
 
 :func:`run_scenario` is what ``cellopt run`` does. It writes into its folder
 
-    method_summary.csv   one row per method (utility, bound, gap, status, rates, shares...)
+    method_summary.csv   one row per method (objective, bound, gap, status, rates, shares...)
     radio_summary.csv    per tier: cells, users, SINR and rate of the max-RSRP link
     user_rates.csv       one row per (method, user): position, study flag, serving cell,
                          tier, airtime, SINR, rate
@@ -120,7 +120,7 @@ OUTPUT_FILES = ("method_summary.csv", "radio_summary.csv", "user_rates.csv", "ce
                 *COVERAGE_FILES.values(), "network_map.png", "rate_cdf.png", "convergence.png",
                 "report.html", RUN_RECORD)
 #: The first bytes of the tables a run writes, as cellopt writes them.
-_HEADERS = {"method_summary.csv": b"method,utility,", "radio_summary.csv": b"tier,cells,users,",
+_HEADERS = {"method_summary.csv": b"method,objective,", "radio_summary.csv": b"tier,cells,users,",
             "user_rates.csv": b"method,user_id,x_m,y_m,", "cell_stats.csv": b"method,cell_id,x_m,y_m,",
             "power_patterns.csv": b"method,cell_id,x_m,y_m,pattern,pattern_share,",
             "cell_config.csv": b"cell_id,site_id,tier,offset_db",

@@ -208,7 +208,7 @@ def run_bounds(problem: Problem, solutions: Mapping[str, Solution]) -> dict[str,
 
 
 def method_summary(drop: Drop, solutions: Mapping[str, Solution]) -> pd.DataFrame:
-    """One row per method: utility, bound, gap, status, rate percentiles, tier shares,
+    """One row per method: objective, bound, gap, status, rate percentiles, tier shares,
     payment, offloaded share and cap violations.
 
     Rates and tier shares are over the users of the study area; users without any
@@ -233,7 +233,7 @@ def method_summary(drop: Drop, solutions: Mapping[str, Solution]) -> pd.DataFram
         rate = drop.per_user(sol.user_rate_mbps)[study]
         serving = drop.per_user(sol.serving_cell, fill=-1)[study]
         bound = bounds[label]
-        row = {"utility": sol.objective, "upper_bound": bound.upper_bound, "gap": bound.gap,
+        row = {"objective": sol.objective, "upper_bound": bound.upper_bound, "gap": bound.gap,
                "bound_from": bound.bound_from, "status": sol.status, **rate_summary(rate)}
         for tier in TIERS:
             if (tiers == tier).any():
