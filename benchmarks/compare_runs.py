@@ -48,7 +48,11 @@ ROOT = Path(__file__).resolve().parents[1]
 #: both sides of a comparison.
 PRELOAD = "import scipy.linalg, sys, runpy; "
 CLI = PRELOAD + "from cellopt.cli import main; sys.exit(main(sys.argv[1:]))"
-SCRIPT = PRELOAD + "sys.argv = sys.argv[1:]; runpy.run_path(sys.argv[0], run_name='__main__')"
+#: An experiment run as ``python experiments/NAME.py`` would be: its folder first on the
+#: path (the scripts share ``experiments/_outputs.py``), which runpy does not do.
+SCRIPT = PRELOAD + ("import os; sys.argv = sys.argv[1:]; "
+                    "sys.path.insert(0, os.path.dirname(os.path.abspath(sys.argv[0]))); "
+                    "runpy.run_path(sys.argv[0], run_name='__main__')")
 
 
 def shipped() -> list[str]:
