@@ -47,11 +47,15 @@ __all__ = sorted(_LAZY)
 
 
 def __getattr__(name: str) -> Any:
-    try:
-        module = _LAZY[name]
-    except KeyError:
-        raise AttributeError(f"module 'cellopt.study' has no attribute {name!r}") from None
-    value = getattr(importlib.import_module(module), name)
+    if name in _LAZY:
+        value = getattr(importlib.import_module(_LAZY[name]), name)
+    else:  # a module of the package, e.g. cellopt.study.sweep
+        try:
+            value = importlib.import_module(f"{__name__}.{name}")
+        except ModuleNotFoundError as err:
+            if err.name != f"{__name__}.{name}":
+                raise
+            raise AttributeError(f"module 'cellopt.study' has no attribute {name!r}") from None
     globals()[name] = value  # later lookups skip __getattr__
     return value
 
