@@ -522,7 +522,7 @@ def solve_load_coupled(
     load_tol = _positive(load_tol, "load_tol")
     t0 = time.perf_counter()
     cap = np.ones(coupling.n_cells)
-    changes, n_iter, previous, gain = [], 0, None, None
+    changes, n_iter, previous, gain, answer_round = [], 0, None, None, 0
     tol = options.get("tol", 1e-4)
     for _ in range(max_rounds):  # outer rounds, each one whole solve
         # A cell capped at ρ_j is a cell whose links run at ρ_j × their rate: x' = x / ρ_j ≤ 1.
@@ -546,7 +546,7 @@ def solve_load_coupled(
                 # its tol) loses: keep the previous round, its bound and its loads.
                 sol, traffic, fp, solved_at = previous
                 break
-        previous = sol, traffic, fp, solved_at
+        previous, answer_round = (sol, traffic, fp, solved_at), len(changes)
         if changes[-1] <= load_tol or (gain is not None and gain <= tol):
             break
     # The last traffic at its own loads: held cells may need a little less than they kept.
@@ -559,7 +559,6 @@ def solve_load_coupled(
     with np.errstate(divide="ignore"):
         sinr_db = 10.0 * np.log10(sinr)
     rounds = len(changes)
-    answer_round = rounds - 1 if gain is not None and gain < -LOST_ROUND else rounds
     if changes[-1] <= load_tol:
         how, converged = f"loads converged in {rounds} round(s)", True
     elif answer_round < rounds:
