@@ -24,7 +24,8 @@ import shapely
 
 from cellopt.errors import ValidationError
 from cellopt.study import report
-from cellopt.study.report import format_value, write_report
+from cellopt.study.report import colourings, common, format_value, write_report
+from cellopt.study.report import page as report_page
 
 CRS = "EPSG:32610"
 N_USERS, N_CELLS = 40, 3
@@ -242,7 +243,7 @@ def test_format_value(value, text):
 
 def test_association_lines_off_above_threshold(tmp_path, monkeypatch):
     users, cells = make_frames()
-    monkeypatch.setattr(report, "ASSOCIATION_LINES_MAX_USERS", 10)
+    monkeypatch.setattr("cellopt.study.report.map_section.ASSOCIATION_LINES_MAX_USERS", 10)
     text = write_report(tmp_path / "r.html", title="t", users=users, cells=cells, tables={},
                         figures={}).read_text("utf-8")
     row = re.search(r'<div class="map-row ([^"]*)" id="map-row">', text).group(1).split()
@@ -612,7 +613,7 @@ def test_sortable_tables(tmp_path, monkeypatch):
     users, cells = stacked(("max_rsrp", "range_expansion", "alm"))
     read = pd.DataFrame({"read as": ["latitude [°]", "tx_power_dbm"], "rows": [10, 12],
                          "note": ["WGS84 <deg>", 3.5]}, index=pd.Index(["lat", "power"], name="column"))
-    monkeypatch.setattr(report, "CELL_TABLE_MAX_ROWS", 2)
+    monkeypatch.setattr("cellopt.study.report.tables.CELL_TABLE_MAX_ROWS", 2)
     tables = {**make_tables(), "How the columns were read": read}
     text = write_report(tmp_path / "r.html", title="t", users=users, cells=cells, tables=tables,
                         figures={}).read_text("utf-8")
@@ -638,7 +639,7 @@ def test_sortable_tables(tmp_path, monkeypatch):
     assert '<th scope="col" class="num" data-sort="num">load</th>' in alm and "method" not in alm
     assert '<a href="#cells">Cells</a>' in text
     # the script makes the headers sort buttons with aria-sort
-    script = report._asset("report.js")
+    script = report_page._asset("report.js")
     assert "aria-sort" in script and '".sortable > table"' in script
     no_cells = write_report(tmp_path / "n.html", title="t", users=users, cells=cells, tables={}, figures={},
                             cell_table=False).read_text("utf-8")
@@ -791,7 +792,7 @@ def test_offset_colouring_offered(tmp_path):
         assert "offset: –" not in page
     # the existing colourings keep their sequential colours
     load = re.search(r'id="by-load-legend">.*?</div></div>', text, re.S).group(0)
-    assert re.findall(r'stop-color="(#[0-9a-f]{6})"', load) == report._load_colors(np.linspace(0, 1, 6))
+    assert re.findall(r'stop-color="(#[0-9a-f]{6})"', load) == colourings._load_colors(np.linspace(0, 1, 6))
 
 
 def test_offset_labels_and_colours(tmp_path):
@@ -811,7 +812,7 @@ def test_offset_labels_and_colours(tmp_path):
     r, g, b = rgb(offset_colour(rule["cs"][0]))
     assert b > r + 20
     assert min(rgb(offset_colour(zero["cs"][0]))) > 230
-    assert {offset_colour(st) for st in none["cs"]} == {report._NO_LOAD_COLOR}
+    assert {offset_colour(st) for st in none["cs"]} == {common.NO_LOAD_COLOR}
     # the static page draws the selected method's labels on a layer over the cells, tooltips beneath
     layer = re.search(r'<g id="layer-offsets">(.*?)</g></svg>', text, re.S).group(1)
     labels = re.findall(r'<g class="olabel( absent)?" data-cell="(\d)" transform="translate\([-\d. ]+\)">'
@@ -819,7 +820,7 @@ def test_offset_labels_and_colours(tmp_path):
     assert [(a, int(j), t) for a, j, _, t in labels] == [("", 0, "−3"), ("", 1, "+6")]  # the femto: 0
     assert labels[1][2] == "start"  # right of the pico's square
     assert text.index('id="layer-cells"') < text.index('id="layer-offsets"')
-    css = report._asset("report.css")
+    css = report_page._asset("report.css")
     assert re.search(r"#layer-offsets\{[^}]*pointer-events:none", css)
     assert re.search(r"\.olabel text\{[^}]*transform:scale\(var\(--k\)\)", css)  # keeps its size at zoom
     assert ".map-row:not(.by-offset) #layer-offsets{display:none}" in text
