@@ -207,7 +207,7 @@ def test_near_degenerate_problems_take_few_steps_and_are_certified(case):
 def test_tiny_alpha_is_certified_at_its_own_alpha():
     """Below LINEAR_ALPHA the model is linear, but the bound is the problem's own."""
     from cellopt.solvers.certificate import dual_bound
-    from cellopt.solvers.dual import LINEAR_ALPHA
+    from cellopt.solvers.dual_model import LINEAR_ALPHA
 
     p = near_linear_or_starved("alpha-1e-12")
     assert p.alpha < LINEAR_ALPHA

@@ -17,7 +17,7 @@ from problems import random_problem
 from cellopt import radio, topology
 from cellopt.problem import Problem, utility
 from cellopt.solvers import METHODS, solve
-from cellopt.solvers.baselines import in_cell_shares
+from cellopt.solvers.association import in_cell_shares
 from cellopt.solvers.common import objective_terms, repair
 from cellopt.solvers.result import build_solution
 

@@ -27,7 +27,8 @@ from cellopt.solvers import (
     register,
     solve,
 )
-from cellopt.solvers.registry import KINDS, check_arguments, methods_with
+from cellopt.solvers.arguments import check_arguments
+from cellopt.solvers.registry import KINDS, methods_with
 
 ALL = sorted(METHODS)
 COMMON = {"tol", "max_iter", "time_limit_s", "callback"}

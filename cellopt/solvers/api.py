@@ -17,14 +17,9 @@ import pandas as pd
 from cellopt.errors import ValidationError
 from cellopt.problem import Problem
 from cellopt.solution import Solution
+from cellopt.solvers.arguments import check_arguments, check_problem
 from cellopt.solvers.common import one_blas_thread
-from cellopt.solvers.registry import (
-    check_arguments,
-    check_problem,
-    default_method,
-    method_info,
-    methods_with,
-)
+from cellopt.solvers.registry import default_method, method_info, methods_with
 from cellopt.solvers.result import apply_status_rule, build_solution
 from cellopt.solvers.scaling import to_solver_units
 from cellopt.solvers.single import round_to_single
