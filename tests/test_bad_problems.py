@@ -22,7 +22,7 @@ from cellopt.solvers.common import loads
 
 METHODS = sorted(cellopt.METHODS)
 OPTIMIZERS = ["alm", "dual", "ipm", "reference"]
-BASELINES = ["max_rsrp", "max_sinr", "range_expansion", "load_aware"]
+BASELINES = ["max_rsrp", "max_sinr", "range_expansion", "load_aware", "random"]
 
 
 def small(**overrides) -> Problem:
@@ -416,7 +416,7 @@ def references():
     return out
 
 
-@pytest.mark.parametrize("method", ["dual", "alm", "ipm", "max_rsrp", "load_aware"])
+@pytest.mark.parametrize("method", ["dual", "alm", "ipm", "max_rsrp", "load_aware", "random"])
 @pytest.mark.parametrize("alpha", ALPHAS, ids=[f"a{a:.10g}" for a in ALPHAS])
 def test_reported_gap_is_never_below_the_true_gap(references, alpha, method):
     checked = 0

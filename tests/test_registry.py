@@ -81,6 +81,7 @@ def test_declared_capabilities():
         "range_expansion": ("baseline", False, False, False, False, ()),
         "load_aware": ("baseline", False, False, False, False, ()),
         "cell_offsets": ("baseline", False, False, False, False, ()),
+        "random": ("baseline", False, False, False, False, ()),
     }
     assert set(expected) == set(METHODS)
     for name, want in expected.items():

@@ -51,9 +51,9 @@ def solve(
         One of :data:`~cellopt.solvers.registry.METHODS`: ``"dual"``, ``"alm"``,
         ``"dual_dask"`` (``dual`` on a Dask cluster, docs/distributed.md), ``"ipm"``,
         ``"reference"``, ``"max_rsrp"``, ``"max_sinr"``, ``"range_expansion"``,
-        ``"load_aware"``. What each can do and its options: :func:`method_info`,
-        :func:`~cellopt.solvers.registry.method_table`. None (default): the fastest
-        certified method for the problem's features,
+        ``"cell_offsets"``, ``"load_aware"``, ``"random"``. What each can do and its
+        options: :func:`method_info`, :func:`~cellopt.solvers.registry.method_table`.
+        None (default): the fastest certified method for the problem's features,
         :func:`~cellopt.solvers.registry.default_method` — ``"dual"`` for fixed
         resources, ``"ipm"`` with backhaul caps or power patterns.
     tol : float
