@@ -22,7 +22,7 @@ from cellopt.solvers.common import loads
 
 METHODS = sorted(cellopt.METHODS)
 OPTIMIZERS = ["alm", "dual", "ipm", "reference"]
-BASELINES = ["max_rsrp", "max_sinr", "range_expansion", "load_aware"]
+BASELINES = ["max_rsrp", "max_sinr", "range_expansion", "load_aware", "random"]
 
 
 def small(**overrides) -> Problem:
@@ -207,7 +207,7 @@ def test_near_degenerate_problems_take_few_steps_and_are_certified(case):
 def test_tiny_alpha_is_certified_at_its_own_alpha():
     """Below LINEAR_ALPHA the model is linear, but the bound is the problem's own."""
     from cellopt.solvers.certificate import dual_bound
-    from cellopt.solvers.dual import LINEAR_ALPHA
+    from cellopt.solvers.dual_model import LINEAR_ALPHA
 
     p = near_linear_or_starved("alpha-1e-12")
     assert p.alpha < LINEAR_ALPHA
@@ -416,7 +416,7 @@ def references():
     return out
 
 
-@pytest.mark.parametrize("method", ["dual", "alm", "ipm", "max_rsrp", "load_aware"])
+@pytest.mark.parametrize("method", ["dual", "alm", "ipm", "max_rsrp", "load_aware", "random"])
 @pytest.mark.parametrize("alpha", ALPHAS, ids=[f"a{a:.10g}" for a in ALPHAS])
 def test_reported_gap_is_never_below_the_true_gap(references, alpha, method):
     checked = 0

@@ -15,13 +15,14 @@ from gap_oracle import gap_of
 from problems import random_problem
 
 from cellopt import radio, topology
+from cellopt.errors import ValidationError
 from cellopt.problem import Problem, utility
 from cellopt.solvers import METHODS, solve
-from cellopt.solvers.baselines import in_cell_shares
+from cellopt.solvers.association import in_cell_shares
 from cellopt.solvers.common import objective_terms, repair
 from cellopt.solvers.result import build_solution
 
-BASELINES = ["max_rsrp", "max_sinr", "range_expansion", "load_aware"]
+BASELINES = ["max_rsrp", "max_sinr", "range_expansion", "load_aware", "random"]
 
 
 # ---------------------------------------------------------------------- instances
@@ -408,6 +409,69 @@ def test_load_aware_beats_max_rsrp_on_hetnet(hetnet):
     assert nash_violation(hetnet, sol.serving_cell) <= 1e-9
     assert len(calls) == sol.n_iter + 1
     assert f"after {sol.n_iter} rounds and {int(sol.history['moves'].sum())} moves" in sol.message
+
+
+# ---------------------------------------------------------------------- random
+def two_users() -> Problem:
+    """User 0 reaches cell 0 at 2 and cell 1 at 3 Mbit/s, user 1 only cell 0 at 4 (α = 1).
+
+    User 0 on cell 0: the two share it equally, rates 1 and 2, objective log 2. On cell 1:
+    rates 3 and 4, log 12 — the optimum (giving user 0 airtime of cell 0 too lowers it:
+    d/dt [log(3 + 2t) + log(4(1 − t))] = −1/3 < 0 at t = 0).
+    """
+    return Problem.from_links([0, 0, 1], [0, 1, 0], [2.0, 3.0, 4.0], n_users=2, n_cells=2)
+
+
+def test_random_on_a_hand_solved_instance():
+    p = two_users()
+    optimum = {0: np.log(2.0), 1: np.log(12.0)}
+    seen = set()
+    for seed in range(12):
+        sol = solve(p, "random", rng=seed)
+        # User 0's cell is the rank floor(2 u_0) among its cells 0 and 1; user 1 has one.
+        want = int(np.random.default_rng(seed).random(2)[0] * 2)
+        np.testing.assert_array_equal(sol.serving_cell, [want, 0])
+        assert sol.objective == pytest.approx(optimum[want], rel=1e-12)
+        assert sol.status == "solved" and f"seed {seed}" in sol.message
+        assert sol.upper_bound >= np.log(12.0) - 1e-12  # a bound on the optimum, whatever the draw
+        seen.add(want)
+    assert seen == {0, 1}
+
+
+def test_no_feasible_objective_exceeds_any_bound():
+    # Every method's feasible objective (random at several seeds among them) is at most
+    # every method's upper bound, on the same problem.
+    for seed, kind, kw in [(20, "radio", dict(alpha=1.0)), (21, "radio", dict(alpha=2.0)),
+                           (22, "calibrated", dict(n_users=30, n_cells=5, n_resources=1, caps=True,
+                                                   prices=True, demands=True))]:
+        p = random_problem(seed, kind, **kw)
+        sols = [solve(p, m) for m in ("dual", "ipm", "max_rsrp", "load_aware")]
+        sols += [solve(p, "random", rng=s) for s in range(5)]
+        lowest = min(s.upper_bound for s in sols)
+        for sol in sols:
+            assert sol.objective <= lowest + 1e-9 * max(1.0, abs(lowest)), (sol.method, seed)
+        randoms = [s for s in sols if s.method == "random"]
+        assert len({s.serving_cell.tobytes() for s in randoms}) > 1  # the seeds draw differently
+
+
+def test_random_draws_uniformly_and_reproducibly():
+    n = 3000  # every user reaches cells 0, 1 and 2
+    p = Problem.from_links(np.repeat(np.arange(n), 3), np.tile([2, 0, 1], n),
+                           np.ones(3 * n), n_users=n, n_cells=3, rsrp_dbm=np.zeros(3 * n))
+    a = solve(p, "random", rng=7)
+    counts = np.bincount(a.serving_cell, minlength=3)
+    assert (np.abs(counts - n / 3) < 6 * np.sqrt(n * 2 / 9)).all(), counts  # 6 σ
+    np.testing.assert_array_equal(solve(p, "random", rng=7).x, a.x)
+    gen = np.random.default_rng(7)
+    np.testing.assert_array_equal(solve(p, "random", rng=gen).serving_cell, a.serving_cell)
+    assert not np.array_equal(solve(p, "random", rng=gen).serving_cell, a.serving_cell)
+    assert "a given generator" in solve(p, "random", rng=gen).message
+
+
+@pytest.mark.parametrize("rng", [-1, 2.0, "3", True, None])
+def test_random_refuses_a_bad_rng(rng):
+    with pytest.raises(ValidationError, match=r"rng=.*fix: give an integer seed"):
+        solve(two_users(), "random", rng=rng)
 
 
 # ---------------------------------------------------------------------- Solution fields

@@ -33,7 +33,7 @@ API_PAGES = {
         "shadowing", "numerology", "spectral", "far_field", "raster_io", "interface", "predictions")},
     "cellopt.topology": "api/topology",
     "cellopt.solvers": "api/solvers",
-    **{f"cellopt.solvers.{m}": f"api/solvers/{m}" for m in ("api", "registry", "result")},
+    **{f"cellopt.solvers.{m}": f"api/solvers/{m}" for m in ("api", "registry", "arguments", "result")},
     "cellopt.problem": "api/problem",
     "cellopt.solution": "api/solution",
     "cellopt.drop": "api/drop",

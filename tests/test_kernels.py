@@ -15,7 +15,7 @@ from problems import random_problem
 from cellopt import Problem, jit
 from cellopt.solvers import common, kernels, solve
 from cellopt.solvers.certificate import certified_gap
-from cellopt.solvers.dual import _ACTIVE_WEIGHT, SmoothedDual
+from cellopt.solvers.dual_model import _ACTIVE_WEIGHT, SmoothedDual
 
 pytestmark = pytest.mark.skipif(not jit.compiled(), reason="numba not importable")
 

@@ -27,7 +27,8 @@ from cellopt.solvers import (
     register,
     solve,
 )
-from cellopt.solvers.registry import KINDS, check_arguments, methods_with
+from cellopt.solvers.arguments import check_arguments
+from cellopt.solvers.registry import KINDS, methods_with
 
 ALL = sorted(METHODS)
 COMMON = {"tol", "max_iter", "time_limit_s", "callback"}
@@ -80,6 +81,7 @@ def test_declared_capabilities():
         "range_expansion": ("baseline", False, False, False, False, ()),
         "load_aware": ("baseline", False, False, False, False, ()),
         "cell_offsets": ("baseline", False, False, False, False, ()),
+        "random": ("baseline", False, False, False, False, ()),
     }
     assert set(expected) == set(METHODS)
     for name, want in expected.items():

@@ -32,7 +32,7 @@ from cellopt.solution import STATUSES
 from cellopt.solvers.certificate import dual_bound
 
 OPTIMIZERS = ("alm", "dual", "ipm")
-BASELINES = ("max_rsrp", "max_sinr", "range_expansion", "load_aware")
+BASELINES = ("max_rsrp", "max_sinr", "range_expansion", "load_aware", "random")
 TOL = 1e-5          # gap asked of the optimizers on the random instances
 
 

@@ -2,7 +2,7 @@
 
 An *offset rule* serves each user by the cell of largest ``RSRP + offset`` among its links
 (ties to the lower cell row) and shares each cell's airtime optimally among its users
-(:func:`cellopt.solvers.baselines.in_cell_optimum`: equal shares at α = 1 under full
+(:func:`cellopt.solvers.association.in_cell_optimum`: equal shares at α = 1 under full
 buffer, the in-cell optimum with demands and prices), scaling a cell's shares down to its
 backhaul cap: the baselines' rule (:func:`cellopt.solvers.baselines.cell_offsets`), whose
 objective ``Σ w U(r) − Σ c T`` is a sum of per-cell values.
@@ -45,7 +45,7 @@ from cellopt.drop import Drop
 from cellopt.errors import ValidationError
 from cellopt.network import TIERS
 from cellopt.problem import utility
-from cellopt.solvers.baselines import in_cell_optimum
+from cellopt.solvers.association import in_cell_optimum
 
 __all__ = ["ALPHA_ADDITIVE", "CHUNK_ENTRIES", "RuleDrops", "cells_fingerprint", "same_cells"]
 

@@ -27,7 +27,7 @@ from cellopt.power.gains import GainTable
 from cellopt.problem import Problem
 from cellopt.solution import PowerResult, Solution
 from cellopt.solvers.api import solve
-from cellopt.solvers.registry import check_inner
+from cellopt.solvers.arguments import check_inner
 
 __all__ = ["abs_grid", "abs_problem", "solve_abs"]
 

@@ -69,6 +69,7 @@ from cellopt.errors import ValidationError
 from cellopt.problem import Problem, utility, utility_derivative
 from cellopt.solution import Solution
 from cellopt.solvers.alm_kernels import flows, link_terms, schur_dense, schur_dense_numpy
+from cellopt.solvers.arguments import check_arguments, check_problem, check_warm_start
 from cellopt.solvers.certificate import certified_gap, dual_bound
 from cellopt.solvers.common import (
     block_zero_capacity,
@@ -82,7 +83,7 @@ from cellopt.solvers.common import (
     user_min,
 )
 from cellopt.solvers.dual import solve_dual
-from cellopt.solvers.registry import check_arguments, check_problem, check_warm_start, register
+from cellopt.solvers.registry import register
 from cellopt.solvers.result import build_solution
 from cellopt.status import MAX_ITER, OPTIMAL, STOPPED, TIME_LIMIT
 

@@ -17,14 +17,9 @@ import pandas as pd
 from cellopt.errors import ValidationError
 from cellopt.problem import Problem
 from cellopt.solution import Solution
+from cellopt.solvers.arguments import check_arguments, check_problem
 from cellopt.solvers.common import one_blas_thread
-from cellopt.solvers.registry import (
-    check_arguments,
-    check_problem,
-    default_method,
-    method_info,
-    methods_with,
-)
+from cellopt.solvers.registry import default_method, method_info, methods_with
 from cellopt.solvers.result import apply_status_rule, build_solution
 from cellopt.solvers.scaling import to_solver_units
 from cellopt.solvers.single import round_to_single
@@ -56,9 +51,9 @@ def solve(
         One of :data:`~cellopt.solvers.registry.METHODS`: ``"dual"``, ``"alm"``,
         ``"dual_dask"`` (``dual`` on a Dask cluster, docs/distributed.md), ``"ipm"``,
         ``"reference"``, ``"max_rsrp"``, ``"max_sinr"``, ``"range_expansion"``,
-        ``"load_aware"``. What each can do and its options: :func:`method_info`,
-        :func:`~cellopt.solvers.registry.method_table`. None (default): the fastest
-        certified method for the problem's features,
+        ``"cell_offsets"``, ``"load_aware"``, ``"random"``. What each can do and its
+        options: :func:`method_info`, :func:`~cellopt.solvers.registry.method_table`.
+        None (default): the fastest certified method for the problem's features,
         :func:`~cellopt.solvers.registry.default_method` — ``"dual"`` for fixed
         resources, ``"ipm"`` with backhaul caps or power patterns.
     tol : float

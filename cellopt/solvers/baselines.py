@@ -14,7 +14,8 @@ Each baseline does two things:
    cells' airtime prices) for one resource, by an inner convex solver for several. Cells
    whose traffic then exceeds their cap are reported in ``Solution.exceeded_backhaul`` and
    their shares scaled down by :func:`~cellopt.solvers.common.repair`, so that every
-   reported rate is achievable.
+   reported rate is achievable. This part is the same for every baseline
+   (:mod:`cellopt.solvers.association`).
 
 The reported prices are the in-cell airtime prices μ (ν = 0). By weak duality
 ``g(μ, 0)`` is a valid, if loose, upper bound on the optimum of the *full* problem; it is
@@ -24,7 +25,7 @@ kept as ``upper_bound``.
 from __future__ import annotations
 
 import time
-from collections.abc import Callable, Mapping
+from collections.abc import Mapping
 from typing import Any
 
 import numpy as np
@@ -35,39 +36,29 @@ from cellopt.errors import ValidationError
 from cellopt.network import TIERS
 from cellopt.problem import Problem, utility
 from cellopt.solution import Solution
-from cellopt.solvers.api import solve
-from cellopt.solvers.certificate import certified_gap, dual_bound
-from cellopt.solvers.common import best_rate, loads, objective_terms, repair
-from cellopt.solvers.registry import (
-    check_arguments,
-    check_inner,
-    check_problem,
-    method_info,
-    methods_with,
-    register,
+from cellopt.solvers.association import (
+    Callback,
+    Pairs,
+    argmax_per_user,
+    baseline_solution,
+    call_with_row,
+    check_baseline,
 )
-from cellopt.solvers.result import build_solution
-from cellopt.status import MAX_ITER, OPTIMAL, SOLVED, STOPPED, TIME_LIMIT
+from cellopt.solvers.registry import register
+from cellopt.status import MAX_ITER, SOLVED, STOPPED, TIME_LIMIT
 
-__all__ = [
-    "DEFAULT_BIAS_DB", "cell_offsets", "in_cell_optimum", "in_cell_shares", "load_aware", "max_rsrp",
-    "max_sinr", "range_expansion", "tier_bias_db",
-]
+__all__ = ["DEFAULT_BIAS_DB", "cell_offsets", "load_aware", "max_rsrp", "max_sinr", "range_expansion",
+           "tier_bias_db"]
 
 #: Default range-expansion bias per tier [dB].
 DEFAULT_BIAS_DB: dict[str, float] = {"macro": 0.0, "pico": 6.0, "femto": 6.0}
 
-#: Log-space bisection steps for the in-cell airtime price (bracket of ≤ ~700 in log μ
-#: → relative precision ≤ 700 / 2^64 ≈ 4e-17).
-_BISECTION_STEPS = 64
 #: A move must raise the mover's log payoff by more than this (guards against cycling on
 #: rounding noise; with equal weights every accepted move raises the potential by as much).
 _MOVE_EPS = 1e-12
 #: Rounds of the disjoint-move selection per best-response round (each pass takes every
 #: move that is the best at both of its cells; the rest wait for the next round).
 _SELECTION_PASSES = 32
-
-Callback = Callable[[dict[str, Any]], bool | None] | None
 
 
 # ============================================================================ registered
@@ -88,19 +79,8 @@ def max_rsrp(
     ----------
     problem : Problem
         Needs ``rsrp_dbm`` (shape (L,), [dBm]).
-    tol : float
-        Relative gap passed to the inner solver (several resources only).
-    max_iter : int, optional
-        Unused (one-shot rule).
-    time_limit_s : float, optional
-        Wall-clock budget [s] handed to the inner solver.
-    callback : callable, optional
-        Called once with the final row (``iteration, objective, upper_bound, gap, moves``);
-        its return value has no effect.
-    inner_method : str
-        Solver of the in-cell problem when ``n_resources > 1`` (default ``"dual"``).
-    inner_options : dict, optional
-        Options of the inner solver (those of `inner_method`, e.g. ``{"max_iter": 50}``).
+    tol, max_iter, time_limit_s, callback, inner_method, inner_options
+        As for :func:`~cellopt.solvers.association.check_baseline`.
 
     Returns
     -------
@@ -113,13 +93,13 @@ def max_rsrp(
         If the problem has no RSRP.
     """
     t0 = time.perf_counter()
-    inner = _checked('max_rsrp', problem, tol=tol, max_iter=max_iter, time_limit_s=time_limit_s,
-                     callback=callback, inner_method=inner_method,
-                     inner_options=inner_options)
+    inner = check_baseline('max_rsrp', problem, tol=tol, max_iter=max_iter,
+                           time_limit_s=time_limit_s, callback=callback,
+                           inner_method=inner_method, inner_options=inner_options)
     assoc = _strongest(problem, None, "max_rsrp")
-    return _finish(problem, assoc, method="max_rsrp", rule="each user served by its strongest "
-                   "cell (max RSRP)", t0=t0, tol=tol, time_limit_s=time_limit_s,
-                   callback=callback, inner=inner)
+    return baseline_solution(problem, assoc, method="max_rsrp", rule="each user served by its "
+                             "strongest cell (max RSRP)", t0=t0, tol=tol,
+                             time_limit_s=time_limit_s, callback=callback, inner=inner)
 
 
 @register("max_sinr", kind="baseline")
@@ -155,16 +135,16 @@ def max_sinr(
         If the problem has no SINR.
     """
     t0 = time.perf_counter()
-    inner = _checked('max_sinr', problem, tol=tol, max_iter=max_iter, time_limit_s=time_limit_s,
-                     callback=callback, inner_method=inner_method,
-                     inner_options=inner_options)
+    inner = check_baseline('max_sinr', problem, tol=tol, max_iter=max_iter,
+                           time_limit_s=time_limit_s, callback=callback,
+                           inner_method=inner_method, inner_options=inner_options)
     sinr = _require(problem, "sinr_db", "max_sinr")
-    pairs = _Pairs(problem)
+    pairs = Pairs(problem)
     mean_linear = pairs.sum_per_pair(10.0 ** (sinr / 10.0)) / problem.n_resources
-    assoc = pairs.cell_of(_argmax_per_user(pairs.user, mean_linear, problem.n_users))
-    return _finish(problem, assoc, method="max_sinr", rule="each user served by its cell of "
-                   "largest mean SINR (max SINR)", t0=t0, tol=tol, time_limit_s=time_limit_s,
-                   callback=callback, inner=inner)
+    assoc = pairs.cell_of(argmax_per_user(pairs.user, mean_linear, problem.n_users))
+    return baseline_solution(problem, assoc, method="max_sinr", rule="each user served by its "
+                             "cell of largest mean SINR (max SINR)", t0=t0, tol=tol,
+                             time_limit_s=time_limit_s, callback=callback, inner=inner)
 
 
 @register("range_expansion", kind="baseline")
@@ -205,9 +185,9 @@ def range_expansion(
         If RSRP or tiers are missing, for an unknown tier or a non-finite bias.
     """
     t0 = time.perf_counter()
-    inner = _checked('range_expansion', problem, tol=tol, max_iter=max_iter, time_limit_s=time_limit_s,
-                     callback=callback, bias_db=bias_db, inner_method=inner_method,
-                     inner_options=inner_options)
+    inner = check_baseline('range_expansion', problem, tol=tol, max_iter=max_iter,
+                           time_limit_s=time_limit_s, callback=callback, bias_db=bias_db,
+                           inner_method=inner_method, inner_options=inner_options)
     bias = _tier_bias(bias_db)
     if bias.any() and problem.cell_tier is None:
         raise ValidationError("range_expansion needs each cell's tier (problem.cell_tier is None); "
@@ -216,9 +196,10 @@ def range_expansion(
                          "Problem.from_links")
     assoc = _strongest(problem, bias[problem.cell_tier] if bias.any() else None, "range_expansion")
     shown = ", ".join(f"{t} {b:g} dB" for t, b in zip(TIERS, bias, strict=True))
-    return _finish(problem, assoc, method="range_expansion", rule=f"each user served by its "
-                   f"cell of largest RSRP + tier bias (range expansion: {shown})", t0=t0,
-                   tol=tol, time_limit_s=time_limit_s, callback=callback, inner=inner)
+    return baseline_solution(problem, assoc, method="range_expansion", rule=f"each user served "
+                             f"by its cell of largest RSRP + tier bias (range expansion: "
+                             f"{shown})", t0=t0, tol=tol, time_limit_s=time_limit_s,
+                             callback=callback, inner=inner)
 
 
 @register("cell_offsets", kind="baseline")
@@ -263,17 +244,18 @@ def cell_offsets(
         If the problem has no RSRP, or for offsets of the wrong shape or not finite.
     """
     t0 = time.perf_counter()
-    inner = _checked('cell_offsets', problem, tol=tol, max_iter=max_iter, time_limit_s=time_limit_s,
-                     callback=callback, offsets_db=offsets_db, inner_method=inner_method,
-                     inner_options=inner_options)
+    inner = check_baseline('cell_offsets', problem, tol=tol, max_iter=max_iter,
+                           time_limit_s=time_limit_s, callback=callback, offsets_db=offsets_db,
+                           inner_method=inner_method, inner_options=inner_options)
     offsets = np.zeros(problem.n_cells) if offsets_db is None else check_array(
         offsets_db, "offsets_db", shape=(problem.n_cells,),
         fix=f"give one finite offset [dB] per cell, shape ({problem.n_cells},)")
     assoc = _strongest(problem, offsets, "cell_offsets")
     spread = f"{offsets.min():g} to {offsets.max():g} dB" if problem.n_cells else "none"
-    return _finish(problem, assoc, method="cell_offsets", rule=f"each user served by its cell "
-                   f"of largest RSRP + the cell's offset (offsets {spread})", t0=t0, tol=tol,
-                   time_limit_s=time_limit_s, callback=callback, inner=inner)
+    return baseline_solution(problem, assoc, method="cell_offsets", rule=f"each user served by "
+                             f"its cell of largest RSRP + the cell's offset (offsets {spread})",
+                             t0=t0, tol=tol, time_limit_s=time_limit_s, callback=callback,
+                             inner=inner)
 
 
 @register("load_aware", kind="baseline")
@@ -349,21 +331,21 @@ def load_aware(
         For a bad `max_rounds`.
     """
     t0 = time.perf_counter()
-    inner = _checked('load_aware', problem, tol=tol, max_iter=max_iter, time_limit_s=time_limit_s,
-                     callback=callback, max_rounds=max_rounds, inner_method=inner_method,
-                     inner_options=inner_options)
+    inner = check_baseline('load_aware', problem, tol=tol, max_iter=max_iter,
+                           time_limit_s=time_limit_s, callback=callback, max_rounds=max_rounds,
+                           inner_method=inner_method, inner_options=inner_options)
     cap = 10 * problem.n_users if max_rounds is None else \
         check_int(max_rounds, "max_rounds", fix="give a whole number of rounds ≥ 0, or None "
                   "(10 × the users)")
     cap = int(cap) if max_iter is None else min(int(cap), int(max_iter))
-    pairs = _Pairs(problem)
+    pairs = Pairs(problem)
     start_score = pairs.max_per_pair(problem.rsrp_dbm) if problem.rsrp_dbm is not None \
         else pairs.rate
     start = "max RSRP" if problem.rsrp_dbm is not None else "max full-band rate (no RSRP)"
-    game = _LoadGame(problem, pairs, _argmax_per_user(pairs.user, start_score, problem.n_users))
+    game = _LoadGame(problem, pairs, argmax_per_user(pairs.user, start_score, problem.n_users))
 
     history = [game.row(0, 0)]
-    stop = _call(callback, history[-1])
+    stop = call_with_row(callback, history[-1])
     rounds = moves = 0
     reason = "stopped" if stop else ""
     while not reason:
@@ -379,7 +361,7 @@ def load_aware(
             rounds += 1
             moves += len(mover)
             history.append(game.row(rounds, len(mover)))
-            if _call(callback, history[-1]):
+            if call_with_row(callback, history[-1]):
                 reason = "stopped"
     status = {"equilibrium": SOLVED, "cap": MAX_ITER, "time": TIME_LIMIT,
               "stopped": STOPPED}[reason]
@@ -392,208 +374,16 @@ def load_aware(
         else "unequal weights: no potential argument, capped by max_rounds"
     rule = (f"selfish best response to cell loads (load aware) from {start}: {what} after "
             f"{rounds} rounds and {moves} moves ({proof})")
-    return _finish(problem, pairs.cell_of(game.current), method="load_aware", rule=rule, t0=t0,
-                   tol=tol, time_limit_s=time_limit_s, callback=None, inner=inner,
-                   n_iter=rounds, history=history, status=status)
-
-
-# ============================================================================ in-cell shares
-def in_cell_shares(
-    problem: Problem,
-    serving_cell: np.ndarray,
-    *,
-    tol: float = 1e-4,
-    time_limit_s: float | None = None,
-    inner_method: str = "dual",
-    inner_options: Mapping[str, Any] | None = None,
-) -> tuple[np.ndarray, np.ndarray, str | None, str]:
-    """Optimal shares for a fixed association, without backhaul caps.
-
-    Solves the problem restricted to the links of each user's serving cell, with every
-    backhaul cap removed and the prices c_j kept. With one resource this is exact in closed
-    form per cell: user i in cell j gets ``r_i = min(d_i, R_i, (w_i / (μ_j / R_i + c_j))^(1/α))``
-    (α > 0), with μ_j ≥ 0 found by log-space bisection (all cells at once) so that
-    ``Σ_i r_i / R_i = 1``, or μ_j = 0 if the users' demands at μ_j = 0 already fit; for
-    α = 0 airtime goes greedily by decreasing ``(w_i − c_j) R_i > 0`` up to the demand caps
-    and μ_j is the value of the marginal user. With several resources the restricted
-    problem is solved by ``cellopt.solve(restricted, method=inner_method, tol=tol)``.
-
-    Parameters
-    ----------
-    problem : Problem
-    serving_cell : ndarray of int, shape (n_users,)
-        Cell of each user (−1: none).
-    tol : float
-        Relative gap for the inner solver.
-    time_limit_s : float, optional
-        Wall-clock budget [s] for the inner solver.
-    inner_method : str
-        Registered method for several resources (ignored for one resource): one that
-        solves the convex problem (``method_info(name).convex``: an optimizer or the
-        reference).
-    inner_options : dict, optional
-        Extra keywords for the inner solver.
-
-    Returns
-    -------
-    x : ndarray, shape (L,)
-        Shares on the problem's links (0 off the serving cells); airtime-feasible and
-        within the demands, not necessarily within the backhaul caps.
-    mu : ndarray, shape (n_cells, n_resources)
-        Airtime prices of the restricted problem (≥ 0) [utility per unit airtime].
-    inner_status : str or None
-        The inner solver's status (None for the closed form).
-    how : str
-        A short description of how the shares were computed.
-    """
-    check_problem(problem)
-    serving_cell = check_array(serving_cell, "serving_cell", shape=(problem.n_users,), kind="int",
-                               low=-1, high=problem.n_cells - 1,
-                               fix=f"give each user's cell in [0, {problem.n_cells}) or -1 for "
-                                   f"none, shape ({problem.n_users},)")
-    inner_options = check_inner(inner_method, inner_options, tol=tol, time_limit_s=time_limit_s)
-    keep = np.flatnonzero(problem.cell == serving_cell[problem.user])
-    sub = problem.restrict(keep).replace(backhaul_mbps=np.full(problem.n_cells, np.inf))
-    x = np.zeros(problem.n_links)
-    if problem.n_resources == 1:
-        x_sub, mu = _single_resource_shares(sub)
-        x[keep] = x_sub
-        return x, mu.reshape(problem.n_cells, 1), None, "in-cell shares optimal in closed form"
-    if not method_info(inner_method).convex:
-        raise ValidationError(f"inner_method={inner_method!r} is a baseline; fix: use a solver of the "
-                              f"convex problem: one of {methods_with('convex')}")
-    inner = solve(sub, method=inner_method, tol=tol, time_limit_s=time_limit_s,
-                  **dict(inner_options or {}))
-    x[keep] = inner.x
-    mu = np.maximum(np.asarray(inner.prices["airtime"], float), 0.0)
-    mu = mu.reshape(problem.n_cells, problem.n_resources)
-    return x, mu, inner.status, f"in-cell shares by {inner_method!r} ({inner.status})"
-
-
-def _single_resource_shares(sub: Problem) -> tuple[np.ndarray, np.ndarray]:
-    """Closed-form in-cell optimum for K = 1 when each user has at most one link.
-
-    Returns
-    -------
-    x : ndarray, shape (L_sub,)
-    mu : ndarray, shape (n_cells,)
-    """
-    return in_cell_optimum(sub.cell, sub.rate_mbps, sub.weight[sub.user], sub.price_per_mbps[sub.cell],
-                           np.minimum(sub.demand_mbps[sub.user], sub.rate_mbps), sub.alpha,
-                           sub.n_cells)
-
-
-def in_cell_optimum(group: np.ndarray, rate_mbps: np.ndarray, weight: np.ndarray,
-                    price_per_mbps: np.ndarray, cap_mbps: np.ndarray, alpha: float,
-                    n_groups: int) -> tuple[np.ndarray, np.ndarray]:
-    """Each group's airtime shared optimally among its members, all groups at once.
-
-    A group is one cell's users on one resource, each with one link: member e gets the
-    share x_e of the group's airtime, rate ``x_e R_e``, so as to maximize
-    ``Σ_e w_e U(x_e R_e) − c_e x_e R_e`` subject to ``Σ_e x_e ≤ 1`` and ``x_e R_e ≤ cap_e``
-    (the in-cell problem of :func:`in_cell_shares` with one resource). For α > 0 the
-    airtime price μ_g of each group is found by log-space bisection, all groups at once
-    (the shares are closed-form at a given μ); for α = 0 airtime goes greedily by
-    decreasing ``(w_e − c_e) R_e``.
-
-    Parameters
-    ----------
-    group : ndarray of int, shape (n,)
-        Group of each member, in [0, n_groups).
-    rate_mbps : ndarray, shape (n,)
-        R_e > 0, the member's rate with the whole airtime [Mbit/s].
-    weight, price_per_mbps : ndarray, shape (n,)
-        w_e and c_e (the price of its cell's traffic [utility per Mbit/s]).
-    cap_mbps : ndarray, shape (n,)
-        Most useful rate, ``min(d_e, R_e)`` [Mbit/s].
-    alpha : float
-    n_groups : int
-
-    Returns
-    -------
-    x : ndarray, shape (n,)
-    mu : ndarray, shape (n_groups,)
-        Airtime price of each group (0 where the members' demands fit).
-    """
-    cell, rate, w, c, cap = group, rate_mbps, weight, price_per_mbps, cap_mbps
-    n_cells = n_groups
-    mu = np.zeros(n_cells)
-    if not len(cell):
-        return np.zeros(0), mu
-    if alpha == 0:
-        return _greedy_linear(cell, (w - c) * rate, cap / rate, n_cells)
-
-    def shares(mu_cell: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
-        x = best_rate(mu_cell[cell] / rate + c, w, alpha, cap) / rate
-        return x, np.bincount(cell, x, minlength=n_cells)
-
-    x, total = shares(mu)
-    need = total > 1.0
-    if not need.any():
-        return x, mu
-    # Upper bracket: with μ ≥ w_i R_i^(1−α) n_j^α every x_i ≤ 1/n_j, so Σ x ≤ 1.
-    n_in = np.bincount(cell, minlength=n_cells)
-    hi = np.zeros(n_cells)
-    np.maximum.at(hi, cell, w * rate ** (1.0 - alpha) * n_in[cell] ** alpha)
-    hi = np.where(need, 2.0 * hi, 1.0)
-    # Lower bracket: shrink until Σ x > 1 (Σ x(μ) → Σ x(0) > 1 as μ → 0).
-    lo = hi * 1e-6
-    for _ in range(45):
-        _, total = shares(np.where(need, lo, 0.0))
-        short = need & (total <= 1.0)
-        if not short.any():
-            break
-        lo = np.where(short, lo * 1e-6, lo)
-    for _ in range(_BISECTION_STEPS):
-        mid = np.sqrt(lo * hi)
-        _, total = shares(np.where(need, mid, 0.0))
-        over = total > 1.0
-        lo, hi = np.where(over, mid, lo), np.where(over, hi, mid)
-    mu = np.where(need, hi, 0.0)  # the feasible side of the bracket: Σ x ≤ 1
-    x, _ = shares(mu)
-    return x, mu
-
-
-def _greedy_linear(cell: np.ndarray, value: np.ndarray, x_cap: np.ndarray,
-                   n_cells: int) -> tuple[np.ndarray, np.ndarray]:
-    """Fractional knapsack per cell: airtime by decreasing value per unit airtime.
-
-    Parameters
-    ----------
-    cell : ndarray of int, shape (n,)
-    value : ndarray, shape (n,)
-        ``(w_i − c_j) R_i`` [utility per unit airtime]; only positive values get airtime.
-    x_cap : ndarray, shape (n,)
-        Largest useful share ``min(d_i, R_i) / R_i``.
-    n_cells : int
-
-    Returns
-    -------
-    x : ndarray, shape (n,)
-    mu : ndarray, shape (n_cells,)
-        Value of each cell's marginal user (0 if airtime is left over).
-    """
-    x = np.zeros(len(cell))
-    mu = np.zeros(n_cells)
-    pos = np.flatnonzero(value > 0)
-    if not len(pos):
-        return x, mu
-    order = pos[np.lexsort((-value[pos], cell[pos]))]
-    g, xc = cell[order], x_cap[order]
-    first = np.r_[True, g[1:] != g[:-1]]
-    before = np.cumsum(xc) - xc  # airtime handed out earlier, over all cells
-    before -= before[np.flatnonzero(first)][np.cumsum(first) - 1]  # … within the cell
-    x[order] = np.clip(1.0 - before, 0.0, xc)
-    marginal = (before < 1.0) & (before + xc >= 1.0)
-    mu[g[marginal]] = value[order][marginal]
-    return x, mu
+    return baseline_solution(problem, pairs.cell_of(game.current), method="load_aware", rule=rule,
+                             t0=t0, tol=tol, time_limit_s=time_limit_s, callback=None,
+                             inner=inner, n_iter=rounds, history=history, status=status)
 
 
 # ============================================================================ load-aware game
 class _LoadGame:
     """State of the best-response dynamics: each user's current (user, cell) pair."""
 
-    def __init__(self, problem: Problem, pairs: _Pairs, current: np.ndarray):
+    def __init__(self, problem: Problem, pairs: Pairs, current: np.ndarray):
         self.problem, self.pairs = problem, pairs
         self.current = np.asarray(current, np.int64).copy()  # pair index per user (−1: none)
         self.weight = problem.weight
@@ -626,7 +416,7 @@ class _LoadGame:
         with np.errstate(divide="ignore", invalid="ignore"):
             gain = np.log(pairs.rate / (load[pairs.cell] + w)) - np.log(here_of_user[pairs.user])
         gain[own | ~np.isfinite(gain)] = -np.inf
-        best = _argmax_per_user(pairs.user, gain, self.problem.n_users)
+        best = argmax_per_user(pairs.user, gain, self.problem.n_users)
         user = np.flatnonzero(best >= 0)
         user = user[gain[best[user]] > _MOVE_EPS]
         if not len(user):
@@ -698,70 +488,15 @@ def _disjoint_moves(origin: np.ndarray, dest: np.ndarray, gain: np.ndarray,
 
 
 # ============================================================================ helpers
-class _Pairs:
-    """The problem's distinct (user, cell) pairs, sorted by user then cell.
-
-    Attributes
-    ----------
-    user, cell : ndarray of int64, shape (P,)
-    of_link : ndarray of int64, shape (L,)
-        Pair of each link.
-    rate : ndarray, shape (P,)
-        Full-band rate ``R_ij = Σ_k R_ijk`` [Mbit/s].
-    """
-
-    def __init__(self, problem: Problem):
-        key = problem.user * problem.n_cells + problem.cell
-        uniq, self.of_link = np.unique(key, return_inverse=True)
-        self.of_link = self.of_link.reshape(-1)
-        self.user, self.cell = uniq // problem.n_cells, uniq % problem.n_cells
-        self.rate = self.sum_per_pair(problem.rate_mbps)
-
-    def sum_per_pair(self, values: np.ndarray) -> np.ndarray:
-        return np.bincount(self.of_link, values, minlength=len(self.user))
-
-    def max_per_pair(self, values: np.ndarray) -> np.ndarray:
-        out = np.full(len(self.user), -np.inf)
-        np.maximum.at(out, self.of_link, values)
-        return out
-
-    def cell_of(self, pair: np.ndarray) -> np.ndarray:
-        """Cell of each user's pair (−1 where the pair is −1), shape (n_users,)."""
-        return np.where(pair >= 0, self.cell[np.maximum(pair, 0)] if len(self.cell) else -1, -1)
-
-
 def _strongest(problem: Problem, offsets_db: np.ndarray | None, method: str) -> np.ndarray:
     """Each user's cell of largest RSRP (+ the cell's offset), ties to the lower cell row,
     shape (n_users,) (−1: no link): the association of max-RSRP, range expansion and
     per-cell offsets."""
-    pairs = _Pairs(problem)
+    pairs = Pairs(problem)
     score = pairs.max_per_pair(_require(problem, "rsrp_dbm", method))
     if offsets_db is not None:
         score = score + offsets_db[pairs.cell]
-    return pairs.cell_of(_argmax_per_user(pairs.user, score, problem.n_users))
-
-
-def _argmax_per_user(pair_user: np.ndarray, score: np.ndarray, n_users: int) -> np.ndarray:
-    """Index of each user's pair of largest score (first on ties; −1: no pair), (n_users,)."""
-    out = np.full(n_users, -1, np.int64)
-    if len(pair_user):
-        order = np.lexsort((-score, pair_user))
-        u = pair_user[order]
-        first = np.r_[True, u[1:] != u[:-1]]
-        out[u[first]] = order[first]
-    return out
-
-
-def _checked(method: str, problem: Problem, *, tol: Any, max_iter: Any, time_limit_s: Any,
-             callback: Any, inner_method: Any, inner_options: Any, **own: Any) -> dict[str, Any]:
-    """Check a baseline's arguments (as :func:`cellopt.solve` does, for direct calls too) and
-    its inner solver, whether or not the problem needs it; return the inner keywords."""
-    check_problem(problem)
-    check_arguments(method, tol=tol, max_iter=max_iter, time_limit_s=time_limit_s,
-                    callback=callback, single_association=False,
-                    options=dict(own, inner_method=inner_method, inner_options=inner_options))
-    options = check_inner(inner_method, inner_options, tol=tol, time_limit_s=time_limit_s)
-    return {"inner_method": inner_method, "inner_options": options}
+    return pairs.cell_of(argmax_per_user(pairs.user, score, problem.n_users))
 
 
 def _require(problem: Problem, name: str, method: str) -> np.ndarray:
@@ -794,55 +529,3 @@ def _tier_bias(bias_db: float | Mapping[str, float] | None) -> np.ndarray:
         value = check_number(bias_db, "bias_db", unit="dB", fix=fix)
         bias = np.array([0.0 if t == "macro" else value for t in TIERS])
     return bias
-
-
-def _call(callback: Callback, row: dict[str, Any]) -> bool:
-    """Call the callback with a history row (NaN bound and gap passed as None)."""
-    if callback is None:
-        return False
-    info = {k: None if k in ("upper_bound", "gap") and (v is None or not np.isfinite(v)) else v
-            for k, v in row.items()}
-    return bool(callback(info))
-
-
-def _finish(
-    problem: Problem,
-    assoc: np.ndarray,
-    *,
-    method: str,
-    rule: str,
-    t0: float,
-    tol: float,
-    time_limit_s: float | None,
-    callback: Callback,
-    inner: dict[str, Any],
-    n_iter: int = 1,
-    history: list[dict[str, Any]] | None = None,
-    status: str = SOLVED,
-) -> Solution:
-    """In-cell shares for `assoc`, backhaul repair, and the Solution."""
-    remaining = None if time_limit_s is None else max(0.0, time_limit_s - (time.perf_counter() - t0))
-    x, mu, inner_status, how = in_cell_shares(problem, assoc, tol=tol, time_limit_s=remaining,
-                                              **inner)
-    if inner_status is not None and inner_status not in (OPTIMAL, SOLVED) and status == SOLVED:
-        status = inner_status
-    _, _, traffic = loads(problem, x)
-    exceeded = np.flatnonzero(traffic > problem.backhaul_mbps * (1.0 + 1e-9))
-    x = repair(problem, x)
-    message = f"{method}: {rule}; {how}"
-    if len(exceeded):
-        message += (f"; {len(exceeded)} cell(s) over their backhaul cap (cells "
-                    f"{exceeded[:10].tolist()}{' …' if len(exceeded) > 10 else ''}): their "
-                    "shares scaled down to fit")
-    if history is None:
-        util, cost = objective_terms(problem, x)
-        bound = dual_bound(problem, mu, None)
-        gap = certified_gap(problem, bound, util - cost, util)
-        history = [{"iteration": 1, "objective": util - cost, "upper_bound": bound,
-                    "gap": np.nan if gap is None else gap, "moves": 0}]
-        _call(callback, history[-1])  # one-shot: nothing left to stop
-    else:
-        bound = dual_bound(problem, mu, None)
-    return build_solution(problem, x, method=method, status=status, message=message, mu=mu,
-                          nu=None, n_iter=n_iter, wall_s=time.perf_counter() - t0, history=history,
-                          upper_bound=bound, exceeded_backhaul=exceeded)

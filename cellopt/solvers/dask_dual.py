@@ -4,7 +4,7 @@ The O(links) work of :mod:`cellopt.solvers.dual` — users best-responding to pr
 their curvature, the repair of their implied shares — is local to each user; only the
 per-group and per-cell sums are global. This method splits the users into parts, ships
 each part's links once to a Dask worker, where a :mod:`dask.distributed` actor keeps
-them, and runs the same projected Newton loop (:func:`~cellopt.solvers.dual.newton_prices`)
+them, and runs the same projected Newton loop (:func:`~cellopt.solvers.dual_newton.newton_prices`)
 on the client with those sums.
 
 What runs where
@@ -18,7 +18,7 @@ link again until the end, when the best shares are gathered once and the
 
 *Workers (one actor per part).* Each keeps its part's links (as a
 :class:`~cellopt.problem.Problem` of the part's users with every cell) and a
-:class:`~cellopt.solvers.dual.SmoothedDual` over them in the whole problem's price
+:class:`~cellopt.solvers.dual_model.SmoothedDual` over them in the whole problem's price
 units. Per request they evaluate their users' share of g_τ, of the exact bound, of the
 gradient and of the Hessian, apply repair factors, and keep the best feasible shares of
 their links.
@@ -75,12 +75,11 @@ from cellopt.cluster import open_client
 from cellopt.errors import ValidationError, describe_rows
 from cellopt.problem import Problem, utility
 from cellopt.solution import Solution
+from cellopt.solvers.arguments import check_arguments, check_problem
 from cellopt.solvers.common import link_prices, user_min, user_value
-from cellopt.solvers.dual import (
-    DualPoint,
+from cellopt.solvers.dual_model import DualPoint, Recovered, SmoothedDual
+from cellopt.solvers.dual_newton import (
     NewtonResult,
-    Recovered,
-    SmoothedDual,
     check_stages,
     check_temperatures,
     final_status,
@@ -88,7 +87,7 @@ from cellopt.solvers.dual import (
     start_prices,
 )
 from cellopt.solvers.linalg import SymmetricSystem
-from cellopt.solvers.registry import check_arguments, check_problem, register
+from cellopt.solvers.registry import register
 from cellopt.solvers.result import build_solution
 
 __all__ = ["CONNECT_TIMEOUT_S", "partition_users", "solve_dual_dask"]
@@ -369,7 +368,7 @@ def _nbytes(obj: Any) -> int:
 
 
 class _ClusterDual:
-    """The :class:`~cellopt.solvers.dual.DualModel` of ``dual_dask``: prices here, users on
+    """The :class:`~cellopt.solvers.dual_model.DualModel` of ``dual_dask``: prices here, users on
     the workers (one :class:`_PartWorker` actor per part).
 
     Each part is sent, per round, only the prices of the groups and capped cells its links

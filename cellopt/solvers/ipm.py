@@ -48,6 +48,7 @@ import scipy.sparse as sp
 
 from cellopt.problem import Problem, utility_derivative
 from cellopt.solution import Solution
+from cellopt.solvers.arguments import check_arguments, check_problem
 from cellopt.solvers.certificate import certified_gap, dual_bound
 from cellopt.solvers.common import (
     block_zero_capacity,
@@ -57,7 +58,7 @@ from cellopt.solvers.common import (
     refuse_users_behind_closed_backhaul,
 )
 from cellopt.solvers.linalg import SymmetricSystem, share_curvature
-from cellopt.solvers.registry import check_arguments, check_problem, register
+from cellopt.solvers.registry import register
 from cellopt.solvers.result import build_solution
 from cellopt.status import FAILED, MAX_ITER, OPTIMAL, STOPPED, TIME_LIMIT
 

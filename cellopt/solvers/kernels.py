@@ -8,12 +8,12 @@ fallback when :func:`cellopt.jit.compiled` is False:
 
 - :func:`soft_min_weights` and :func:`implied_flows`: the soft-min over each user's links
   and the implied shares — the per-link part of
-  :meth:`cellopt.solvers.dual.SmoothedDual.evaluate` (its per-user part, φ at the
+  :meth:`cellopt.solvers.dual_model.SmoothedDual.evaluate` (its per-user part, φ at the
   soft-min and at the cheapest price, stays vectorized numpy: a few calls on arrays of
   one entry per user, whose transcendental functions numpy evaluates with SIMD; numpy
   form of the whole: ``SmoothedDual._users_numpy``);
 - :func:`hessian_csr`: the Hessian of the smoothed users' term in scaled prices, as CSR —
-  :meth:`~cellopt.solvers.dual.SmoothedDual.hessian` (``SmoothedDual._hessian_numpy``);
+  :meth:`~cellopt.solvers.dual_model.SmoothedDual.hessian` (``SmoothedDual._hessian_numpy``);
 - :func:`repair`, :func:`demand_first`, :func:`objective_terms`, the three candidates of
   one pattern-share vector (:func:`recover_candidates`) and :func:`recover_feasible`:
   the primal recovery of :mod:`cellopt.solvers.common` (same names there).

@@ -8,9 +8,10 @@ from __future__ import annotations
 
 from types import ModuleType
 
-from cellopt.solvers import alm, baselines, dask_dual, dual, ipm, reference
+from cellopt.solvers import alm, baselines, dask_dual, dual, ipm, random_association, reference
 
 __all__ = ["MODULES"]
 
 #: The modules that register methods, in the order they are imported.
-MODULES: tuple[ModuleType, ...] = (alm, baselines, dask_dual, dual, ipm, reference)
+MODULES: tuple[ModuleType, ...] = (alm, baselines, dask_dual, dual, ipm, random_association,
+                                   reference)

@@ -24,9 +24,10 @@ from cellopt.errors import ValidationError, check_memory
 from cellopt.parameters import is_integer, is_real
 from cellopt.problem import Problem
 from cellopt.solution import Solution
+from cellopt.solvers.arguments import check_arguments, check_problem
 from cellopt.solvers.certificate import certified_gap, dual_bound
 from cellopt.solvers.common import block_zero_capacity, energy_cost, feasible_shares, objective_terms, repair
-from cellopt.solvers.registry import check_arguments, check_problem, register
+from cellopt.solvers.registry import register
 from cellopt.solvers.result import build_solution
 from cellopt.status import FAILED, MAX_ITER, OPTIMAL, TIME_LIMIT
 

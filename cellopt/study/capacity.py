@@ -43,7 +43,8 @@ from cellopt.checks import check_bool, check_callable, check_int, check_number, 
 from cellopt.errors import StoreError, ValidationError, check_memory
 from cellopt.parameters import check_count
 from cellopt.solvers import METHODS
-from cellopt.solvers.registry import check_arguments, get_method, method_info
+from cellopt.solvers.arguments import check_arguments
+from cellopt.solvers.registry import get_method, method_info
 from cellopt.study.atomic import atomic_write
 from cellopt.study.scenario import POWER, MethodSpec, Scenario
 from cellopt.study.seeds import drop_seeds

@@ -47,7 +47,7 @@ from cellopt.power.patterns import (
 )
 from cellopt.radio.links import link_table_nbytes
 from cellopt.solvers import METHODS
-from cellopt.solvers.registry import check_arguments
+from cellopt.solvers.arguments import check_arguments
 from cellopt.study.builders import BUILDERS, has_tier
 from cellopt.topology.femto import WIFI_DENSITY_PER_KM2, add_femtocells_nbytes
 from cellopt.topology.hexgrid import add_picos_nbytes
