@@ -41,10 +41,10 @@ from typing import Any
 
 import numpy as np
 
+from cellopt.checks import check_count, is_real
 from cellopt.drop import Drop
 from cellopt.errors import ValidationError
 from cellopt.network import Fingerprint, Network, check_same_network
-from cellopt.parameters import check_count, is_real
 from cellopt.power.gains import GainTable, check_agreement, disagreeing_links
 from cellopt.problem import Problem
 from cellopt.radio.model import RadioModel

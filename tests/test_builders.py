@@ -1,4 +1,5 @@
-"""Tests of the builder registry (cellopt.study.builders), square_grid and the parameter table."""
+"""Tests of the builder registry (cellopt.study.builders), square_grid, and the parameter and
+key tables of the docs."""
 
 from __future__ import annotations
 
@@ -11,8 +12,10 @@ import pytest
 
 from cellopt import ValidationError, topology
 from cellopt.parameters import parameter_table
-from cellopt.study.builders import BUILDERS
+from cellopt.study import scenario as scenario_module
+from cellopt.study.builders import BUILDERS, scenario_keys
 from cellopt.study.scenario import load_scenario
+from cellopt.study.schema import SECTION_KEYS, key_table
 
 ROOT = Path(__file__).resolve().parents[1]
 
@@ -105,3 +108,34 @@ def test_the_parameter_table_of_the_docs_is_current():
     assert found.group(1) == parameter_table(), (
         "docs/scenarios.md: the Parameters table is stale; regenerate it from "
         "cellopt.parameters.parameter_table()")
+
+
+def test_the_key_table_of_the_docs_is_current():
+    text = (ROOT / "docs" / "scenarios.md").read_text()
+    found = re.search(r"<!-- keys:begin -->\n(.*?)<!-- keys:end -->", text, re.S)
+    assert found, "docs/scenarios.md has no keys:begin / keys:end markers"
+    assert found.group(1) == key_table(), (
+        "docs/scenarios.md: the table of keys (Schema) is stale; regenerate it from "
+        "cellopt.study.schema.key_table()")
+
+
+def test_the_scenario_module_names_every_section_and_lists_no_keys_by_hand():
+    # its docstring points to the generated table for the keys
+    doc = scenario_module.__doc__
+    assert all(f"[{section}]" in doc for section in ("network", *SECTION_KEYS))
+    assert "key_table" in doc
+
+
+def test_scenario_keys_read_signatures_and_refuse_what_they_cannot_read():
+    def feeds(n: int, share: float = 0.5, *, names: tuple[str, ...] = (), rng: object = None,
+              callback: object = None) -> None:
+        """A function a section feeds."""
+
+    assert scenario_keys(feeds, exclude=("callback",), kinds={"names": "str|strs"},
+                         rename={"share": "fraction"}) == {
+        "n": "int", "fraction": "float", "names": "str|strs"}
+    assert scenario_keys(feeds, only=("share",)) == {"share": "float"}
+    with pytest.raises(TypeError, match="'callback'.*has no TOML kind"):
+        scenario_keys(feeds, kinds={"names": "str|strs"})
+    with pytest.raises(TypeError, match=r"takes no parameters \['size'\]"):
+        scenario_keys(feeds, only=("n", "size"))

@@ -8,8 +8,8 @@ from typing import Any
 
 import numpy as np
 
+from cellopt.checks import check_real, is_real
 from cellopt.errors import ValidationError
-from cellopt.parameters import check_real, is_real
 
 __all__ = ["FRIIS_1M_2GHZ_DB", "SingleSlope", "free_space", "tr36814_macro", "tr36814_pico"]
 

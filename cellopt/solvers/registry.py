@@ -29,10 +29,12 @@ from cellopt.checks import (
     check_array,
     check_bool,
     close_names,
+    is_integer,
+    is_real,
     shown,
 )
 from cellopt.errors import ValidationError
-from cellopt.parameters import is_integer, is_real
+from cellopt.parameters import register_choice
 from cellopt.problem import Problem
 from cellopt.solution import Solution
 
@@ -58,6 +60,7 @@ METHOD_INFO: dict[str, MethodInfo] = {}
 #: Methods that also solve problems whose resources are power patterns with free shares
 #: (derived from the registrations: ``method_info(name).patterns``).
 PATTERN_METHODS: set[str] = set()
+register_choice("master_method", PATTERN_METHODS)
 #: Methods that also solve problems with several pattern-share blocks
 #: (``Problem.share_block``; derived: ``method_info(name).share_blocks``).
 BLOCK_METHODS: set[str] = set()

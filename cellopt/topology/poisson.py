@@ -9,9 +9,9 @@ from typing import Any
 import numpy as np
 import shapely
 
+from cellopt.checks import check_real, is_integer, is_real
 from cellopt.errors import ValidationError, check_memory
 from cellopt.network import CELL_BYTES, OWNERS, TIERS, Network, cells_frame
-from cellopt.parameters import check_real, is_integer, is_real
 from cellopt.topology.hexgrid import SYNTHETIC_ORIGIN_M, layout_crs
 from cellopt.topology.sampling import as_rng
 
