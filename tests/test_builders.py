@@ -101,22 +101,17 @@ def test_builder_keys_come_from_the_signatures():
     assert BUILDERS["file"].required == ("path",) and BUILDERS["poisson"].required == ()
 
 
-def test_the_parameter_table_of_the_docs_is_current():
+@pytest.mark.parametrize(("marker", "table", "source"), [
+    ("parameters", parameter_table, "cellopt.parameters.parameter_table()"),
+    ("keys", key_table, "cellopt.study.schema.key_table()"),
+])
+def test_the_generated_tables_of_the_docs_are_current(marker, table, source):
     text = (ROOT / "docs" / "scenarios.md").read_text()
-    found = re.search(r"<!-- parameters:begin -->\n(.*?)<!-- parameters:end -->", text, re.S)
-    assert found, "docs/scenarios.md has no parameters:begin / parameters:end markers"
-    assert found.group(1) == parameter_table(), (
-        "docs/scenarios.md: the Parameters table is stale; regenerate it from "
-        "cellopt.parameters.parameter_table()")
-
-
-def test_the_key_table_of_the_docs_is_current():
-    text = (ROOT / "docs" / "scenarios.md").read_text()
-    found = re.search(r"<!-- keys:begin -->\n(.*?)<!-- keys:end -->", text, re.S)
-    assert found, "docs/scenarios.md has no keys:begin / keys:end markers"
-    assert found.group(1) == key_table(), (
-        "docs/scenarios.md: the table of keys (Schema) is stale; regenerate it from "
-        "cellopt.study.schema.key_table()")
+    found = re.search(rf"<!-- {marker}:begin -->\n(.*?)<!-- {marker}:end -->", text, re.S)
+    assert found, f"docs/scenarios.md has no {marker}:begin / {marker}:end markers"
+    assert found.group(1) == table(), (
+        f"docs/scenarios.md: the table between the {marker} markers is stale; regenerate it "
+        f"from {source}")
 
 
 def test_the_scenario_module_names_every_section_and_lists_no_keys_by_hand():
