@@ -30,6 +30,7 @@ TIERS = ("macro", "pico", "femto")
 OWNERS = ("operator", "third_party")
 register_choice("tier", TIERS)
 register_choice("owner", OWNERS)
+
 #: The colour of each tier in every map and report (Okabe–Ito palette, readable with
 #: colour-vision deficiencies): its cells, and the users it serves.
 TIER_COLORS = {"macro": "#0072b2", "pico": "#009e73", "femto": "#d55e00"}

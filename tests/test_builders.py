@@ -114,6 +114,19 @@ def test_the_generated_tables_of_the_docs_are_current(marker, table, source):
         f"from {source}")
 
 
+def test_every_choice_takes_the_names_its_module_registered():
+    from cellopt.network import OWNERS, TIERS
+    from cellopt.parameters import CHOICES, Quantity
+    from cellopt.radio.spectral import SPECTRAL_EFFICIENCY
+    from cellopt.solvers import PATTERN_METHODS
+
+    assert CHOICES["cluster_tier"].names() == TIERS and CHOICES["owner"].names() == OWNERS
+    assert CHOICES["spectral_efficiency"].names() == tuple(sorted(SPECTRAL_EFFICIENCY))
+    assert CHOICES["master_method"].names() == tuple(sorted(PATTERN_METHODS))  # filled later
+    with pytest.raises(LookupError, match="register_choice"):
+        Quantity("x", kind="str", choices="registered_by_no_module").names()
+
+
 def test_the_scenario_module_names_every_section_and_lists_no_keys_by_hand():
     # its docstring points to the generated table for the keys
     doc = scenario_module.__doc__
@@ -130,7 +143,7 @@ def test_scenario_keys_read_signatures_and_refuse_what_they_cannot_read():
                          rename={"share": "fraction"}) == {
         "n": "int", "fraction": "float", "names": "str|strs"}
     assert scenario_keys(feeds, only=("share",)) == {"share": "float"}
-    with pytest.raises(TypeError, match="'callback'.*has no TOML kind"):
+    with pytest.raises(TypeError, match=r"'callback'.*has no TOML kind"):
         scenario_keys(feeds, kinds={"names": "str|strs"})
     with pytest.raises(TypeError, match=r"takes no parameters \['size'\]"):
         scenario_keys(feeds, only=("n", "size"))

@@ -1,18 +1,20 @@
 """The scenario file schema: TOML kinds of the keys, and the checks of tables and values.
 
-The sections and keys are described in :mod:`cellopt.study.scenario`. The keys of
-``[network]`` are those of its builder (:data:`cellopt.study.builders.BUILDERS`); the
-ranges, counts and names are those of the parameter catalogue
-(:mod:`cellopt.parameters`). :class:`Checker` validates a parsed file, raising a
+The sections are described in :mod:`cellopt.study.scenario`. The keys of ``[network]``
+are those of its builder (:data:`cellopt.study.builders.BUILDERS`), those of the other
+sections (:data:`SECTION_KEYS`) the parameters of what each feeds, both read from
+signatures; :func:`key_table` lists them all. The ranges, counts and names are those of
+the parameter catalogue (:mod:`cellopt.parameters`). :class:`Checker` validates a parsed file, raising a
 :class:`~cellopt.ValidationError` (or a :class:`~cellopt.ResourceLimitError`) that names
 the file, the section and the key.
 
 Kinds of values: "int", "float" (an integer is accepted and converted), "str", "bool",
 "floats" (array of numbers), "str|strs", "int|ints", "dist" (number or distribution),
 "tiers" (table of tier tables), "per_tier" (number or table of numbers per tier),
-"float|auto" (number or "auto"), "path" (a string, a path relative to the TOML file) and
-"path_loss" (per-cell predictions: a path, a table of :data:`PATH_LOSS_KEYS`, or a table of
-either per tier).
+"per_tier_name" (name or table of names per tier), "float|auto" (number or "auto"), "path"
+(a string, a path relative to the TOML file), "path_loss" (per-cell predictions: a path, a
+table of :data:`PATH_LOSS_KEYS`, or a table of either per tier) and "levels" (power
+levels, or a table of them per tier).
 """
 
 from __future__ import annotations
@@ -78,7 +80,7 @@ SECTION_KEYS: dict[str, dict[str, str]] = {
                         rename={"source": "links"}, kinds={"source": "path", "source_crs": "str"}),
     },
     "radio": RADIO_KEYS,
-    "problem": {  # the last two: cells' values, given for the third-party ones
+    "problem": {  # backhaul_mbps, price_per_mbps: one value, for the third-party cells
         **scenario_keys(Problem.from_links, only=("alpha", "backhaul_mbps", "price_per_mbps"),
                         kinds=dict.fromkeys(("backhaul_mbps", "price_per_mbps"), "float")),
         "interference": "str",
@@ -222,13 +224,14 @@ def key_table() -> str:
     Returns
     -------
     str
-        A row for the top level, one per ``[network]`` builder (:data:`BUILDERS`, by
-        name), one per other section (:data:`SECTION_KEYS`), then the tables some keys
-        take: Poisson tier tables, ``[radio] path_loss`` and distributions; each key with
-        its kind (a number or a table per tier: "number per tier"); ends with a newline.
+        A row for the top level, one per ``[network]`` builder
+        (:data:`~cellopt.study.builders.BUILDERS`, by name), one per other section
+        (:data:`SECTION_KEYS`), then the tables some keys take: Poisson tier tables,
+        ``[radio] path_loss`` and distributions; each key with its kind (a number or a
+        table per tier: "number per tier"); ends with a newline.
     """
     rows = ["| section | keys |", "|---|---|",
-            f"| top level | {_key_list({k: 'str' for k in ('name', 'description')})}, `methods` "
+            f"| top level | {_key_list(dict.fromkeys(('name', 'description'), 'str'))}, `methods` "
             "(names or tables of a method's options) |"]
     tables = []
     for name, builder in sorted(BUILDERS.items()):
