@@ -1,41 +1,62 @@
-"""Argument checks shared by the public functions: each value is refused where it enters.
+"""Argument checks shared by every layer: each value is refused where it enters.
 
 Every check raises a :class:`~cellopt.errors.ValidationError` whose message names the
-argument, says what is wrong with the value and ends with ``"; fix: ..."``. Catalogued
-parameters (units and usual ranges, :data:`cellopt.parameters.LIMITS`) are checked with
-:func:`cellopt.parameters.check_real` and :func:`~cellopt.parameters.check_count`; the
-helpers here cover the rest:
+argument, says what is wrong with the value and ends with ``"; fix: ..."``.
 
+- :func:`check_real` and :func:`check_count` — a parameter of the catalogue
+  (:data:`cellopt.parameters.LIMITS`): its unit, possible range and fix, and a warning
+  outside its usual range (:func:`outside_usual` tests a column of values);
+  :func:`check_per_tier` and :func:`check_choice` — a scenario key given per tier, and a
+  name (:data:`~cellopt.parameters.TIER_LIMITS`, :data:`~cellopt.parameters.CHOICES`);
+- :func:`check_number` — a real number (not a boolean or a string), finite unless told,
+  within a range given by the caller; :func:`check_count` with a `fix` — a whole number
+  given as an integer (not a boolean, not a float), ≥ a minimum, within int64;
 - :func:`check_bool` — a flag is ``True`` or ``False`` (Python or numpy), never a string
   such as ``"false"`` (which Python reads as true) nor a number;
-- :func:`check_number` — a real number (not a boolean or a string), finite unless told,
-  within a range;
-- :func:`check_int` — a whole number given as an integer (not a boolean, not a float),
-  within a range that fits an int64;
 - :func:`check_array` — an array of numbers (or integers, or booleans) of a given shape,
   finite and within a range;
-- :func:`check_callable`, :func:`check_seeds` and :func:`close_names` (the valid names
-  nearest an unknown one, for messages).
+- :func:`check_callable`, :func:`check_seeds`, :func:`check_names` and :func:`close_names`
+  (the valid names nearest an unknown one, for messages); :func:`is_real`,
+  :func:`is_integer` and :func:`shown` (a value for a message).
 """
 
 from __future__ import annotations
 
 import difflib
 import math
+import numbers
+import warnings
 from collections.abc import Iterable, Sequence
 from typing import Any
 
 import numpy as np
 
 from cellopt.errors import ValidationError, describe_rows
-from cellopt.parameters import is_integer, is_real, shown
+from cellopt.parameters import CHOICES, LIMITS, TIER_LIMITS
 
 __all__ = ["INT64_MAX", "as_float", "as_float_array", "callback_stop", "check_array", "check_bool",
-           "check_callable", "check_int", "check_names", "check_number", "check_seeds", "close_names",
-           "shown"]
+           "check_callable", "check_choice", "check_count", "check_names", "check_number",
+           "check_per_tier", "check_real", "check_seeds", "close_names", "is_integer", "is_real",
+           "outside_usual", "shown"]
 
 #: Largest whole number a count may be: counts index int64 arrays.
 INT64_MAX = int(np.iinfo(np.int64).max)
+
+
+def shown(value: Any) -> str:
+    """`value` for a message: its repr, shortened (a 400-digit integer stays readable)."""
+    text = repr(value)
+    return text if len(text) <= 60 else f"{text[:40]}...({len(text)} characters)"
+
+
+def is_real(value: Any) -> bool:
+    """A real number (Python or numpy), not a boolean."""
+    return isinstance(value, numbers.Real) and not isinstance(value, (bool, np.bool_))
+
+
+def is_integer(value: Any) -> bool:
+    """An integer (Python or numpy), not a boolean."""
+    return isinstance(value, numbers.Integral) and not isinstance(value, (bool, np.bool_))
 
 
 def as_float(value: Any) -> float:
@@ -77,6 +98,22 @@ def check_bool(value: Any, name: str) -> bool:
                           f"False; fix: pass {name}=True or {name}=False{hint}")
 
 
+def _real(value: Any, name: str, unit: str, fix: str, infinite: tuple[float, ...]) -> float:
+    """`value` as a float: a real number that fits one, not NaN, infinite only if in
+    `infinite`."""
+    if not is_real(value):
+        raise ValidationError(f"{name}={shown(value)} is a {type(value).__name__}, not a "
+                              f"number; fix: {fix}")
+    try:
+        v = float(value)
+    except OverflowError:  # an integer beyond the float range, e.g. 10**400
+        raise ValidationError(f"{name}={shown(value)}{unit} is beyond the floating-point range; "
+                              f"fix: {fix}") from None
+    if math.isnan(v) or (math.isinf(v) and v not in infinite):
+        raise ValidationError(f"{name}={v}{unit} is not finite; fix: {fix}")
+    return v
+
+
 def check_number(value: Any, name: str, *, low: float = -math.inf, high: float = math.inf,
                  low_open: bool = False, high_open: bool = False, allow_inf: bool = False,
                  unit: str = "", fix: str) -> float:
@@ -109,36 +146,106 @@ def check_number(value: Any, name: str, *, low: float = -math.inf, high: float =
         floating-point range, infinities unless `allow_inf`, and values out of range.
     """
     unit = f" {unit}" if unit else ""
-    if not is_real(value):
-        raise ValidationError(f"{name}={shown(value)} is a {type(value).__name__}, not a "
-                              f"number; fix: {fix}")
-    try:
-        v = float(value)
-    except OverflowError:
-        raise ValidationError(f"{name}={shown(value)} is beyond the floating-point range; "
-                              f"fix: {fix}") from None
-    if math.isnan(v) or (math.isinf(v) and not allow_inf):
-        raise ValidationError(f"{name}={v}{unit} is not finite; fix: {fix}")
+    v = _real(value, name, unit, fix, (-math.inf, math.inf) if allow_inf else ())
     if v < low or v > high or (low_open and v == low) or (high_open and v == high):
         interval = f"{'(' if low_open else '['}{low:g}, {high:g}{')' if high_open else ']'}"
         raise ValidationError(f"{name}={v:.6g}{unit} is outside {interval}{unit}; fix: {fix}")
     return v
 
 
-def check_int(value: Any, name: str, *, minimum: int = 0, maximum: int = INT64_MAX,
-              fix: str) -> int:
-    """`value` as an int, after checking that it is an integer in ``[minimum, maximum]``.
+def check_real(value: Any, name: str, kind: str | None = None, *, warn: bool = True,
+               stacklevel: int = 3, tier: str | None = None) -> float:
+    """`value` as a float, after checking it against ``LIMITS[kind]``.
 
     Parameters
     ----------
     value : any
-        The whole number as given: a Python or numpy integer.
+        The parameter as given.
+    name : str
+        How messages name it, e.g. ``"isd_m"`` or ``"RadioModel.noise_figure_db['macro']"``.
+    kind : str, optional
+        Key of :data:`~cellopt.parameters.LIMITS`; default `name`.
+    warn : bool
+        Warn (:class:`UserWarning`) outside the usual range.
+    stacklevel : int
+        Of the warning: 3 points at the caller of the function that calls this one.
+    tier : str, optional
+        The value is that of cells of this tier: warn outside the tier's usual range
+        (:meth:`~cellopt.parameters.Quantity.usual_for`), where the limit has one.
+
+    Returns
+    -------
+    float
+
+    Raises
+    ------
+    ValidationError
+        Not a real number (strings, booleans, None), NaN, infinite where not allowed, or
+        outside the possible range; the message names the parameter and the fix.
+    """
+    limit = LIMITS[name if kind is None else kind]
+    unit = f" {limit.unit}" if limit.unit else ""
+    v = _real(value, name, unit, limit.fix, (math.inf,) if limit.allow_inf else ())
+    if v < limit.low or (limit.low_open and v == limit.low) or v > limit.high:
+        raise ValidationError(f"{name}={v:.6g}{unit} is outside the possible range "
+                              f"{limit.interval()}; fix: {limit.fix}")
+    usual = limit.usual_for(tier)
+    if warn and usual is not None and not usual[0] <= v <= usual[1]:
+        lo, hi = usual
+        of = f" of {tier} cells" if usual != limit.usual else ""
+        warnings.warn(f"{name}={v:.6g}{unit} is outside the usual range [{lo:g}, {hi:g}]{unit}"
+                      f"{of} (legal, but check the unit): {limit.fix}", UserWarning,
+                      stacklevel=stacklevel)
+    return v
+
+
+def outside_usual(values: np.ndarray, kind: str, tiers: np.ndarray | None = None) -> np.ndarray:
+    """Which values are outside the usual range of ``LIMITS[kind]`` (:func:`check_real`'s
+    warning, for a column of values rather than one).
+
+    Parameters
+    ----------
+    values : array_like of float, shape (n,)
+        The values; NaN ones (not given) are never outside.
+    kind : str
+        Key of :data:`~cellopt.parameters.LIMITS`.
+    tiers : array_like of str, shape (n,), optional
+        The tier of each value's cell: the tier's usual range where the limit has one
+        (:meth:`~cellopt.parameters.Quantity.usual_for`).
+
+    Returns
+    -------
+    ndarray of bool, shape (n,)
+    """
+    limit = LIMITS[kind]
+    values = np.asarray(values, float)
+    low = np.full(values.shape, -math.inf)
+    high = np.full(values.shape, math.inf)
+    if limit.usual is not None:
+        low[:], high[:] = limit.usual
+    if tiers is not None:
+        tiers = np.asarray(tiers, object)
+        for tier, lo, hi in limit.usual_per_tier:
+            mine = tiers == tier
+            low[mine], high[mine] = lo, hi
+    with np.errstate(invalid="ignore"):
+        return (values < low) | (values > high)
+
+
+def check_count(value: Any, name: str, *, fix: str | None = None, minimum: int | None = None) -> int:
+    """`value` as an int ≥ `minimum`: a Python or numpy integer that fits an int64.
+
+    Parameters
+    ----------
+    value : any
+        The count as given.
     name : str
         How messages name it.
-    minimum, maximum : int
-        The range (by default ≥ 0 and within int64).
-    fix : str
-        How to give a good value, appended to the message.
+    fix : str, optional
+        How to give a good value; default that of the count ``LIMITS[name]``, whose
+        `low` is then also the default `minimum`.
+    minimum : int, optional
+        Smallest legal count; default 0 (or ``LIMITS[name].low``, see `fix`).
 
     Returns
     -------
@@ -147,27 +254,75 @@ def check_int(value: Any, name: str, *, minimum: int = 0, maximum: int = INT64_M
     Raises
     ------
     ValidationError
-        For booleans, floats (even whole ones: ``3.0`` is refused with the hint
-        ``3``), strings, None, and integers out of range.
+        Booleans, floats (whole ones too: ``3.0`` is refused, with the hint ``3``),
+        strings, None, values below `minimum` and values beyond int64.
     """
+    if fix is None:
+        fix = LIMITS[name].fix
+        minimum = int(LIMITS[name].low) if minimum is None else minimum
+    minimum = 0 if minimum is None else minimum
     if isinstance(value, (bool, np.bool_)):
-        raise ValidationError(f"{name}={value!r} is a boolean, not a whole number; fix: {fix}")
+        raise ValidationError(f"{name}={value!r} is a boolean, not a count; fix: {fix}")
     if not is_integer(value):
-        hint = ""
+        if not is_real(value):
+            raise ValidationError(f"{name}={shown(value)} is a {type(value).__name__}, not a "
+                                  f"whole number; fix: {fix}")
         try:
-            if is_real(value) and math.isfinite(float(value)) and float(value).is_integer() \
-                    and abs(float(value)) <= INT64_MAX:
-                hint = f" (e.g. {name}={int(value)})"
+            whole = math.isfinite(float(value)) and float(value).is_integer()
         except OverflowError:
-            pass
-        raise ValidationError(f"{name}={shown(value)} is a {type(value).__name__}, not a whole "
-                              f"number; fix: {fix}{hint}")
+            whole = False
+        what = f"a {type(value).__name__}, not an int" if whole else "not a whole number"
+        hint = f" (e.g. {name}={int(value)})" if whole and abs(float(value)) < 2**63 else ""
+        raise ValidationError(f"{name}={shown(value)} is {what}; fix: {fix}{hint}")
     count = int(value)
     if count < minimum:
         raise ValidationError(f"{name}={count} is below {minimum}; fix: {fix}")
-    if count > maximum:
-        raise ValidationError(f"{name}={shown(count)} is above {maximum:,}; fix: {fix}")
+    if count > INT64_MAX:
+        raise ValidationError(f"{name}={shown(count)} is beyond any count cellopt can index "
+                              f"(2**63 − 1); fix: {fix}")
     return count
+
+
+def check_per_tier(value: float | dict[str, float], name: str) -> None:
+    """Check a per-tier scenario value against ``TIER_LIMITS[name]``, tier by tier.
+
+    Parameters
+    ----------
+    value : float or dict of str to float
+        One number for every tier, or a number per tier.
+    name : str
+        Key of :data:`~cellopt.parameters.TIER_LIMITS`.
+
+    Raises
+    ------
+    ValidationError
+        A value that is not finite or is outside the limit, naming the tier.
+    """
+    limit = TIER_LIMITS[name]
+    for tier, v in (value.items() if isinstance(value, dict) else [("every tier", value)]):
+        if not (math.isfinite(v) and limit.low <= v <= limit.high) or (limit.low_open
+                                                                      and v == limit.low):
+            raise ValidationError(f"{name} of {tier} is {v}; fix: {limit.fix}")
+
+
+def check_choice(value: str | list[str], name: str) -> None:
+    """Check a name (or, for a choice with a noun, names) against ``CHOICES[name]``.
+
+    Raises
+    ------
+    ValidationError
+        An unknown name; the message lists the valid ones.
+    """
+    choice = CHOICES[name]
+    valid = choice.names()
+    if choice.noun is None:
+        if value not in valid:
+            raise ValidationError(f"{name}={value!r}; fix: use one of {list(valid)}")
+        return
+    unknown = [t for t in ([value] if isinstance(value, str) else value) if t not in valid]
+    if unknown:
+        raise ValidationError(f"{name} has unknown {choice.noun} {unknown}; fix: use "
+                              f"{choice.noun} from {list(valid)}")
 
 
 def check_callable(value: Any, name: str, *, fix: str) -> None:

@@ -33,12 +33,11 @@ import pyproj
 import shapely
 from tqdm import tqdm
 
-from cellopt.checks import check_bool
+from cellopt.checks import check_bool, check_count, check_real, shown
 from cellopt.drop import Drop
 from cellopt.errors import ValidationError, check_memory
 from cellopt.linktable import LinkTable
 from cellopt.network import TIERS, Network, users_frame
-from cellopt.parameters import check_count, check_real, shown
 from cellopt.radio import link_table
 from cellopt.radio.links import LINK_BYTES
 from cellopt.radio.model import RadioModel

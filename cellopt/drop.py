@@ -19,13 +19,13 @@ import pandas as pd
 from cellopt.errors import ValidationError, describe_rows
 from cellopt.linktable import LinkTable
 from cellopt.network import Network, check_same_network
+from cellopt.parameters import Quantity
 from cellopt.problem import Problem
 from cellopt.solution import Solution
 from cellopt.solvers import solve
 from cellopt.solvers.registry import default_method, method_info
 
-__all__ = ["CELL_RESULT_COLUMNS", "USER_RESULT_COLUMNS", "Coupling", "Drop", "ResultColumn",
-           "result_columns_markdown"]
+__all__ = ["CELL_RESULT_COLUMNS", "USER_RESULT_COLUMNS", "Coupling", "Drop", "result_columns_markdown"]
 
 
 class Coupling(Protocol):
@@ -46,67 +46,48 @@ class Coupling(Protocol):
         ...
 
 
-@dataclasses.dataclass(frozen=True)
-class ResultColumn:
-    """One column that :meth:`Drop.frames` adds to the network's user or cell table.
-
-    Attributes
-    ----------
-    name : str
-        Column name (its unit is in the name where it has one).
-    unit : str
-        Unit, or the kind of value for unitless columns.
-    meaning : str
-        What the value is, including what it holds when there is nothing to report.
-    """
-
-    name: str
-    unit: str
-    meaning: str
-
-
 #: The result columns of the per-user table, after the network's own user columns.
-USER_RESULT_COLUMNS: tuple[ResultColumn, ...] = (
-    ResultColumn("in_study_area", "bool", "counted in statistics (False in a guard band)"),
-    ResultColumn("usable", "bool", "has a link with a positive rate; users without one are left out "
-                 "of the problem and reported at rate 0"),
-    ResultColumn("serving_cell_id", "cell id", "the cell carrying most of the user's rate; missing "
-                 "(<NA>) when none"),
-    ResultColumn("serving_tier", "tier", "tier of the serving cell; \"none\" when none"),
-    ResultColumn("n_serving_cells", "count", "cells giving the user a share above 1e-9"),
-    ResultColumn("airtime_share", "share", "the user's share of its cells' time-frequency "
-                 "resources, summed over them (so at most n_serving_cells)"),
-    ResultColumn("sinr_db", "dB", "SINR of the link carrying most of the user's rate (at the "
-                 "solution's loads when load-coupled); NaN when none"),
-    ResultColumn("rate_mbps", "Mbit/s", "the user's rate; 0 in outage"),
+USER_RESULT_COLUMNS: tuple[Quantity, ...] = (
+    Quantity("in_study_area", "bool", "counted in statistics (False in a guard band)"),
+    Quantity("usable", "bool", "has a link with a positive rate; users without one are left out "
+             "of the problem and reported at rate 0"),
+    Quantity("serving_cell_id", "cell id", "the cell carrying most of the user's rate; missing "
+             "(<NA>) when none"),
+    Quantity("serving_tier", "tier", "tier of the serving cell; \"none\" when none"),
+    Quantity("n_serving_cells", "count", "cells giving the user a share above 1e-9"),
+    Quantity("airtime_share", "share", "the user's share of its cells' time-frequency "
+             "resources, summed over them (so at most n_serving_cells)"),
+    Quantity("sinr_db", "dB", "SINR of the link carrying most of the user's rate (at the "
+             "solution's loads when load-coupled); NaN when none"),
+    Quantity("rate_mbps", "Mbit/s", "the user's rate; 0 in outage"),
 )
 #: The result columns of the per-cell table, after the network's own cell columns.
-CELL_RESULT_COLUMNS: tuple[ResultColumn, ...] = (
-    ResultColumn("load", "share", "share of the cell's time-frequency resources in use, 0–1 "
-                 "(1 by construction for a cell whose users are all full buffer: it gives "
-                 "them every resource it has)"),
-    ResultColumn("overload", "share", "time-frequency share its users' demands would need "
-                 "beyond the whole, at their serving links' rates: max(0, Σ d_i / r_i − 1); "
-                 "NaN (null) when one of its users is full buffer, 0 when it serves nobody"),
-    ResultColumn("n_users", "count", "users whose serving cell it is"),
-    ResultColumn("best_rsrp_share", "share", "share of the users with a link whose strongest "
-                 "cell (largest RSRP) it is"),
-    ResultColumn("mean_sinr_db", "dB", "mean SINR of the users it serves, on their serving "
-                 "links; NaN (null) when it serves nobody"),
-    ResultColumn("airtime_price", "utility per unit airtime", "the price of its "
-                 "time-frequency resources in the solution (the dual variable μ_j of its "
-                 "airtime constraint, mean over resources per unit of the whole band): what "
-                 "one more unit of its airtime would add to the utility"),
-    ResultColumn("traffic_mbps", "Mbit/s", "traffic the cell carries"),
-    ResultColumn("backhaul_use", "ratio", "traffic over backhaul capacity; 0 for unlimited backhaul"),
-    ResultColumn("payment", "utility", "what the cell's owner is paid (price × traffic)"),
-    ResultColumn("mean_power_dbm", "dBm", "average transmit power over the band, "
-                 "10 log10 Σ_s θ_s p_s over the power patterns s and their shares θ_s; "
-                 "tx_power_dbm at fixed power; -inf when always off"),
-    ResultColumn("mean_power_w", "W", "the same in watts: the energy the cell radiates per "
-                 "second"),
-    ResultColumn("share_off", "share", "share of the band in which the cell is off (0 at fixed "
-                 "power)"),
+CELL_RESULT_COLUMNS: tuple[Quantity, ...] = (
+    Quantity("load", "share", "share of the cell's time-frequency resources in use, 0–1 "
+             "(1 by construction for a cell whose users are all full buffer: it gives "
+             "them every resource it has)"),
+    Quantity("overload", "share", "time-frequency share its users' demands would need "
+             "beyond the whole, at their serving links' rates: max(0, Σ d_i / r_i − 1); "
+             "NaN (null) when one of its users is full buffer, 0 when it serves nobody"),
+    Quantity("n_users", "count", "users whose serving cell it is"),
+    Quantity("best_rsrp_share", "share", "share of the users with a link whose strongest "
+             "cell (largest RSRP) it is"),
+    Quantity("mean_sinr_db", "dB", "mean SINR of the users it serves, on their serving "
+             "links; NaN (null) when it serves nobody"),
+    Quantity("airtime_price", "utility per unit airtime", "the price of its "
+             "time-frequency resources in the solution (the dual variable μ_j of its "
+             "airtime constraint, mean over resources per unit of the whole band): what "
+             "one more unit of its airtime would add to the utility"),
+    Quantity("traffic_mbps", "Mbit/s", "traffic the cell carries"),
+    Quantity("backhaul_use", "ratio", "traffic over backhaul capacity; 0 for unlimited backhaul"),
+    Quantity("payment", "utility", "what the cell's owner is paid (price × traffic)"),
+    Quantity("mean_power_dbm", "dBm", "average transmit power over the band, "
+             "10 log10 Σ_s θ_s p_s over the power patterns s and their shares θ_s; "
+             "tx_power_dbm at fixed power; -inf when always off"),
+    Quantity("mean_power_w", "W", "the same in watts: the energy the cell radiates per "
+             "second"),
+    Quantity("share_off", "share", "share of the band in which the cell is off (0 at fixed "
+             "power)"),
 )
 
 
@@ -135,7 +116,7 @@ def result_columns_markdown() -> str:
     """The result columns of :meth:`Drop.frames` as a Markdown table (docs/conventions.md)."""
     lines = ["| table | column | unit | meaning |", "|---|---|---|---|"]
     for table, columns in (("users", USER_RESULT_COLUMNS), ("cells", CELL_RESULT_COLUMNS)):
-        lines += [f"| {table} | `{c.name}` | {c.unit} | {c.meaning} |" for c in columns]
+        lines += [f"| {table} | `{c.name}` | {c.unit} | {c.description} |" for c in columns]
     return "\n".join(lines)
 
 

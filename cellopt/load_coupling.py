@@ -41,10 +41,10 @@ from typing import Any
 
 import numpy as np
 
+from cellopt.checks import check_count, check_number
 from cellopt.drop import Drop
 from cellopt.errors import ValidationError
 from cellopt.network import Fingerprint, Network, check_same_network
-from cellopt.parameters import check_count, is_real
 from cellopt.power.gains import GainTable, check_agreement, disagreeing_links
 from cellopt.problem import Problem
 from cellopt.radio.model import RadioModel
@@ -404,7 +404,7 @@ class LoadCoupling:
         if traffic.shape != self.cell.shape or not (np.isfinite(traffic) & (traffic >= 0)).all():
             raise ValidationError(f"traffic_mbps must be {len(self.cell)} finite values ≥ 0, one per "
                                   "link; fix: give each link's share of its user's demand in Mbit/s")
-        tol = _positive(tol, "tol")
+        tol = check_number(tol, "tol", low=0.0, low_open=True, fix="give a tolerance > 0")
         max_iter = check_count(max_iter, "max_iter", fix="give a whole number ≥ 1", minimum=1)
         load = np.ones(self.n_cells) if start is None else self._check_load(start)
         if hold is not None:
@@ -437,12 +437,6 @@ class LoadCoupling:
             raise ValidationError(f"load must be {self.n_cells} values in [0, 1], one per cell; fix: "
                                   "give each cell's share of the band in use")
         return load
-
-
-def _positive(value: Any, name: str) -> float:
-    if not (is_real(value) and 0 < value < np.inf):
-        raise ValidationError(f"{name}={value!r}; fix: give a tolerance > 0")
-    return float(value)
 
 
 def solve_load_coupled(
@@ -519,7 +513,8 @@ def solve_load_coupled(
                               "(LoadCoupling.from_drop(drop))")
     coupling.check(problem)
     max_rounds = check_count(max_rounds, "max_rounds", fix="give a whole number ≥ 1", minimum=1)
-    load_tol = _positive(load_tol, "load_tol")
+    load_tol = check_number(load_tol, "load_tol", low=0.0, low_open=True,
+                            fix="give a tolerance > 0")
     t0 = time.perf_counter()
     cap = np.ones(coupling.n_cells)
     changes, n_iter, previous, gain, answer_round = [], 0, None, None, 0

@@ -18,54 +18,69 @@ import pandas as pd
 import pyproj
 import shapely
 
-from cellopt.checks import as_float_array, check_names
+from cellopt.checks import as_float_array, check_names, check_real, is_real
 from cellopt.crs import metric_crs
 from cellopt.errors import ValidationError, describe_rows
-from cellopt.parameters import LIMITS, check_real, is_real
+from cellopt.parameters import CHOICES, LIMITS, Quantity, register_choice
 
 __all__ = ["ANTENNA_COLUMNS", "CELL_BYTES", "CELL_COLUMNS", "CELL_RULES", "OWNERS", "TIERS", "USER_COLUMNS",
            "Fingerprint", "Network", "cells_frame", "check_same_network", "users_frame"]
 
 TIERS = ("macro", "pico", "femto")
 OWNERS = ("operator", "third_party")
+register_choice("tier", TIERS)
+register_choice("owner", OWNERS)
+
 #: The colour of each tier in every map and report (Okabe–Ito palette, readable with
 #: colour-vision deficiencies): its cells, and the users it serves.
 TIER_COLORS = {"macro": "#0072b2", "pico": "#009e73", "femto": "#d55e00"}
 #: The colour of users without a serving cell (outage).
 UNSERVED_COLOR = "#9a9a9a"
 
-#: Required cell columns, their meaning and unit (besides ``geometry``, a Point in metres).
-CELL_COLUMNS: dict[str, str] = {
-    "cell_id": "unique id of the cell (sector or omni site)",
-    "site_id": "id of the site (mast); sectors of one site share it",
-    "tier": "one of 'macro', 'pico', 'femto'",
-    "owner": "'operator' or 'third_party'",
-    "height_m": "antenna height above ground [m]",
-    "azimuth_deg": "boresight, degrees clockwise from north; NaN = omnidirectional",
-    "antenna_gain_dbi": "boresight antenna gain [dBi]",
-    "tx_power_dbm": "maximum transmit power over the whole band [dBm]",
-    "backhaul_mbps": "backhaul capacity [Mbit/s]; inf = unlimited",
-    "price_per_mbps": "access price [utility per Mbit/s]; 0 for operator cells",
-}
 
-#: Optional cell columns of the 3-D antenna (``RadioModel(antenna="tr38901")``), their
-#: meaning, unit and the value a cell without the column (or with NaN in it: cells added
-#: to a table that has the column) has.
-ANTENNA_COLUMNS: dict[str, tuple[str, float]] = {
-    "tilt_deg": ("mechanical downtilt, degrees below the horizon", 0.0),
-    "electrical_tilt_deg": ("electrical downtilt of the panel's beam, degrees below the "
-                            "horizon", 0.0),
-    "panel_rows": ("antenna elements per column of the panel (vertical)", 1.0),
-    "panel_columns": ("antenna elements per row of the panel (horizontal)", 1.0),
-}
+def _column(name: str, description: str, *, like: str | None = None, unit: str = "",
+            kind: str = "float", default: float | None = None) -> Quantity:
+    """An input column: the catalogue's quantity of its name (or of `like`: its unit, range
+    and fix) with the column's description and default; else a quantity of its own."""
+    catalogued = CHOICES.get(name) or LIMITS.get(like or name)
+    if catalogued is None:
+        return Quantity(name, unit, description, kind=kind, default=default)
+    return dataclasses.replace(catalogued, name=name, description=description, default=default)
+
+
+#: Required cell columns, their meaning and unit (besides ``geometry``, a Point in metres).
+CELL_COLUMNS: dict[str, Quantity] = {q.name: q for q in (
+    _column("cell_id", "unique id of the cell (sector or omni site)", kind="id"),
+    _column("site_id", "id of the site (mast); sectors of one site share it", kind="id"),
+    _column("tier", "one of 'macro', 'pico', 'femto'"),
+    _column("owner", "'operator' or 'third_party'"),
+    _column("height_m", "antenna height above ground"),
+    _column("azimuth_deg", "boresight, degrees clockwise from north; NaN = omnidirectional",
+            unit="deg"),
+    _column("antenna_gain_dbi", "boresight antenna gain"),
+    _column("tx_power_dbm", "maximum transmit power over the whole band"),
+    _column("backhaul_mbps", "backhaul capacity; inf = unlimited"),
+    _column("price_per_mbps", "access price (utility per Mbit/s); 0 for operator cells"),
+)}
+
+#: Optional cell columns of the 3-D antenna (``RadioModel(antenna="tr38901")``): their
+#: meaning, unit and `default`, the value of a cell without the column (or with NaN in it:
+#: cells added to a table that has the column).
+ANTENNA_COLUMNS: dict[str, Quantity] = {q.name: q for q in (
+    _column("tilt_deg", "mechanical downtilt, degrees below the horizon", default=0.0),
+    _column("electrical_tilt_deg", "electrical downtilt of the panel's beam, degrees below the "
+            "horizon", like="tilt_deg", default=0.0),
+    _column("panel_rows", "antenna elements per column of the panel (vertical)", default=1.0),
+    _column("panel_columns", "antenna elements per row of the panel (horizontal)", default=1.0),
+)}
 
 #: Required user columns (besides ``geometry``, a Point in metres).
-USER_COLUMNS: dict[str, str] = {
-    "user_id": "unique id of the user",
-    "indoor": "True if the user is indoors (wall loss applies)",
-    "weight": "utility weight w_i > 0 (default 1)",
-    "demand_mbps": "traffic demand [Mbit/s]; inf = elastic (full buffer)",
-}
+USER_COLUMNS: dict[str, Quantity] = {q.name: q for q in (
+    _column("user_id", "unique id of the user", kind="id"),
+    _column("indoor", "True if the user is indoors (wall loss applies)", kind="bool"),
+    _column("weight", "utility weight w_i > 0 (default 1)"),
+    _column("demand_mbps", "traffic demand; inf = elastic (full buffer)"),
+)}
 
 #: Peak memory of one cell of a cells table [bytes]: columns, Point geometry and the copy
 #: made when cells are appended (measured: about 660 for femtocells, 830 per hex-grid cell).
@@ -541,9 +556,9 @@ class Network:
         for col in ("height_m", "azimuth_deg", "antenna_gain_dbi", "tx_power_dbm",
                     "backhaul_mbps", "price_per_mbps"):
             out[col] = c[col].to_numpy(float)
-        for col, (_, default) in ANTENNA_COLUMNS.items():
-            value = c[col].to_numpy(float) if col in c else np.full(len(c), default)
-            out[col] = np.where(np.isnan(value), default, value)
+        for col, column in ANTENNA_COLUMNS.items():
+            value = c[col].to_numpy(float) if col in c else np.full(len(c), column.default)
+            out[col] = np.where(np.isnan(value), column.default, value)
         out["tier"] = pd.Categorical(c["tier"], categories=TIERS).codes.astype(np.int8)
         out["site"] = pd.factorize(c["site_id"])[0]
         out["third_party"] = (c["owner"] == "third_party").to_numpy(bool)
@@ -717,7 +732,7 @@ _user_rules = [
 def _check_table(
     frame: gpd.GeoDataFrame,
     name: str,
-    columns: Mapping[str, str],
+    columns: Mapping[str, Quantity],
     id_col: str,
     rules: list,
 ) -> list[str]:

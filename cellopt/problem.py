@@ -21,11 +21,19 @@ from typing import Any
 
 import numpy as np
 
-from cellopt.checks import INT64_MAX, as_float, as_float_array, check_array, check_names, shown
+from cellopt.checks import (
+    INT64_MAX,
+    as_float,
+    as_float_array,
+    check_array,
+    check_names,
+    is_integer,
+    is_real,
+    shown,
+)
 from cellopt.errors import ValidationError, check_memory, describe_rows
 from cellopt.linktable import LinkTable
 from cellopt.network import TIERS, Fingerprint, Network, check_same_network
-from cellopt.parameters import is_integer, is_real
 
 __all__ = ["Problem", "utility", "utility_derivative"]
 

@@ -17,9 +17,8 @@ from problems import random_problem
 
 import cellopt
 from cellopt import Problem, ValidationError, radio, solve, topology
-from cellopt.checks import check_array, check_bool, check_int, check_number, check_seeds
+from cellopt.checks import check_array, check_bool, check_count, check_number, check_real, check_seeds
 from cellopt.network import users_frame
-from cellopt.parameters import check_count, check_real
 from cellopt.power import PowerProblem
 from cellopt.power.eicic import solve_abs
 from cellopt.power.patterns import local_search, reduced_values, top_patterns_exhaustive
@@ -87,13 +86,12 @@ def test_check_number_passes_numbers_in_range():
 
 @pytest.mark.parametrize("value", [True, 1.5, 3.0, "3", -1, math.nan, math.inf, HUGE, None])
 def test_counts_are_integers(value):
-    refused(lambda: check_int(value, "count", fix="give a whole number"), "count=")
     refused(lambda: check_count(value, "count", fix="give a whole number"), "count=")
 
 
 def test_a_whole_float_count_is_refused_with_the_int_to_write():
     assert "(e.g. n=3)" in refused(lambda: check_count(3.0, "n", fix="give a whole number"), "n=")
-    assert check_count(np.int64(3), "n", fix="") == 3 and check_int(np.uint8(3), "n", fix="") == 3
+    assert check_count(np.int64(3), "n", fix="") == 3 and check_count(np.uint8(3), "n", fix="") == 3
 
 
 def test_check_real_refuses_integers_beyond_float():

@@ -1,4 +1,5 @@
-"""Tests of the builder registry (cellopt.study.builders), square_grid and the parameter table."""
+"""Tests of the builder registry (cellopt.study.builders), square_grid, and the parameter and
+key tables of the docs."""
 
 from __future__ import annotations
 
@@ -11,8 +12,10 @@ import pytest
 
 from cellopt import ValidationError, topology
 from cellopt.parameters import parameter_table
-from cellopt.study.builders import BUILDERS
+from cellopt.study import scenario as scenario_module
+from cellopt.study.builders import BUILDERS, scenario_keys
 from cellopt.study.scenario import load_scenario
+from cellopt.study.schema import SECTION_KEYS, key_table
 
 ROOT = Path(__file__).resolve().parents[1]
 
@@ -98,10 +101,49 @@ def test_builder_keys_come_from_the_signatures():
     assert BUILDERS["file"].required == ("path",) and BUILDERS["poisson"].required == ()
 
 
-def test_the_parameter_table_of_the_docs_is_current():
+@pytest.mark.parametrize(("marker", "table", "source"), [
+    ("parameters", parameter_table, "cellopt.parameters.parameter_table()"),
+    ("keys", key_table, "cellopt.study.schema.key_table()"),
+])
+def test_the_generated_tables_of_the_docs_are_current(marker, table, source):
     text = (ROOT / "docs" / "scenarios.md").read_text()
-    found = re.search(r"<!-- parameters:begin -->\n(.*?)<!-- parameters:end -->", text, re.S)
-    assert found, "docs/scenarios.md has no parameters:begin / parameters:end markers"
-    assert found.group(1) == parameter_table(), (
-        "docs/scenarios.md: the Parameters table is stale; regenerate it from "
-        "cellopt.parameters.parameter_table()")
+    found = re.search(rf"<!-- {marker}:begin -->\n(.*?)<!-- {marker}:end -->", text, re.S)
+    assert found, f"docs/scenarios.md has no {marker}:begin / {marker}:end markers"
+    assert found.group(1) == table(), (
+        f"docs/scenarios.md: the table between the {marker} markers is stale; regenerate it "
+        f"from {source}")
+
+
+def test_every_choice_takes_the_names_its_module_registered():
+    from cellopt.network import OWNERS, TIERS
+    from cellopt.parameters import CHOICES, Quantity
+    from cellopt.radio.spectral import SPECTRAL_EFFICIENCY
+    from cellopt.solvers import PATTERN_METHODS
+
+    assert CHOICES["cluster_tier"].names() == TIERS and CHOICES["owner"].names() == OWNERS
+    assert CHOICES["spectral_efficiency"].names() == tuple(sorted(SPECTRAL_EFFICIENCY))
+    assert CHOICES["master_method"].names() == tuple(sorted(PATTERN_METHODS))  # filled later
+    with pytest.raises(LookupError, match="register_choice"):
+        Quantity("x", kind="str", choices="registered_by_no_module").names()
+
+
+def test_the_scenario_module_names_every_section_and_lists_no_keys_by_hand():
+    # its docstring points to the generated table for the keys
+    doc = scenario_module.__doc__
+    assert all(f"[{section}]" in doc for section in ("network", *SECTION_KEYS))
+    assert "key_table" in doc
+
+
+def test_scenario_keys_read_signatures_and_refuse_what_they_cannot_read():
+    def feeds(n: int, share: float = 0.5, *, names: tuple[str, ...] = (), rng: object = None,
+              callback: object = None) -> None:
+        """A function a section feeds."""
+
+    assert scenario_keys(feeds, exclude=("callback",), kinds={"names": "str|strs"},
+                         rename={"share": "fraction"}) == {
+        "n": "int", "fraction": "float", "names": "str|strs"}
+    assert scenario_keys(feeds, only=("share",)) == {"share": "float"}
+    with pytest.raises(TypeError, match=r"'callback'.*has no TOML kind"):
+        scenario_keys(feeds, kinds={"names": "str|strs"})
+    with pytest.raises(TypeError, match=r"takes no parameters \['size'\]"):
+        scenario_keys(feeds, only=("n", "size"))

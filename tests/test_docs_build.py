@@ -47,6 +47,7 @@ API_PAGES = {
     "cellopt.study": "api/study",
     "cellopt.plotting": "api/plotting",
     "cellopt.parameters": "api/parameters",
+    "cellopt.checks": "api/checks",
     "cellopt.errors": "api/errors",
 }
 

@@ -6,13 +6,17 @@ solvers; the drop (network → problem → tables) and its coverage maps; the pr
 on a drop (power, load coupling); the deployable settings fitted to them; plotting;
 studies; the command line. A module may import its own layer and the layers below.
 Every import counts, at the top of a module or inside a function, under
-``if TYPE_CHECKING:`` too. The package face (``cellopt`` itself, whose names load every
-layer) is above them all: no module imports a name from it.
+``if TYPE_CHECKING:`` too, and so does a module named for a dynamic import:
+``importlib.import_module("cellopt....")`` or a ``"cellopt.module:attribute"`` string (a
+lookup by name, which an import statement would have shown). The package face
+(``cellopt`` itself, whose names load every layer) is above them all: no module imports a
+name from it.
 """
 
 from __future__ import annotations
 
 import ast
+import re
 from pathlib import Path
 
 PACKAGE = Path(__file__).resolve().parents[1] / "cellopt"
@@ -87,6 +91,29 @@ def _is_module(path: Path) -> bool:
     return path.is_dir() or path.with_suffix(".py").is_file()
 
 
+#: A ``"module:attribute"`` string naming a cellopt module (a lookup by name).
+_MODULE_ATTRIBUTE = re.compile(r"(cellopt(?:\.\w+)*):\w+")
+
+
+def named(tree: ast.AST) -> list[tuple[str, int]]:
+    """Every cellopt module `tree` names for a dynamic import, with its line: the argument
+    of ``importlib.import_module("cellopt....")`` and the module of a
+    ``"cellopt.module:attribute"`` string."""
+    out = []
+    for node in ast.walk(tree):
+        if isinstance(node, ast.Call) and node.args and isinstance(node.args[0], ast.Constant):
+            function = node.func.attr if isinstance(node.func, ast.Attribute) else \
+                getattr(node.func, "id", None)
+            target = node.args[0].value
+            if function == "import_module" and isinstance(target, str) and target.startswith("cellopt"):
+                out.append((target, node.lineno))
+        elif isinstance(node, ast.Constant) and isinstance(node.value, str):
+            found = _MODULE_ATTRIBUTE.fullmatch(node.value)
+            if found:
+                out.append((found.group(1), node.lineno))
+    return sorted(out, key=lambda item: item[1])
+
+
 def upward_imports(package: Path = PACKAGE) -> list[str]:
     """Every import of a higher layer in `package`, as ``module:line -> module``."""
     found = []
@@ -96,7 +123,8 @@ def upward_imports(package: Path = PACKAGE) -> list[str]:
         if level is None:
             continue
         tree = ast.parse(path.read_text(encoding="utf-8"))
-        for target, line in imported(tree, module, path.name == "__init__.py", package):
+        for target, line in [*imported(tree, module, path.name == "__init__.py", package),
+                             *named(tree)]:
             target_level = FACE if target == "cellopt" else layer_of(target)
             if target_level is not None and target_level > level:
                 found.append(f"{module}:{line} -> {target}")
@@ -131,6 +159,25 @@ def test_upward_imports_are_found_under_type_checking_and_from_the_package_face(
     assert upward_imports(package) == ["cellopt.linktable:4 -> cellopt.radio.model",
                                        "cellopt.study.store:1 -> cellopt",
                                        "cellopt.study.store:2 -> cellopt"]
+
+
+def test_upward_imports_by_name_are_found(tmp_path):
+    # The catalogue at the bottom layer reaching up by name: through importlib, and through
+    # a "module:attribute" string that a lookup imports when first read. A name in its own
+    # layer (the errors) is no arrow up.
+    package = tmp_path / "cellopt"
+    (package / "radio").mkdir(parents=True)
+    for name in ("__init__.py", "network.py", "errors.py", "radio/__init__.py", "radio/model.py"):
+        (package / name).write_text("")
+    (package / "parameters.py").write_text(
+        "import importlib\nfrom importlib import import_module\n\n"
+        "TIERS = importlib.import_module(\"cellopt.network\").TIERS\n"
+        "OWNERS = import_module(\"cellopt.network\").OWNERS\n"
+        "ANTENNAS = \"cellopt.radio.model:ANTENNAS\"\n"
+        "ERROR = \"cellopt.errors:ValidationError\"\n")
+    assert upward_imports(package) == ["cellopt.parameters:4 -> cellopt.network",
+                                       "cellopt.parameters:5 -> cellopt.network",
+                                       "cellopt.parameters:6 -> cellopt.radio.model"]
 
 
 #: Modules allowed to import cellopt modules inside functions: the command line imports

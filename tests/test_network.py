@@ -316,7 +316,8 @@ def test_add_users_continues_integer_ids():
 
 # ---------------------------------------------------------------------- parameter checks
 def test_check_real_limits_and_warnings():
-    from cellopt.parameters import LIMITS, check_real
+    from cellopt.checks import check_real
+    from cellopt.parameters import LIMITS
 
     assert check_real(46, "tx_power_dbm") == 46.0 and isinstance(check_real(46, "tx_power_dbm"), float)
     assert check_real(np.float32(0.5), "adoption") == 0.5
@@ -339,14 +340,14 @@ def test_check_real_limits_and_warnings():
     (np.inf, "n=inf is not a whole number"),
 ])
 def test_check_count_refuses_what_is_not_a_count(value, message):
-    from cellopt.parameters import check_count
+    from cellopt.checks import check_count
 
     with pytest.raises(ValidationError, match=message.replace("(", r"\(")):
         check_count(value, "n", fix="give a whole number")
 
 
 def test_check_count_accepts_integers_and_refuses_whole_floats():
-    from cellopt.parameters import check_count
+    from cellopt.checks import check_count
 
     assert check_count(np.int64(4), "n", fix="") == 4 and type(check_count(np.int64(4), "n",
                                                                             fix="")) is int

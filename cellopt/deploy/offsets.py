@@ -19,7 +19,7 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
-from cellopt.checks import check_int, check_number
+from cellopt.checks import check_count, check_number
 from cellopt.deploy.rule import RuleDrops, cells_fingerprint, same_cells
 from cellopt.drop import Drop
 from cellopt.errors import ValidationError, describe_rows
@@ -361,8 +361,8 @@ def cell_offsets(drop: Drop, solution: Solution | None = None, *, drops: Sequenc
     values = check_values(values_db)
     penalty = check_number(penalty_per_db, "penalty_per_db", low=0.0,
                            fix=f"a rate-equivalent gain per dB ≥ 0 (default {DEFAULT_PENALTY_PER_DB:g})")
-    max_rounds = check_int(max_rounds, "max_rounds", minimum=0,
-                           fix=f"a whole number of rounds ≥ 0 (default {DEFAULT_MAX_ROUNDS})")
+    max_rounds = check_count(max_rounds, "max_rounds", minimum=0,
+                             fix=f"a whole number of rounds ≥ 0 (default {DEFAULT_MAX_ROUNDS})")
     if solution is not None:
         drop.check_solution(solution)
     if solution is not None and (not isinstance(solution, Solution)

@@ -26,7 +26,7 @@ import numpy as np
 import numpy.typing as npt
 import pandas as pd
 
-from cellopt.checks import check_array, check_int, check_number
+from cellopt.checks import check_array, check_count, check_number
 from cellopt.errors import ValidationError, describe_rows
 from cellopt.network import Fingerprint, check_same_network
 from cellopt.power.problem import PowerProblem
@@ -428,9 +428,9 @@ def subframe_schedule(problem: PowerProblem, solution: Solution, *,
                        ours_name="the power solution", theirs_name="the problem",
                        fix="give the power solution of this problem, cellopt.solve_power(problem)")
     levels = _pattern_levels(problem, power_dbm)
-    n_periods = check_int(subframes, "subframes", minimum=1,
-                          fix=f"give the schedule period in subframes, a whole number ≥ 1 (the "
-                              f"FDD ABS bitmap: {DEFAULT_SUBFRAMES})")
+    n_periods = check_count(subframes, "subframes", minimum=1,
+                            fix=f"give the schedule period in subframes, a whole number ≥ 1 (the "
+                                f"FDD ABS bitmap: {DEFAULT_SUBFRAMES})")
     if cell_id is None:
         cell_id = np.arange(problem.n_cells)
     cell_id = np.asarray(cell_id)

@@ -4,10 +4,9 @@ from __future__ import annotations
 
 import dataclasses
 
-from cellopt.checks import check_bool
+from cellopt.checks import check_bool, check_count, check_real
 from cellopt.deploy.offsets import DEFAULT_MAX_ROUNDS, DEFAULT_PENALTY_PER_DB, Q_OFFSET_RANGE, check_values
 from cellopt.deploy.schedule import DEFAULT_SUBFRAMES
-from cellopt.parameters import check_count, check_real
 
 __all__ = ["DEFAULT_HELD_OUT_DROPS", "DEFAULT_SLEEP_SHARE_OFF", "DEFAULT_TRAINING_DROPS",
            "DeploySettings"]

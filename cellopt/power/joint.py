@@ -18,10 +18,9 @@ from typing import Any, TypeVar, cast
 import numpy as np
 import pandas as pd
 
-from cellopt.checks import callback_stop
+from cellopt.checks import callback_stop, is_integer, is_real
 from cellopt.errors import ValidationError
 from cellopt.network import Network
-from cellopt.parameters import is_integer, is_real
 from cellopt.power.bounds import bound_gains, decomposition_bound, joint_bound, relaxed_bound
 from cellopt.power.gains import GainTable
 from cellopt.power.kernels import cell_max

@@ -22,10 +22,9 @@ from typing import Any
 
 import numpy as np
 
-from cellopt.checks import as_float_array, check_array, check_int
+from cellopt.checks import as_float_array, check_array, check_count, is_real
 from cellopt.errors import ValidationError
 from cellopt.network import TIERS, Fingerprint, Network
-from cellopt.parameters import is_real
 from cellopt.power.gains import GainTable
 from cellopt.power.kernels import cell_max, move_gains, move_gains_fits, move_sinr
 
@@ -306,7 +305,7 @@ def reduced_values(gains: GainTable, space: PatternSpace, coef: np.ndarray,
     coef = check_coef(gains, coef)
     n = gains.n_users * gains.cell.shape[1]
     if chunk is not None:
-        chunk = check_int(chunk, "chunk", minimum=1, fix="give patterns per chunk ≥ 1, or None")
+        chunk = check_count(chunk, "chunk", minimum=1, fix="give patterns per chunk ≥ 1, or None")
     chunk = chunk or max(1, (1 << 22) // max(n, 1))
     cand = gains.cell[:, :gains.n_candidates].ravel()
     out = np.empty(len(patterns))
@@ -325,8 +324,8 @@ def enumerate_patterns(space: PatternSpace, start: int, stop: int) -> np.ndarray
     distinct levels.
     """
     fix = "give pattern numbers 0 ≤ start ≤ stop ≤ space.n_patterns"
-    start = check_int(start, "start", fix=fix)
-    stop = check_int(stop, "stop", minimum=start, fix=fix)
+    start = check_count(start, "start", fix=fix)
+    stop = check_count(stop, "stop", minimum=start, fix=fix)
     if stop > space.n_patterns:
         raise ValidationError(f"stop={stop} is above the {space.n_patterns:.0f} patterns of the "
                               f"space; fix: {fix}")
@@ -354,9 +353,9 @@ def top_patterns_exhaustive(gains: GainTable, space: PatternSpace, coef: np.ndar
     ValidationError
         If there are more than `max_patterns` patterns.
     """
-    k = check_int(k, "k", minimum=1, fix="give the number of patterns wanted, ≥ 1")
-    max_patterns = check_int(max_patterns, "max_patterns", minimum=1,
-                             fix="give the most patterns to enumerate, a whole number ≥ 1")
+    k = check_count(k, "k", minimum=1, fix="give the number of patterns wanted, ≥ 1")
+    max_patterns = check_count(max_patterns, "max_patterns", minimum=1,
+                               fix="give the most patterns to enumerate, a whole number ≥ 1")
     coef = check_coef(gains, coef)
     count = space.n_patterns
     if count > max_patterns:
@@ -556,7 +555,7 @@ def local_search(gains: GainTable, space: PatternSpace, coef: np.ndarray, start:
     """
     pattern = check_start(space, start)
     coef = check_coef(gains, coef)
-    max_rounds = check_int(max_rounds, "max_rounds", fix="give a whole number of rounds ≥ 0")
+    max_rounds = check_count(max_rounds, "max_rounds", fix="give a whole number of rounds ≥ 0")
     value = float(reduced_values(gains, space, coef, pattern)[0])
     evaluator = _MoveEvaluator(gains, space, coef)
     n_cells = space.n_cells

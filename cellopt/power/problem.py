@@ -17,11 +17,10 @@ from typing import Any
 
 import numpy as np
 
-from cellopt.checks import check_number
+from cellopt.checks import check_count, check_number
 from cellopt.drop import Drop
 from cellopt.errors import ValidationError, describe_rows
 from cellopt.network import TIERS, Fingerprint, Network, check_same_network
-from cellopt.parameters import check_count
 from cellopt.power.gains import GainTable
 from cellopt.power.patterns import Levels, PatternSpace, check_patterns
 from cellopt.problem import Problem

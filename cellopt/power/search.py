@@ -12,7 +12,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from cellopt.checks import check_int, check_number
+from cellopt.checks import check_count, check_number
 from cellopt.errors import ValidationError
 from cellopt.power.clusters import ClusterConfigs, cluster_cells_by_coupling
 from cellopt.power.gains import GainTable
@@ -175,7 +175,7 @@ def neighbourhood_search(gains: GainTable, space: PatternSpace, coef: np.ndarray
     (pattern, value)
     """
     max_cells = _check_cluster_size(max_cells, "max_cells")
-    max_rounds = check_int(max_rounds, "max_rounds", fix="give a whole number of rounds ≥ 0")
+    max_rounds = check_count(max_rounds, "max_rounds", fix="give a whole number of rounds ≥ 0")
     _check_hoods(hoods, gains, space)
     pattern = check_start(space, start)
     coef = check_coef(gains, coef)
@@ -229,7 +229,7 @@ def search_patterns(gains: GainTable, space: PatternSpace, coef: np.ndarray,
     threshold = check_number(threshold, "threshold", allow_inf=True,
                              fix="give a reduced value (a number; -inf: never search "
                                  "neighbourhoods, inf: always)")
-    max_rounds = check_int(max_rounds, "max_rounds", fix="give a whole number of rounds ≥ 0")
+    max_rounds = check_count(max_rounds, "max_rounds", fix="give a whole number of rounds ≥ 0")
     hood_cells = _check_cluster_size(hood_cells, "hood_cells")
     _check_hoods(hoods, gains, space)
     if not len(patterns):
@@ -247,8 +247,8 @@ def search_patterns(gains: GainTable, space: PatternSpace, coef: np.ndarray,
 
 
 def _check_cluster_size(value: object, name: str) -> int:
-    return check_int(value, name, minimum=1, fix="give the most cells of a cluster, a whole "
-                     "number ≥ 1 (3 by default; 1 skips the neighbourhoods)")
+    return check_count(value, name, minimum=1, fix="give the most cells of a cluster, a whole "
+                       "number ≥ 1 (3 by default; 1 skips the neighbourhoods)")
 
 
 def _check_hoods(hoods: object, gains: GainTable, space: PatternSpace) -> None:

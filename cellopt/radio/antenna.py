@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from cellopt.parameters import check_real
+from cellopt.checks import check_real
 
 __all__ = ["angle_off_boresight_deg", "sector_gain_db"]
 

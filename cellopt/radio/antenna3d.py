@@ -68,8 +68,9 @@ from typing import Any
 import numpy as np
 from numpy.typing import ArrayLike
 
+from cellopt.checks import check_count, check_real, is_real, shown
 from cellopt.errors import ValidationError
-from cellopt.parameters import LIMITS, check_count, check_real, is_real, shown
+from cellopt.parameters import LIMITS
 
 __all__ = [
     "CALIBRATION_PANELS",

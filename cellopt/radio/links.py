@@ -11,11 +11,11 @@ import numpy as np
 from scipy.spatial import cKDTree
 from tqdm import tqdm
 
-from cellopt.checks import check_bool, check_number
+from cellopt.checks import check_bool, check_count, check_number, check_real
 from cellopt.errors import ValidationError, check_memory, describe_rows
 from cellopt.linktable import LinkTable
 from cellopt.network import Network
-from cellopt.parameters import LIMITS, check_count, check_real
+from cellopt.parameters import LIMITS
 from cellopt.radio.far_field import FarField, auto_radius_m, cell_extent_m
 from cellopt.radio.model import CouplingGains, RadioModel, thermal_noise_dbm
 

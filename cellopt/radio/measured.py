@@ -23,11 +23,10 @@ import pandas as pd
 import shapely
 from scipy.spatial import cKDTree
 
-from cellopt.checks import check_number
+from cellopt.checks import check_count, check_number, check_real
 from cellopt.errors import ROWS_LISTED, ValidationError, check_memory, describe_rows
 from cellopt.linktable import LinkTable
 from cellopt.network import Network, users_frame
-from cellopt.parameters import check_count, check_real
 from cellopt.radio.links import LINK_BYTES, resource_power_dbm
 from cellopt.radio.model import RadioModel, thermal_noise_dbm
 from cellopt.radio.raster_io import RSRP_RANGE_DBM

@@ -14,9 +14,10 @@ from collections.abc import Callable, Mapping
 
 import numpy as np
 
+from cellopt.checks import check_real
 from cellopt.errors import ValidationError
 from cellopt.network import ANTENNA_COLUMNS, TIERS, Network
-from cellopt.parameters import LIMITS, check_real
+from cellopt.parameters import LIMITS, register_choice
 from cellopt.radio import numerology
 from cellopt.radio.antenna import angle_off_boresight_deg, sector_gain_db
 from cellopt.radio.antenna3d import ElementPattern, antenna_gain_db
@@ -36,6 +37,7 @@ RELATIVE_ELEMENT = ElementPattern(max_gain_dbi=0.0)
 FR1_MAX_GHZ = 7.125
 #: Antenna models of :attr:`RadioModel.antenna`.
 ANTENNAS = ("tr36814", "tr38901")
+register_choice("antenna", ANTENNAS)
 
 THERMAL_NOISE_DBM_PER_HZ = -174.0
 #: The site index that keys a user's own shadowing term (shared by all its sites): far
@@ -360,8 +362,8 @@ class CouplingGains:
         self.draws = _user_draws(self.seed, self.indoor, self.propagation)
         self.user_height = (np.full(len(self.indoor), 1.5) if self.draws is None
                             else self.draws.height_m)
-        given = [col for col, (_, default) in ANTENNA_COLUMNS.items()
-                 if col in network.cells and (c[col] != default).any()]
+        given = [col for col, column in ANTENNA_COLUMNS.items()
+                 if col in network.cells and (c[col] != column.default).any()]
         if given and model.antenna == "tr36814":
             warnings.warn(f"the cells' {given} are not used by the 2-D TR 36.814 sector pattern; "
                           "fix: RadioModel(antenna='tr38901') (scenario: [radio] antenna = "

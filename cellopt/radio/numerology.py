@@ -21,9 +21,9 @@ from __future__ import annotations
 import math
 from typing import Any, NamedTuple
 
-from cellopt.checks import check_number
+from cellopt.checks import check_number, shown
 from cellopt.errors import ValidationError
-from cellopt.parameters import shown
+from cellopt.parameters import register_choice
 
 __all__ = [
     "LTE_N_RB",
@@ -82,6 +82,7 @@ _TABLES: dict[str, dict[int, dict[float, int | None]]] = {"fr1": NR_FR1_N_RB, "f
 _SOURCES = {"lte": "TS 36.101 Table 5.6-1", "fr1": "TS 38.101-1 Table 5.3.2-1",
             "fr2": "TS 38.101-2 Table 5.3.2-1"}
 _RATS = ("lte", "nr")
+register_choice("rat", _RATS)
 _FRS = ("fr1", "fr2")
 _BANDWIDTH_FIX = "give the channel bandwidth in MHz, e.g. bandwidth_mhz=10"
 

@@ -4,12 +4,11 @@ from __future__ import annotations
 
 import dataclasses
 import math
-from typing import Any
 
 import numpy as np
 
+from cellopt.checks import check_number, check_real
 from cellopt.errors import ValidationError
-from cellopt.parameters import check_real, is_real
 
 __all__ = ["FRIIS_1M_2GHZ_DB", "SingleSlope", "free_space", "tr36814_macro", "tr36814_pico"]
 
@@ -116,12 +115,12 @@ class SingleSlope:
                  f"{FRIIS_1M_2GHZ_DB:.2f} dB (free space at 1 m and 2 GHz)"),
                 ("reference_distance_m", 0.0, 1e5, True,
                  "give the reference distance in metres in (0, 1e5], e.g. 1.0")):
-            value = getattr(self, name)
-            problem = _out_of_range(value, f"SingleSlope.{name}", low, high, low_open)
-            if problem:
-                problems.append(f"{problem}; fix: {fix}")
-            else:
-                object.__setattr__(self, name, float(value))
+            try:
+                object.__setattr__(self, name, check_number(
+                    getattr(self, name), f"SingleSlope.{name}", low=low, high=high,
+                    low_open=low_open, fix=fix))
+            except ValidationError as err:
+                problems += err.problems
         if problems:
             raise ValidationError(problems)
 
@@ -142,18 +141,3 @@ class SingleSlope:
         """
         d = np.asarray(distance_m, dtype=float)
         return self.reference_loss_db + 10.0 * self.exponent * np.log10(d / self.reference_distance_m)
-
-
-def _out_of_range(value: Any, name: str, low: float, high: float, low_open: bool) -> str | None:
-    """Why `value` is not a finite real in its range (``(low, high]`` or ``[low, high]``), or None."""
-    if not is_real(value):
-        return f"{name}={value!r} is a {type(value).__name__}, not a number"
-    try:
-        v = float(value)
-    except OverflowError:  # an integer beyond the float range
-        return f"{name}={str(value)[:20]}... is beyond the floating-point range"
-    if not math.isfinite(v):
-        return f"{name}={v} is not finite"
-    if v < low or (low_open and v == low) or v > high:
-        return f"{name}={v:g} is outside {'(' if low_open else '['}{low:g}, {high:g}]"
-    return None

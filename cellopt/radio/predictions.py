@@ -27,8 +27,8 @@ from typing import TYPE_CHECKING, ClassVar
 
 import numpy as np
 
+from cellopt.checks import check_real
 from cellopt.errors import ValidationError
-from cellopt.parameters import check_real
 from cellopt.radio.interface import Links
 from cellopt.radio.raster_io import KINDS, RasterSet
 

@@ -44,8 +44,9 @@ from typing import TYPE_CHECKING, ClassVar
 import numpy as np
 from scipy.spatial import cKDTree
 
+from cellopt.checks import check_real
 from cellopt.errors import ValidationError, describe_rows
-from cellopt.parameters import check_real
+from cellopt.parameters import register_choice
 from cellopt.radio import tr38901
 from cellopt.radio.interface import Links
 from cellopt.radio.shadowing import standard_normal_hash, uniform_hash
@@ -60,6 +61,7 @@ __all__ = ["LOS_STATES", "USUAL_BS_HEIGHT_M", "ThreeGPP", "UserDraws", "scenario
 #: LOS probability, forced (for tests and bounds), or averaged over (``"expected"``: the
 #: mean received power over the state, for median coverage maps, :mod:`cellopt.coverage`).
 LOS_STATES = ("random", "los", "nlos", "expected")
+register_choice("los", LOS_STATES)
 
 #: The antenna height of each scenario's calibration [m] (TR 38.901 Table 7.4.1-1, TR 36.873
 #: Table 6-1), used only by :meth:`ThreeGPP.mean_loss_db`.

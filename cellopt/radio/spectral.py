@@ -6,9 +6,9 @@ from collections.abc import Callable
 
 import numpy as np
 
-from cellopt.checks import check_number
+from cellopt.checks import check_number, check_real
 from cellopt.errors import ValidationError
-from cellopt.parameters import check_real
+from cellopt.parameters import register_choice
 
 __all__ = ["NR_MCS_TABLES", "NR_OVERHEAD_FR1_DL", "SPECTRAL_EFFICIENCY", "get_efficiency",
            "nr_mcs", "nr_mcs_thresholds_db", "shannon", "shannon_gap", "tr36942"]
@@ -223,6 +223,7 @@ SPECTRAL_EFFICIENCY: dict[str, Callable[[np.ndarray], np.ndarray]] = {
     "nr_256qam": _nr_256qam,
     "nr_low_se": _nr_low_se,
 }
+register_choice("spectral_efficiency", SPECTRAL_EFFICIENCY)
 
 
 def get_efficiency(

@@ -38,8 +38,9 @@ from typing import Any
 import numpy as np
 from numpy.typing import ArrayLike
 
+from cellopt.checks import check_real, is_real
 from cellopt.errors import ValidationError
-from cellopt.parameters import LIMITS, check_real, is_real
+from cellopt.parameters import LIMITS, register_choice
 
 __all__ = [
     "SCENARIOS",
@@ -61,6 +62,7 @@ __all__ = [
 #: Scenario names: TR 38.901 UMa, UMi-Street Canyon, RMa, InH-Office mixed and open
 #: (both use the InH-Office path loss), then TR 36.873 3D-UMa and 3D-UMi.
 SCENARIOS: tuple[str, ...] = ("uma", "umi", "rma", "inh_mixed", "inh_open", "3d_uma", "3d_umi")
+register_choice("propagation", SCENARIOS)
 
 #: O2I building-penetration models of :func:`o2i_loss_db`.
 O2I_MODELS: tuple[str, ...] = ("low", "high", "36873")

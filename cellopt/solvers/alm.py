@@ -64,7 +64,7 @@ import numpy as np
 import scipy.linalg
 import scipy.sparse.linalg as spla
 
-from cellopt.checks import check_int, check_number
+from cellopt.checks import check_count, check_number
 from cellopt.errors import ValidationError
 from cellopt.problem import Problem, utility, utility_derivative
 from cellopt.solution import Solution
@@ -401,8 +401,8 @@ def solve_alm(
         sigma0 = check_number(sigma0, "sigma0", low=0.0, low_open=True,
                               fix="give a penalty > 0 in utility units, or None (10 × the mean "
                                   "equal-share airtime price)")
-    inner_steps = check_int(inner_steps, "inner_steps", minimum=1,
-                            fix="give a whole number of Newton steps ≥ 1, e.g. 50")
+    inner_steps = check_count(inner_steps, "inner_steps", minimum=1,
+                              fix="give a whole number of Newton steps ≥ 1, e.g. 50")
     inner_tol = check_number(inner_tol, "inner_tol", low=0.0, low_open=True,
                              fix="give a tolerance > 0, e.g. 1e-9")
     x0, prices0, theta0 = check_warm_start(p, x0=x0, prices0=prices0, theta0=theta0)

@@ -23,10 +23,11 @@ from cellopt.checks import (
     as_float_array,
     check_array,
     close_names,
+    is_integer,
+    is_real,
     shown,
 )
 from cellopt.errors import ValidationError
-from cellopt.parameters import is_integer, is_real
 from cellopt.problem import Problem
 from cellopt.solution import Solution
 from cellopt.solvers.introspection import split_union

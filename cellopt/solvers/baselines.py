@@ -31,7 +31,7 @@ from typing import Any
 import numpy as np
 from scipy.special import gammaln
 
-from cellopt.checks import check_array, check_int, check_number
+from cellopt.checks import check_array, check_count, check_number
 from cellopt.errors import ValidationError
 from cellopt.network import TIERS
 from cellopt.problem import Problem, utility
@@ -335,8 +335,8 @@ def load_aware(
                            time_limit_s=time_limit_s, callback=callback, max_rounds=max_rounds,
                            inner_method=inner_method, inner_options=inner_options)
     cap = 10 * problem.n_users if max_rounds is None else \
-        check_int(max_rounds, "max_rounds", fix="give a whole number of rounds ≥ 0, or None "
-                  "(10 × the users)")
+        check_count(max_rounds, "max_rounds", fix="give a whole number of rounds ≥ 0, or None "
+                    "(10 × the users)")
     cap = int(cap) if max_iter is None else min(int(cap), int(max_iter))
     pairs = Pairs(problem)
     start_score = pairs.max_per_pair(problem.rsrp_dbm) if problem.rsrp_dbm is not None \

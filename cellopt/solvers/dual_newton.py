@@ -21,7 +21,7 @@ from typing import Any
 import numpy as np
 import scipy.sparse as sp
 
-from cellopt.checks import check_int, check_number
+from cellopt.checks import check_count, check_number
 from cellopt.errors import ValidationError
 from cellopt.problem import Problem
 from cellopt.solvers.certificate import certified_gap, utility_scale
@@ -65,8 +65,8 @@ def check_stages(stage_maxiter: int, stage_accuracy: float) -> int:
     """
     stage_accuracy = check_number(stage_accuracy, "stage_accuracy", low=0.0, low_open=True,
                                   fix="give a share > 0 of the smoothing gap, e.g. 0.5")
-    return check_int(stage_maxiter, "stage_maxiter", minimum=1,
-                     fix="give a whole number of Newton steps ≥ 1 per stage, e.g. 60")
+    return check_count(stage_maxiter, "stage_maxiter", minimum=1,
+                       fix="give a whole number of Newton steps ≥ 1 per stage, e.g. 60")
 
 
 def start_prices(model: DualModel, problem: Problem,

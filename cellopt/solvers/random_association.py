@@ -17,7 +17,7 @@ from typing import Any
 
 import numpy as np
 
-from cellopt.checks import check_int
+from cellopt.checks import check_count
 from cellopt.problem import Problem
 from cellopt.solution import Solution
 from cellopt.solvers.association import Callback, Pairs, baseline_solution, check_baseline
@@ -72,7 +72,7 @@ def random_association(
     if isinstance(rng, np.random.Generator):
         generator, seed = rng, "a given generator"
     else:
-        seed = check_int(rng, "rng", fix="give an integer seed ≥ 0, or a numpy.random.Generator")
+        seed = check_count(rng, "rng", fix="give an integer seed ≥ 0, or a numpy.random.Generator")
         generator, seed = np.random.default_rng(seed), f"seed {seed}"
     pairs = Pairs(problem)  # sorted by user, then cell
     count = np.bincount(pairs.user, minlength=problem.n_users)

@@ -19,9 +19,8 @@ from typing import TYPE_CHECKING, Any
 import numpy as np
 import scipy.sparse as sp
 
-from cellopt.checks import check_bool, close_names
+from cellopt.checks import check_bool, close_names, is_integer, is_real
 from cellopt.errors import ValidationError, check_memory
-from cellopt.parameters import is_integer, is_real
 from cellopt.problem import Problem
 from cellopt.solution import Solution
 from cellopt.solvers.arguments import check_arguments, check_problem

@@ -23,6 +23,7 @@ import pandas as pd
 
 from cellopt.checks import check_bool, close_names
 from cellopt.errors import ValidationError
+from cellopt.parameters import register_choice
 from cellopt.problem import Problem
 from cellopt.solution import Solution
 from cellopt.solvers.introspection import docstring_summary, parameter_docs, type_name
@@ -48,6 +49,7 @@ METHOD_INFO: dict[str, MethodInfo] = {}
 #: Methods that also solve problems whose resources are power patterns with free shares
 #: (derived from the registrations: ``method_info(name).patterns``).
 PATTERN_METHODS: set[str] = set()
+register_choice("master_method", PATTERN_METHODS)
 #: Methods that also solve problems with several pattern-share blocks
 #: (``Problem.share_block``; derived: ``method_info(name).share_blocks``).
 BLOCK_METHODS: set[str] = set()

@@ -9,6 +9,12 @@ where the TOML kind differs: ``"tiers"`` (tables of tier tables), ``"float|auto"
 are required. The entry's footprint estimates, from the keys alone, the memory of the
 network, its area and (mean) cell count and the tiers it gets: the scenario's memory
 checks and its checks of hotspot and co-location tiers read it before anything is built.
+
+The keys of the other sections are read the same way from what they feed
+(:func:`scenario_keys`): those of ``[radio]`` (:data:`RADIO_KEYS`) from the fields of
+:class:`~cellopt.radio.RadioModel` and :class:`~cellopt.radio.ThreeGPP` and the options of
+:func:`~cellopt.radio.link_table`, which :func:`radio_model` and the drop's build take
+them to.
 """
 
 from __future__ import annotations
@@ -20,7 +26,7 @@ import math
 import os
 import types
 import typing
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Callable, Iterator, Mapping, Sequence
 from pathlib import Path
 from typing import Any, Literal
 
@@ -36,8 +42,8 @@ from cellopt.topology.hexgrid import hex_grid_nbytes
 from cellopt.topology.poisson import poisson_layout_nbytes
 from cellopt.topology.square import square_grid_nbytes
 
-__all__ = ["BUILDERS", "LINK_KEYS", "Builder", "Footprint", "file_network", "has_tier", "problem_options",
-           "radio_model", "register_builder"]
+__all__ = ["BUILDERS", "LINK_KEYS", "RADIO_KEYS", "Builder", "Footprint", "file_network", "has_tier",
+           "problem_options", "radio_model", "register_builder", "scenario_keys"]
 
 
 @dataclasses.dataclass(frozen=True)
@@ -147,9 +153,65 @@ def _converter(hint: Any) -> Callable[[Any], Any] | None:
     return None
 
 
-def _parameters(fn: Callable[..., Any], exclude: Sequence[str]) -> list[inspect.Parameter]:
-    return [p for p in inspect.signature(fn).parameters.values()
-            if p.name not in exclude and p.kind not in (p.VAR_KEYWORD, p.VAR_POSITIONAL)]
+def _hints(fn: Callable[..., Any]) -> dict[str, Any]:
+    """The type hints of a function's parameters (of a plain class: of its ``__init__``)."""
+    plain_class = isinstance(fn, type) and not dataclasses.is_dataclass(fn)
+    return typing.get_type_hints(fn.__init__ if plain_class else fn)
+
+
+def _keys(fn: Callable[..., Any], kinds: Mapping[str, str], exclude: Sequence[str],
+          only: Sequence[str] | None, what: str) -> Iterator[tuple[inspect.Parameter, str, Any]]:
+    """Each parameter of `fn` a scenario sets, with its TOML kind and type hint."""
+    hints = _hints(fn)
+    for p in inspect.signature(fn).parameters.values():
+        if p.name in ("rng", *exclude) or p.kind in (p.VAR_KEYWORD, p.VAR_POSITIONAL) \
+                or (only is not None and p.name not in only):
+            continue
+        hint = hints.get(p.name)
+        kind = kinds.get(p.name) or _kind(hint)
+        if kind is None:
+            raise TypeError(f"{what}: the type hint of {p.name!r} ({hint}) has no TOML kind; "
+                            "fix: give it in kinds=")
+        yield p, kind, hint
+
+
+def scenario_keys(fn: Callable[..., Any], *, kinds: Mapping[str, str] | None = None,
+                  exclude: Sequence[str] = (), only: Sequence[str] | None = None,
+                  rename: Mapping[str, str] | None = None) -> dict[str, str]:
+    """The scenario keys of the parameters of `fn` (a function, or a class and its
+    fields), with their TOML kinds read from the type hints, as a builder's are.
+
+    Parameters
+    ----------
+    fn : callable
+        What a section of the file feeds (e.g. :func:`cellopt.topology.add_picos`).
+    kinds : mapping of str to str, optional
+        TOML kinds of the parameters whose type hint does not say (or says otherwise):
+        the file's form differs (a table per tier, a distribution).
+    exclude : sequence of str
+        Parameters a scenario does not set (``rng`` always is).
+    only : sequence of str, optional
+        The parameters a scenario sets, where it sets few of many.
+    rename : mapping of str to str, optional
+        The key of a parameter the file names otherwise.
+
+    Returns
+    -------
+    dict of str to str
+        The TOML kind of each key, in the order of the parameters.
+
+    Raises
+    ------
+    TypeError
+        A parameter whose TOML kind neither its type hint nor `kinds` gives, or a name of
+        `only` that `fn` does not take.
+    """
+    what = f"scenario_keys({getattr(fn, '__qualname__', fn)})"
+    keys = {p.name: kind for p, kind, _ in _keys(fn, kinds or {}, exclude, only, what)}
+    missing = [k for k in only or () if k not in keys]
+    if missing:
+        raise TypeError(f"{what}: it takes no parameters {missing}")
+    return {(rename or {}).get(k, k): kind for k, kind in keys.items()}
 
 
 def register_builder(name: str, function: Callable[..., Network], *,
@@ -189,22 +251,14 @@ def register_builder(name: str, function: Callable[..., Network], *,
     TypeError
         A parameter whose TOML kind neither its type hint nor `kinds` gives.
     """
-    kinds = dict(kinds or {})
-    exclude = ("rng", *exclude)
     keys: dict[str, str] = {}
     defaults: dict[str, Any] = {}
     convert: dict[str, Callable[[Any], Any]] = {}
     needed = []
     for fn in (function, passes_to) if passes_to is not None else (function,):
-        hints = typing.get_type_hints(fn)
-        for p in _parameters(fn, exclude):
+        for p, kind, hint in _keys(fn, kinds or {}, exclude, None, f"register_builder({name!r})"):
             if p.name in keys:  # `function` already takes it
                 continue
-            hint = hints.get(p.name)
-            kind = kinds.get(p.name) or _kind(hint)
-            if kind is None:
-                raise TypeError(f"register_builder({name!r}): the type hint of {p.name!r} "
-                                f"({hint}) has no TOML kind; fix: give it in kinds=")
             keys[p.name] = kind
             if p.default is p.empty:
                 needed.append(p.name)
@@ -234,15 +288,31 @@ def has_tier(tier: str, network: Mapping[str, Any], picos: Mapping[str, Any] | N
 
 
 # ------------------------------------------------------------------ build steps
-#: [radio] keys that are options of :func:`~cellopt.radio.link_table`, not RadioModel fields.
-LINK_KEYS = ("n_candidates", "window_db", "interference_radius_m", "far_field")
-#: [radio] keys that become :attr:`RadioModel.pathloss <cellopt.radio.RadioModel.pathloss>`.
-_PATHLOSS_KEYS = ("pathloss_exponent", "pathloss_reference_db")
+#: [radio] keys that are options of :func:`~cellopt.radio.link_table`, not RadioModel
+#: fields, with their TOML kinds.
+LINK_KEYS = scenario_keys(radio.link_table, exclude=("network", "model", "power_dbm", "workers",
+                                                     "progress"),
+                          kinds={"interference_radius_m": "float|auto"})
+#: [radio] keys that become :attr:`RadioModel.pathloss <cellopt.radio.RadioModel.pathloss>`:
+#: the single-slope law of the tiers given.
+_PATHLOSS_KEYS = dict.fromkeys(("pathloss_exponent", "pathloss_reference_db"), "per_tier")
 #: [radio] keys of the :class:`~cellopt.radio.ThreeGPP` models of the tiers ``propagation``
-#: names (the scenario per tier); the other keys are the models' fields.
-_THREE_GPP_KEYS = ("propagation", "frequency_ghz", "user_height_m", "indoor_floors",
-                   "high_loss_fraction", "max_indoor_distance_m", "los", "shadowing",
-                   "spatially_correlated")
+#: names (the scenario per tier); the other keys are the models' fields (their
+#: ``shadowing_std_db`` is the section's, given per tier).
+_THREE_GPP_KEYS = {"propagation": "per_tier_name",
+                   **scenario_keys(radio.ThreeGPP, exclude=("scenario", "shadowing_std_db"))}
+#: Every [radio] key, with its TOML kind: the :class:`~cellopt.radio.RadioModel` fields
+#: (its ``pathloss`` from the single-slope keys, a 3GPP ``propagation`` or the ``path_loss``
+#: predictions, :class:`~cellopt.radio.RasterPathLoss`) and the options of
+#: :func:`~cellopt.radio.link_table`. Kinds are given where the file's form differs from
+#: the type hint: numbers or tables per tier, one wall loss, names.
+RADIO_KEYS = {
+    **scenario_keys(radio.RadioModel, exclude=("pathloss",),
+                    kinds={"min_distance_m": "per_tier", "shadowing_std_db": "per_tier",
+                           "wall_loss_db": "float", "indoor_tiers": "str|strs",
+                           "spectral_efficiency": "str"}),
+    **_PATHLOSS_KEYS, "path_loss": "path_loss", **_THREE_GPP_KEYS, **LINK_KEYS,
+}
 
 
 def radio_model(section: Mapping[str, Any], *, open_rasters: bool = True) -> radio.RadioModel:

@@ -39,9 +39,8 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
-from cellopt.checks import check_bool, check_callable, check_int, check_number, check_seeds
+from cellopt.checks import check_bool, check_callable, check_count, check_number, check_seeds
 from cellopt.errors import StoreError, ValidationError, check_memory
-from cellopt.parameters import check_count
 from cellopt.solvers import METHODS
 from cellopt.solvers.arguments import check_arguments
 from cellopt.solvers.registry import get_method, method_info
@@ -248,8 +247,8 @@ def capacity(
                       min_density_per_km2=min_density_per_km2,
                       max_density_per_km2=max_density_per_km2, rel_tol=rel_tol,
                       max_evals=max_evals)
-    drops = check_int(drops, "drops", minimum=1, fix="give a whole number of drops ≥ 1 per "
-                      "density, e.g. 3")
+    drops = check_count(drops, "drops", minimum=1, fix="give a whole number of drops ≥ 1 per "
+                        "density, e.g. 3")
     check_callable(callback, "callback", fix="give a function of one dict (an evaluation row), "
                    "or None")
     if evaluations is not None and not (isinstance(evaluations, pd.DataFrame)
@@ -362,8 +361,8 @@ def _check_search(*, first_guess_per_km2: Any = 100.0, min_density_per_km2: Any 
                               "move first_guess_per_km2 into the range")
     rel_tol = check_number(rel_tol, "rel_tol", low=0.0, high=1.0, low_open=True, high_open=True,
                            fix="give a relative tolerance in (0, 1), e.g. 0.05")
-    max_evals = check_int(max_evals, "max_evals", minimum=1,
-                          fix="give a whole number of densities ≥ 1, e.g. 30")
+    max_evals = check_count(max_evals, "max_evals", minimum=1,
+                            fix="give a whole number of densities ≥ 1, e.g. 30")
     return first, low, high, rel_tol, max_evals
 
 

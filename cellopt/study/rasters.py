@@ -24,9 +24,9 @@ from rasterio.crs import CRS
 from rasterio.transform import Affine
 
 from cellopt._version import __version__
+from cellopt.checks import shown
 from cellopt.coverage import COVERAGE_QUANTITIES, CoverageMap
 from cellopt.errors import ValidationError
-from cellopt.parameters import shown
 from cellopt.study.atomic import atomic_path
 
 __all__ = ["BLOCK_SIZE", "CONVENTION", "COVERAGE_FILES", "write_geotiff", "write_geotiff_to"]

@@ -3,116 +3,28 @@
 A scenario file has these sections (every key is optional unless marked *required*;
 absent keys take the defaults of the function they are passed to)::
 
-    name = "hetnet"                 # optional, string
-    description = "..."             # optional, string
-    methods = ["max_rsrp", {name = "range_expansion", bias_db = 6, label = "RE 6 dB"}]
-                                    # top-level keys come before the first [section]
+    name, description, methods      # top-level keys, before the first [section]
+    [network]       # required: builder = one of cellopt.study.builders.BUILDERS, and its keys
+    [picos]         # topology.add_picos
+    [femtocells]    # topology.add_femtocells
+    [users]         # required: topology.drop_users, or measured users and links
+                    # (links = "drive_test.csv": topology.read_measurements,
+                    # radio.link_table_from_frame; docs/measured_links.md)
+    [radio]         # RadioModel fields, its path loss per tier, and link_table options
+    [problem]       # the problem's alpha, third-party cells' backhaul and price, and
+                    # interference = "full" or "load_coupled" (cellopt.load_coupling)
+    [power]         # power patterns chosen jointly with the association (cellopt.power),
+                    # run after the methods
+    [seeds]         # the base seed and the number of drops: drop k is built with the seed
+                    # of the k-th child of SeedSequence(base).spawn(drops)
+    [coverage]      # coverage rasters (cellopt.coverage.CoverageSettings)
+    [deploy]        # settings a live network takes (cellopt.deploy.DeploySettings)
 
-    [network]                       # required
-    builder = "hex_grid"            # required: "hex_grid", "poisson", "country", "file" or
-                                    # "square_grid" (cellopt.study.builders.BUILDERS)
-    # hex_grid: n_rings, isd_m, sectors, wraparound, tx_power_dbm, antenna_gain_dbi,
-    #           height_m, bandwidth_mhz, resource_mhz (array), crs
-    # poisson:  side_m, wraparound, bandwidth_mhz, crs, and one table per tier
-    #           [network.tiers.macro] (and .pico, .femto): density_per_km2 (required,
-    #           > 0), tx_power_dbm, antenna_gain_dbi, height_m, sectors (1 or 3), owner
-    #           (topology.poisson_layout: independent Poisson tiers in a square torus)
-    # country:  side_m, n_cities, city_radius_m (2 numbers), bandwidth_mhz, crs, and tier
-    #           tables [network.rural.macro], [network.urban.pico], ... as poisson's
-    #           (topology.country_layout: a rural Poisson layout with city discs on top)
-    # file:     path (required; relative to the TOML's folder), format, crs, source_crs,
-    #           radio, mcc, mnc, bbox (4 numbers), cluster_sites, merge_distance_m, tier,
-    #           tx_power_dbm, antenna_gain_dbi, height_m, bandwidth_mhz,
-    #           region_buffer_m (service area = convex hull of the cells buffered by
-    #           this many metres, default 500 m; users and femtocells are dropped there),
-    #           window = [lon_min, lat_min, lon_max, lat_max] (degrees) or area = path
-    #           of a polygon file (any CRS): a study area instead, with guard_m (default
-    #           500 m) of guard band around it whose cells interfere and carry users but
-    #           whose users are left out of the statistics (topology.study_window),
-    #           sectors (give sites without azimuths this many sectors,
-    #           topology.sectorize; default: keep the file's cells), chunk_rows (read a
-    #           large CSV this many rows at a time, docs/cell_files.md),
-    #           stand_in (a scenario file to use where `path` is absent, e.g. for data
-    #           that is not shipped: named in the error, see load_scenario)
-    # square_grid: n_side, spacing_m, wraparound, tx_power_dbm, antenna_gain_dbi,
-    #           height_m, bandwidth_mhz, crs (topology.square_grid: omni sites on a square
-    #           grid, a torus with wraparound)
-
-    [picos]                         # optional: topology.add_picos
-    per_sector, min_dist_macro_m, min_dist_pico_m, tx_power_dbm, antenna_gain_dbi,
-    height_m, max_rounds
-
-    [femtocells]                    # optional: topology.add_femtocells
-    density_per_km2 | adoption (exactly one), wifi_density_per_km2, tx_power_dbm,
-    antenna_gain_dbi, height_m, owner, backhaul_mbps, price_per_mbps
-    # backhaul_mbps / price_per_mbps: a number, or a distribution drawn per femtocell:
-    #   {distribution = "uniform", low = .., high = ..}
-    #   {distribution = "lognormal", median = .., sigma = ..}   (sigma of ln)
-
-    [users]                         # required: topology.drop_users
-    n | density_per_km2 (exactly one; 0 gives an empty drop), clustered_fraction (> 0
-    needs cells of cluster_tier), cluster_radius_m, cluster_tier (default "pico"),
-    indoor_fraction, colocated_fraction (share of indoor users inside the building of a
-    cell of colocated_tier, default "femto"; the building radius is [radio]
-    building_radius_m), weight, demand_mbps (a number > 0, inf = full buffer, or a
-    distribution drawn per user, as backhaul_mbps)
-    # or measured users and links instead of a random drop (docs/measured_links.md):
-    links = "drive_test.csv"        # CSV or Parquet, relative to the TOML's folder: RSRP
-                                    # or path loss per (position, cell) on [network]'s cells
-                                    # (topology.read_measurements, radio.link_table_from_frame)
-    source_crs                      # CRS of x, y columns in it (default the network's)
-    weight, demand_mbps             # numbers, for a file without these columns
-    # every other [users] key, [picos], [femtocells], the propagation keys of [radio],
-    # load coupling, [power], drops > 1, and [coverage] / [deploy] enabled are refused
-
-    [radio]                         # optional: RadioModel scalars and link_table options
-    noise_figure_db, wall_loss_db, theta_3db_deg, max_attenuation_db,
-    spectral_efficiency (string), indoor_tiers (string or strings), building_radius_m,
-    n_candidates, window_db,
-    interference_radius_m (a number [m] or "auto": cells beyond it interfere as a mean
-    field, cellopt.radio.link_table; default: every cell exactly), far_field (true:
-    add that mean field, the default; false: leave it out),
-    shadowing_std_db (a number, or a table per tier: {macro = 8, pico = 10}),
-    pathloss_exponent (per tier, as shadowing_std_db: those tiers get the single-slope
-    loss pathloss_reference_db + 10 n log10(d / 1 m); the others keep TR 36.814),
-    pathloss_reference_db (per tier; default 38.47 dB, free space at 1 m and 2 GHz)
-
-    [problem]                       # optional: Problem.from_network
-    alpha, backhaul_mbps, price_per_mbps   # the last two override third-party cells only
-    interference = "full"           # or "load_coupled": cells interfere in proportion
-                                    # to their load (cellopt.load_coupling)
-    n_interferers                   # load_coupled: cells per user followed exactly (32)
-
-    [power]                         # optional: power patterns chosen jointly with the
-                                    # association (cellopt.power), run after the methods
-    levels_db = [0, -10, "off"]     # offsets ≤ 0 dB from each cell's tx_power_dbm, "off";
-                                    # or per tier: {macro = [0, -10, "off"], pico = [0, "off"]}
-    energy_price_per_w = 0.05       # utility per W of transmit power (default 0)
-    max_iter                        # work budget: column-generation iterations (default
-                                    # "auto": 20 with search pricing, 500 with exact)
-    master_method ("ipm"), tol (1e-4), n_interferers (32), label ("power (ipm)"),
-    time_limit_s (none: a limit makes the answer depend on the machine)
-
-    [seeds]                         # optional
-    base (default 1, ≥ 0), drops (default 1, 1 to 1,000,000): drop k is built with the
-    seed of the k-th child of SeedSequence(base).spawn(drops) (independent streams;
-    adding drops keeps the earlier ones; each seed is computed on its own, when read)
-
-    [coverage]                      # optional: coverage rasters (cellopt.coverage)
-    enabled (default true), resolution_m (pixel size, default 25 m or finer for a small
-    area), max_pixels (default 1,000,000; a larger area is mapped at a coarser resolution)
-
-    [deploy]                        # optional: settings a live network takes (cellopt.deploy)
-    enabled (default true: fitted and judged whenever the methods include an optimizer),
-    training_drops (16: the run's drop and 15 more of the same cells), held_out_drops (5:
-    drops of the same cells with new users and shadowing, never fitted on), values_db
-    (the offsets a cell may take [dB], default TS 36.331 Q-OffsetRange), penalty_per_db
-    (1e-4), max_rounds (100, the offset search's work budget), subframes (40, the
-    schedule's period, with [power]), sleep_share_off (0.9)
-
-The keys of ``[network]`` are the parameters of its builder's function (read from its
-signature, :mod:`cellopt.study.builders`); the other sections' keys and their TOML kinds
-are in :mod:`cellopt.study.schema`.
+The keys of each section are the parameters of what it feeds, read from their signatures
+and type hints: ``[network]``'s from its builder's function (:mod:`cellopt.study.builders`),
+the others' in :data:`cellopt.study.schema.SECTION_KEYS`, with their TOML kinds.
+docs/scenarios.md ("Schema") lists them (a table :func:`cellopt.study.schema.key_table`
+generates) and says what each means.
 
 Unknown keys, wrong types, values outside their possible range (the parameter catalogue
 :mod:`cellopt.parameters`: e.g. ``tx_power_dbm`` in [−100, 100] dBm, fractions in

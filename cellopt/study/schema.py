@@ -1,18 +1,20 @@
 """The scenario file schema: TOML kinds of the keys, and the checks of tables and values.
 
-The sections and keys are described in :mod:`cellopt.study.scenario`. The keys of
-``[network]`` are those of its builder (:data:`cellopt.study.builders.BUILDERS`); the
-ranges, counts and names are those of the parameter catalogue
-(:mod:`cellopt.parameters`). :class:`Checker` validates a parsed file, raising a
+The sections are described in :mod:`cellopt.study.scenario`. The keys of ``[network]``
+are those of its builder (:data:`cellopt.study.builders.BUILDERS`), those of the other
+sections (:data:`SECTION_KEYS`) the parameters of what each feeds, both read from
+signatures; :func:`key_table` lists them all. The ranges, counts and names are those of
+the parameter catalogue (:mod:`cellopt.parameters`). :class:`Checker` validates a parsed file, raising a
 :class:`~cellopt.ValidationError` (or a :class:`~cellopt.ResourceLimitError`) that names
 the file, the section and the key.
 
 Kinds of values: "int", "float" (an integer is accepted and converted), "str", "bool",
 "floats" (array of numbers), "str|strs", "int|ints", "dist" (number or distribution),
 "tiers" (table of tier tables), "per_tier" (number or table of numbers per tier),
-"float|auto" (number or "auto"), "path" (a string, a path relative to the TOML file) and
-"path_loss" (per-cell predictions: a path, a table of :data:`PATH_LOSS_KEYS`, or a table of
-either per tier).
+"per_tier_name" (name or table of names per tier), "float|auto" (number or "auto"), "path"
+(a string, a path relative to the TOML file), "path_loss" (per-cell predictions: a path, a
+table of :data:`PATH_LOSS_KEYS`, or a table of either per tier) and "levels" (power
+levels, or a table of them per tier).
 """
 
 from __future__ import annotations
@@ -27,82 +29,73 @@ from typing import Any
 import numpy as np
 import pyproj
 
+from cellopt import topology
+from cellopt.checks import check_choice, check_count, check_per_tier, check_real
+from cellopt.coverage import CoverageSettings
+from cellopt.deploy.settings import DeploySettings
 from cellopt.errors import ValidationError, check_memory
+from cellopt.load_coupling import LoadCoupling
 from cellopt.network import TIERS
-from cellopt.parameters import (
-    CHOICES,
-    LIMITS,
-    TIER_LIMITS,
-    check_choice,
-    check_count,
-    check_per_tier,
-    check_real,
-    kind_of,
-)
+from cellopt.parameters import CHOICES, LIMITS, TIER_LIMITS, kind_of
+from cellopt.power import PowerProblem, solve_power
 from cellopt.power.patterns import (
     UnusualLevelWarning,
     level_offsets_db,
     unusual_levels,
     unusual_levels_message,
 )
+from cellopt.problem import Problem
 from cellopt.radio.links import link_table_nbytes
+from cellopt.radio.predictions import RasterPathLoss
 from cellopt.solvers import METHODS
 from cellopt.solvers.arguments import check_arguments
-from cellopt.study.builders import BUILDERS, has_tier
+from cellopt.study.builders import BUILDERS, RADIO_KEYS, has_tier, scenario_keys
+from cellopt.study.seeds import DropSeeds
 from cellopt.topology.femto import WIFI_DENSITY_PER_KM2, add_femtocells_nbytes
 from cellopt.topology.hexgrid import add_picos_nbytes
 from cellopt.topology.poisson import TIER_KEYS
 from cellopt.topology.users import drop_users_nbytes
 
 __all__ = ["INTERFERENCE", "MEASURED_RADIO_KEYS", "MEASURED_USER_KEYS", "POISSON_TIER_KEYS", "POWER",
-           "SECTION_KEYS", "Checker", "Distribution", "MethodSpec", "check_range", "label_problem",
-           "labels_problem", "toml_type"]
+           "SECTION_KEYS", "Checker", "Distribution", "MethodSpec", "check_range", "key_table",
+           "label_problem", "labels_problem", "toml_type"]
 
 #: Keys of each tier table of a Poisson layout (``[network.tiers.<tier>]``), with their kinds.
 POISSON_TIER_KEYS = {k: kind_of(k) for k in TIER_KEYS}
 #: Interference models of the ``[problem]`` section.
-INTERFERENCE = CHOICES["interference"].values()
+INTERFERENCE = CHOICES["interference"].names()
+#: Keys of each section but ``[network]`` (whose keys are its builder's), with their TOML
+#: kinds: the parameters (or fields) of what the section feeds, read from their signatures
+#: and type hints as the builders' are (:func:`~cellopt.study.builders.scenario_keys`). A
+#: kind is given where the file's form differs from the type hint (a distribution, a table
+#: per tier, power levels), and a key where the file names it otherwise.
 SECTION_KEYS: dict[str, dict[str, str]] = {
-    "picos": {
-        "per_sector": "int", "min_dist_macro_m": "float", "min_dist_pico_m": "float",
-        "tx_power_dbm": "float", "antenna_gain_dbi": "float", "height_m": "float",
-        "max_rounds": "int",
+    "picos": scenario_keys(topology.add_picos, exclude=("network",)),
+    "femtocells": scenario_keys(topology.add_femtocells, exclude=("network", "region", "buildings"),
+                                kinds=dict.fromkeys(("backhaul_mbps", "price_per_mbps"), "dist")),
+    "users": {  # the building radius is [radio]'s: one building size
+        **scenario_keys(topology.drop_users, exclude=("network", "region", "building_radius_m"),
+                        kinds={"demand_mbps": "dist", "min_distance_m": "per_tier"}),
+        **scenario_keys(topology.read_measurements, only=("source", "source_crs"),
+                        rename={"source": "links"}, kinds={"source": "path", "source_crs": "str"}),
     },
-    "femtocells": {
-        "density_per_km2": "float", "adoption": "float", "wifi_density_per_km2": "float",
-        "tx_power_dbm": "float", "antenna_gain_dbi": "float", "height_m": "float",
-        "owner": "str", "backhaul_mbps": "dist", "price_per_mbps": "dist",
+    "radio": RADIO_KEYS,
+    "problem": {  # backhaul_mbps, price_per_mbps: one value, for the third-party cells
+        **scenario_keys(Problem.from_links, only=("alpha", "backhaul_mbps", "price_per_mbps"),
+                        kinds=dict.fromkeys(("backhaul_mbps", "price_per_mbps"), "float")),
+        "interference": "str",
+        **scenario_keys(LoadCoupling.from_drop, exclude=("drop",)),
     },
-    "users": {
-        "n": "int", "density_per_km2": "float", "clustered_fraction": "float",
-        "cluster_radius_m": "float", "cluster_tier": "str", "indoor_fraction": "float",
-        "colocated_fraction": "float", "colocated_tier": "str", "weight": "float",
-        "demand_mbps": "dist", "min_distance_m": "per_tier", "links": "path", "source_crs": "str",
+    "power": {
+        **scenario_keys(PowerProblem.from_drop, exclude=("drop", "alpha"),
+                        kinds={"levels_db": "levels", "energy_price_per_w": "float"}),
+        **scenario_keys(solve_power, exclude=("problem", "callback", "progress", "options"),
+                        rename={"method": "master_method"}, kinds={"max_iter": "int"}),
+        "label": "str",
     },
-    "radio": {
-        "noise_figure_db": "float", "wall_loss_db": "float", "theta_3db_deg": "float",
-        "max_attenuation_db": "float", "spectral_efficiency": "str", "n_candidates": "int",
-        "site_correlation": "float", "decorrelation_m": "float", "min_distance_m": "per_tier",
-        "propagation": "per_tier_name", "frequency_ghz": "float", "user_height_m": "float",
-        "indoor_floors": "bool", "high_loss_fraction": "float", "los": "str",
-        "shadowing": "bool", "spatially_correlated": "bool",
-        "max_indoor_distance_m": "float", "antenna": "str", "rat": "str",
-        "subcarrier_spacing_khz": "float",
-        "window_db": "float", "indoor_tiers": "str|strs", "building_radius_m": "float",
-        "shadowing_std_db": "per_tier", "pathloss_exponent": "per_tier",
-        "pathloss_reference_db": "per_tier", "interference_radius_m": "float|auto",
-        "far_field": "bool", "path_loss": "path_loss",
-    },
-    "problem": {"alpha": "float", "backhaul_mbps": "float", "price_per_mbps": "float",
-                "interference": "str", "n_interferers": "int"},
-    "power": {"levels_db": "levels", "energy_price_per_w": "float", "master_method": "str",
-              "tol": "float", "max_iter": "int", "time_limit_s": "float", "n_interferers": "int",
-              "label": "str"},
-    "seeds": {"base": "int", "drops": "int"},
-    "coverage": {"enabled": "bool", "resolution_m": "float", "max_pixels": "int"},
-    "deploy": {"enabled": "bool", "training_drops": "int", "held_out_drops": "int",
-               "values_db": "floats", "penalty_per_db": "float", "max_rounds": "int",
-               "subframes": "int", "sleep_share_off": "float"},
+    "seeds": scenario_keys(DropSeeds),
+    "coverage": scenario_keys(CoverageSettings),
+    "deploy": scenario_keys(DeploySettings),
 }
 TOP_KEYS = ["name", "description", "network", *SECTION_KEYS, "methods"]
 REQUIRED = ("network", "users")
@@ -122,9 +115,8 @@ _EXPECTED = {
 }
 _DIST_KEYS = {"uniform": ("low", "high"), "lognormal": ("median", "sigma")}
 #: Keys of a ``[radio] path_loss`` table: the options of
-#: :class:`~cellopt.radio.RasterPathLoss`.
-PATH_LOSS_KEYS = {"source": "path", "kind": "str", "includes_antenna": "bool",
-                  "shadowing_std_db": "float", "decorrelation_m": "float"}
+#: :class:`~cellopt.radio.RasterPathLoss` (its source relative to the scenario file).
+PATH_LOSS_KEYS = scenario_keys(RasterPathLoss, kinds={"source": "path"})
 #: ``[users]`` keys a scenario with measured links (``[users] links``) may give.
 MEASURED_USER_KEYS = ("links", "source_crs", "weight", "demand_mbps")
 #: ``[radio]`` keys that apply to measured links: the noise, the RSRP offset, the rate
@@ -208,6 +200,50 @@ def labels_problem(labels: Sequence[str]) -> str | None:
         return f"duplicate labels {clash[0]}; fix: give each a distinct 'label'"
     return (f"labels {clash[0]} differ only by spaces at their ends, so they read as one run in "
             "the outputs; fix: give each a distinct 'label'")
+
+
+#: How :func:`key_table` names each TOML kind.
+_KIND_WORDS = {
+    "int": "integer", "float": "number", "str": "string", "bool": "boolean", "path": "path",
+    "floats": "numbers", "str|strs": "string or strings", "int|ints": "integer or integers",
+    "dist": "number or distribution", "tiers": "tier tables", "per_tier": "number per tier",
+    "per_tier_name": "name per tier", "float|auto": 'number or "auto"',
+    "path_loss": "path or table", "levels": "levels",
+}
+
+
+def _key_list(keys: Mapping[str, str], required: Sequence[str] = ()) -> str:
+    return ", ".join(f"`{k}` ({_KIND_WORDS[kind]}{', required' if k in required else ''})"
+                     for k, kind in keys.items())
+
+
+def key_table() -> str:
+    """Every key a scenario file may give, by section, as a Markdown table (docs/scenarios.md,
+    "Schema").
+
+    Returns
+    -------
+    str
+        A row for the top level, one per ``[network]`` builder
+        (:data:`~cellopt.study.builders.BUILDERS`, by name), one per other section
+        (:data:`SECTION_KEYS`), then the tables some keys take: Poisson tier tables,
+        ``[radio] path_loss`` and distributions; each key with its kind (a number or a
+        table per tier: "number per tier"); ends with a newline.
+    """
+    rows = ["| section | keys |", "|---|---|",
+            f"| top level | {_key_list(dict.fromkeys(('name', 'description'), 'str'))}, `methods` "
+            "(names or tables of a method's options) |"]
+    tables = []
+    for name, builder in sorted(BUILDERS.items()):
+        rows.append(f"| `[network]` `builder = \"{name}\"` | {_key_list(builder.keys, builder.required)} |")
+        tables += [f"`{key}` ({name})" for key, kind in builder.keys.items() if kind == "tiers"]
+    rows += [f"| `[{section}]` | {_key_list(keys)} |" for section, keys in SECTION_KEYS.items()]
+    rows.append(f"| a tier table of {', '.join(tables)} | {_key_list(POISSON_TIER_KEYS)} |")
+    rows.append(f"| `[radio] path_loss` table | {_key_list(PATH_LOSS_KEYS, ('source',))} |")
+    rows.append("| a distribution | `distribution` (string, required): "
+                + "; ".join(f"`{kind}` with {_key_list(dict.fromkeys(names, 'float'), names)}"
+                            for kind, names in _DIST_KEYS.items()) + " |")
+    return "\n".join(rows) + "\n"
 
 
 def check_range(key: str, value: Any) -> None:

@@ -7,8 +7,8 @@ from typing import Any
 
 import numpy as np
 
+from cellopt.checks import check_count
 from cellopt.errors import check_memory
-from cellopt.parameters import check_count
 
 __all__ = ["DROP_SEED_BYTES", "MAX_DROPS", "DropSeeds", "drop_seed", "drop_seeds"]
 

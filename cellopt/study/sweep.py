@@ -42,9 +42,8 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
-from cellopt.checks import close_names
+from cellopt.checks import check_count, close_names
 from cellopt.errors import StoreError, ValidationError, check_memory
-from cellopt.parameters import check_count
 from cellopt.study.atomic import atomic_write, save_figure
 from cellopt.study.builders import BUILDERS
 from cellopt.study.scenario import Scenario

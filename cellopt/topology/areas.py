@@ -10,9 +10,9 @@ import geopandas as gpd
 import numpy as np
 import shapely
 
+from cellopt.checks import check_real
 from cellopt.errors import ValidationError
 from cellopt.network import Network
-from cellopt.parameters import check_real
 
 __all__ = ["CELLS_REGION_BUFFER_M", "cells_region", "study_window"]
 

@@ -10,10 +10,9 @@ import geopandas as gpd
 import numpy as np
 import pandas as pd
 
-from cellopt.checks import check_number
+from cellopt.checks import check_count, check_number
 from cellopt.errors import ValidationError
 from cellopt.network import Network
-from cellopt.parameters import check_count
 from cellopt.topology.hexgrid import SYNTHETIC_ORIGIN_M, layout_crs
 from cellopt.topology.poisson import poisson_layout
 from cellopt.topology.sampling import as_rng

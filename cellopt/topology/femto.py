@@ -9,10 +9,9 @@ import geopandas as gpd
 import numpy as np
 import shapely
 
-from cellopt.checks import as_float_array
+from cellopt.checks import as_float_array, check_real
 from cellopt.errors import ValidationError, check_memory, describe_rows
 from cellopt.network import CELL_BYTES, OWNERS, Network, cells_frame
-from cellopt.parameters import check_real
 from cellopt.topology.areas import cells_region
 from cellopt.topology.sampling import as_rng, check_region, uniform_points_in
 

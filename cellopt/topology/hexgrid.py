@@ -10,9 +10,10 @@ import pyproj
 import shapely
 from scipy.spatial import cKDTree
 
+from cellopt.checks import check_count, check_real, shown
 from cellopt.errors import ValidationError, check_memory
 from cellopt.network import CELL_BYTES, Network, cells_frame
-from cellopt.parameters import check_count, check_real, shown
+from cellopt.parameters import register_choice
 from cellopt.topology.sampling import as_rng
 
 __all__ = ["DEFAULT_ORIGIN_LONLAT", "SECTOR_ORIENTATIONS", "add_picos", "add_picos_nbytes", "hex_grid",
@@ -101,6 +102,7 @@ SECTOR_ORIENTATIONS: dict[str, tuple[float, float, float]] = {
     "corner": (30.0, 150.0, 270.0),
     "neighbour": (60.0, 180.0, 300.0),
 }
+register_choice("sector_orientation", SECTOR_ORIENTATIONS)
 #: The layouts' sector orientation by default (docs/calibration.md explains why).
 DEFAULT_SECTOR_ORIENTATION = "corner"
 

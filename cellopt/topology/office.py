@@ -7,9 +7,9 @@ from typing import Literal
 import numpy as np
 import shapely
 
+from cellopt.checks import check_count, check_real
 from cellopt.errors import ValidationError
 from cellopt.network import Network, cells_frame
-from cellopt.parameters import check_count, check_real
 from cellopt.topology.hexgrid import (
     DEFAULT_SECTOR_ORIENTATION,
     SYNTHETIC_ORIGIN_M,

@@ -2,16 +2,15 @@
 
 from __future__ import annotations
 
-import math
 from collections.abc import Mapping
 from typing import Any
 
 import numpy as np
 import shapely
 
+from cellopt.checks import check_number, check_real, is_integer
 from cellopt.errors import ValidationError, check_memory
 from cellopt.network import CELL_BYTES, OWNERS, TIERS, Network, cells_frame
-from cellopt.parameters import check_real, is_integer, is_real
 from cellopt.topology.hexgrid import SYNTHETIC_ORIGIN_M, layout_crs
 from cellopt.topology.sampling import as_rng
 
@@ -204,22 +203,8 @@ def square_network(cells: Any, lower: np.ndarray, side_m: float, wraparound: boo
 
 
 def _check_side(side_m: Any) -> float:
-    return _positive(side_m, "side_m", "give the side of the square in metres, finite and > 0 "
-                     "(2000 m: a 4 km² square)")
-
-
-def _positive(value: Any, name: str, fix: str) -> float:
-    """`value` as a float, refused unless a real number, finite and > 0."""
-    if not is_real(value):
-        raise ValidationError(f"{name}={value!r} is a {type(value).__name__}, not a number; "
-                              f"fix: {fix}")
-    try:
-        v = float(value)
-    except OverflowError:  # an integer beyond the float range
-        v = math.inf
-    if not (math.isfinite(v) and v > 0):
-        raise ValidationError(f"{name}={v:g} is not finite and > 0; fix: {fix}")
-    return v
+    return check_number(side_m, "side_m", low=0.0, low_open=True, fix="give the side of the square "
+                        "in metres, finite and > 0 (2000 m: a 4 km² square)")
 
 
 def _check_tiers(tiers: Any) -> dict[str, dict[str, Any]]:
@@ -246,8 +231,9 @@ def _check_tiers(tiers: Any) -> dict[str, dict[str, Any]]:
         if "density_per_km2" not in table:
             raise ValidationError(f"{name} has no density_per_km2; fix: give the mean number of "
                                   "sites per km² (> 0), or leave the tier out")
-        density = _positive(table["density_per_km2"], f"{name}.density_per_km2",
-                            "give a finite density > 0 sites per km², or leave the tier out")
+        density = check_number(table["density_per_km2"], f"{name}.density_per_km2", low=0.0,
+                               low_open=True, fix="give a finite density > 0 sites per km², or "
+                               "leave the tier out")
         sectors = table.get("sectors", 1)
         if not is_integer(sectors) or sectors not in (1, 3):
             raise ValidationError(f"{name}.sectors={sectors!r}; fix: use 1 (omni) or 3 (sectors "

@@ -7,9 +7,8 @@ from typing import Any
 import numpy as np
 import shapely
 
-from cellopt.checks import as_float_array, check_number
+from cellopt.checks import as_float_array, check_count, check_number
 from cellopt.errors import ValidationError
-from cellopt.parameters import check_count
 
 __all__ = ["as_rng", "check_region", "points_in_discs", "uniform_points_in"]
 

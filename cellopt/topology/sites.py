@@ -5,10 +5,9 @@ from __future__ import annotations
 import numpy as np
 import pandas as pd
 
-from cellopt.checks import check_number
+from cellopt.checks import check_count, check_number, check_real
 from cellopt.errors import ValidationError, check_memory
 from cellopt.network import CELL_BYTES, Network
-from cellopt.parameters import check_count, check_real
 
 __all__ = ["sectorize"]
 

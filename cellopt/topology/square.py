@@ -4,9 +4,9 @@ from __future__ import annotations
 
 import numpy as np
 
+from cellopt.checks import check_count, check_real
 from cellopt.errors import ValidationError, check_memory
 from cellopt.network import CELL_BYTES, Network, cells_frame
-from cellopt.parameters import check_count, check_real
 from cellopt.topology.hexgrid import SYNTHETIC_ORIGIN_M, layout_crs
 from cellopt.topology.poisson import square_network
 

@@ -9,9 +9,9 @@ import numpy as np
 import shapely
 from scipy.spatial import cKDTree
 
+from cellopt.checks import check_count, check_real
 from cellopt.errors import ValidationError, check_memory
 from cellopt.network import TIERS, Network, users_frame
-from cellopt.parameters import check_count, check_real
 from cellopt.topology.areas import cells_region
 from cellopt.topology.sampling import as_rng, check_region, points_in_discs, uniform_points_in
 

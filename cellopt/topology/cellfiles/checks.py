@@ -13,9 +13,10 @@ import numpy as np
 import pandas as pd
 import shapely
 
+from cellopt.checks import outside_usual
 from cellopt.errors import ROWS_LISTED, ValidationError, describe_rows
 from cellopt.network import CELL_RULES
-from cellopt.parameters import LIMITS, outside_usual
+from cellopt.parameters import LIMITS
 from cellopt.topology.cellfiles.formats import _NUMERIC_COLUMNS
 from cellopt.topology.cellfiles.problems import _plain_numbers, _Report
 from cellopt.topology.cellfiles.records import Source

@@ -26,9 +26,9 @@ import pandas as pd
 import pyproj
 import shapely
 
+from cellopt.checks import check_count, check_real
 from cellopt.errors import ValidationError, describe_rows
 from cellopt.network import ANTENNA_COLUMNS, Network, cells_frame
-from cellopt.parameters import check_count, check_real
 from cellopt.topology.cellfiles.checks import (
     _cell_problems,
     _check_cell_values,
