@@ -30,7 +30,8 @@ API_PAGES = {
     "cellopt.radio": "api/radio",
     **{f"cellopt.radio.{m}": f"api/radio/{m}" for m in (
         "model", "links", "measured", "pathloss", "propagation", "tr38901", "antenna", "antenna3d",
-        "shadowing", "numerology", "spectral", "far_field", "raster_io", "interface", "predictions")},
+        "shadowing", "numerology", "spectral", "far_field", "raster_io", "raster_files", "interface",
+        "predictions")},
     "cellopt.topology": "api/topology",
     "cellopt.solvers": "api/solvers",
     **{f"cellopt.solvers.{m}": f"api/solvers/{m}" for m in ("api", "registry", "result")},
@@ -38,6 +39,7 @@ API_PAGES = {
     "cellopt.solution": "api/solution",
     "cellopt.drop": "api/drop",
     "cellopt.coverage": "api/coverage",
+    "cellopt.coverage_grid": "api/coverage_grid",
     "cellopt.linktable": "api/linktable",
     "cellopt.network": "api/network",
     "cellopt.power": "api/power",
