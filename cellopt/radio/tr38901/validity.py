@@ -246,7 +246,7 @@ def _count_outside(values: np.ndarray, lo: float, hi: float,
     return n_bad, int(v.size), (float(v[bad].min()), float(v[bad].max()))
 
 
-def check_validity(scenario: str, *, frequency_ghz: float | None = None,
+def check_validity(scenario: str | Validity, *, frequency_ghz: float | None = None,
                    distance_m: ArrayLike | None = None, h_bs_m: ArrayLike | None = None,
                    h_ut_m: ArrayLike | None = None, h_e_m: ArrayLike = 1.0,
                    los: ArrayLike | None = None, rma_h_building_m: float | None = None,
@@ -256,18 +256,19 @@ def check_validity(scenario: str, *, frequency_ghz: float | None = None,
 
     One check for every path that evaluates a scenario
     (:func:`~cellopt.radio.tr38901.pathloss_db`, the link table and the coverage maps
-    through :class:`~cellopt.radio.ThreeGPP`), against :data:`VALIDITY`. Refused
-    (undefined): a distance ≤ 0 or not finite, a height ≤ 0, and in the scenarios with
-    the breakpoint ``d'_BP = 4 (h_BS − h_E)(h_UT − h_E) f_c / c`` a BS or UT height at
-    or below h_E (a breakpoint of 0 or less: every LOS link beyond
-    it, 11–24 dB too weak at 100–500 m for h_UT = h_E = 1 m). Warned (one
-    :class:`UserWarning` per quantity and call, counting the values outside): a carrier,
-    distance or height outside the range the report states.
+    through :class:`~cellopt.radio.ThreeGPP`), against :data:`VALIDITY`, and of any other
+    model with stated ranges, against its own :class:`Validity`. Refused (undefined): a
+    distance ≤ 0 or not finite, a height ≤ 0, and in the scenarios with the breakpoint
+    ``d'_BP = 4 (h_BS − h_E)(h_UT − h_E) f_c / c`` a BS or UT height at or below h_E (a
+    breakpoint of 0 or less: every LOS link beyond it, 11–24 dB too weak at 100–500 m for
+    h_UT = h_E = 1 m). Warned (one :class:`UserWarning` per quantity and call, counting
+    the values outside): a carrier, distance or height outside the range the report
+    states.
 
     Parameters
     ----------
-    scenario : str
-        One of :data:`SCENARIOS`.
+    scenario : str or Validity
+        One of :data:`SCENARIOS`, or the ranges of another model.
     frequency_ghz : float, optional
         Carrier frequency [GHz] (already checked as a number).
     distance_m : array_like, optional
@@ -298,7 +299,7 @@ def check_validity(scenario: str, *, frequency_ghz: float | None = None,
     ValidationError
         An undefined distance or height, naming how many values and the fix.
     """
-    v = VALIDITY[_check_scenario(scenario)]
+    v = scenario if isinstance(scenario, Validity) else VALIDITY[_check_scenario(scenario)]
     labels = {"distance_m": v.distance, **(labels or {})}
     arrays = {}
     for name, value in (("distance_m", distance_m), ("h_bs_m", h_bs_m), ("h_ut_m", h_ut_m)):
