@@ -29,7 +29,7 @@ API_PAGES = {
     "cellopt": "api/cellopt",
     "cellopt.radio": "api/radio",
     **{f"cellopt.radio.{m}": f"api/radio/{m}" for m in (
-        "model", "links", "measured", "pathloss", "propagation", "tr38901", "antenna", "antenna3d",
+        "model", "links", "measured", "pathloss", "propagation", "tr38901", "cost231", "antenna", "antenna3d",
         "shadowing", "numerology", "spectral", "far_field", "raster_io", "raster_files", "interface",
         "predictions")},
     "cellopt.topology": "api/topology",
