@@ -26,7 +26,7 @@ import time
 import types
 
 import cellopt
-import cellopt.power.joint as joint
+import cellopt.power.column_generation as column_generation
 from cellopt import radio, topology
 from cellopt.power.bounds import decomposition_bound
 from cellopt.solvers.certificate import certified_gap
@@ -52,7 +52,7 @@ def run(name: str, drop: cellopt.Drop, levels: list, price: float, alpha: float,
     power = cellopt.power.PowerProblem.from_drop(drop, levels_db=levels, energy_price_per_w=price,
                                                  alpha=alpha)
     seen: dict = {}
-    original = joint.relaxed_bound
+    original = column_generation.relaxed_bound
 
     def spy(*args, **kwargs):  # records the best master's prices and times the bound
         t = time.perf_counter()
@@ -60,14 +60,14 @@ def run(name: str, drop: cellopt.Drop, levels: list, price: float, alpha: float,
         seen.update(prices=kwargs["prices"], time_s=time.perf_counter() - t)
         return out
 
-    joint.relaxed_bound = spy
+    column_generation.relaxed_bound = spy
     try:
         t0 = time.perf_counter()
         sol = cellopt.solve_power(power, progress=False,  # the cluster relaxation alone
                                   options=cellopt.power.ColumnGenerationOptions(scope_cells=None))
         solve_s = time.perf_counter() - t0
     finally:
-        joint.relaxed_bound = original
+        column_generation.relaxed_bound = original
     info = sol.power.bound_info
     t0 = time.perf_counter()
     new = decomposition_bound(power, power.gains, power.space, power.alpha,

@@ -14,7 +14,7 @@ import pytest
 from cellopt import ValidationError
 from cellopt.topology import gazetteer
 from cellopt.topology.cellfiles import ColumnReading, read_cells
-from cellopt.topology.cellfiles.columns import earfcn_to_mhz, nr_arfcn_to_mhz
+from cellopt.topology.cellfiles.units import earfcn_to_mhz, nr_arfcn_to_mhz
 
 # Two three-sector sites in Munich (Marienplatz, and 1.1 km east) and one omni site.
 PLANNER = """Site,Sector,Latitude,Longitude,Azimuth,Height,Tilt,Power_W,Band

@@ -22,15 +22,16 @@ from checks import failing_raster_open, gdal_write_failed
 from rasterio.transform import Affine
 
 import cellopt.coverage as coverage_module
+import cellopt.coverage_grid as coverage_grid_module
 from cellopt import Drop, ValidationError, radio
 from cellopt.coverage import (
     COVERAGE_QUANTITIES,
     CoverageSettings,
-    coverage_area,
     coverage_map,
     median_model,
     new_user_rate_mbps,
 )
+from cellopt.coverage_grid import auto_resolution_m, coverage_area
 from cellopt.linktable import LinkTable
 from cellopt.network import Network, cells_frame, users_frame
 from cellopt.power import ColumnGenerationOptions, PowerProblem, solve_power
@@ -233,7 +234,7 @@ def test_a_large_grid_is_made_coarser_by_a_whole_multiple():
 def test_same_input_same_rasters_whatever_the_blocks(line, monkeypatch):
     solution = with_prices(line, [2.0, 3.0])
     first = coverage_map(line, solution, resolution_m=50.0)
-    monkeypatch.setattr(coverage_module, "BLOCK_LINKS", 5)  # 5 pixels at a time
+    monkeypatch.setattr(coverage_grid_module, "BLOCK_LINKS", 5)  # 5 pixels at a time
     again = coverage_map(line, solution, resolution_m=50.0)
     for name in COVERAGE_QUANTITIES:
         np.testing.assert_array_equal(getattr(first, name), getattr(again, name))
@@ -388,8 +389,6 @@ def test_coverage_settings_check_their_values():
     (400.0, 350.0, 5.0),      # 350 / 50 = 7 → 5
 ])
 def test_auto_resolution_follows_the_area(width_m, height_m, expected_m):
-    from cellopt.coverage import auto_resolution_m
-
     assert auto_resolution_m(shapely.box(0.0, 0.0, width_m, height_m)) == expected_m
 
 

@@ -25,13 +25,13 @@ PACKAGE = Path(__file__).resolve().parents[1] / "cellopt"
 LAYERS: list[tuple[str, ...]] = [
     ("cellopt._version", "cellopt.errors", "cellopt.status", "cellopt.parameters", "cellopt.checks",
      "cellopt.crs", "cellopt.cluster", "cellopt.jit"),
-    ("cellopt.network",),
+    ("cellopt.network", "cellopt.network_checks"),
     ("cellopt.linktable",),  # below radio, which builds link tables
     ("cellopt.radio",),
     ("cellopt.topology",),
     ("cellopt.problem", "cellopt.solution"),
     ("cellopt.solvers",),
-    ("cellopt.drop", "cellopt.coverage"),
+    ("cellopt.drop", "cellopt.coverage", "cellopt.coverage_grid"),
     ("cellopt.load_coupling", "cellopt.power"),
     ("cellopt.deploy",),
     ("cellopt.plotting",),

@@ -10,7 +10,7 @@ import cellopt
 from cellopt import Problem, ValidationError, solve
 from cellopt.power import ColumnGenerationOptions, GainTable, PatternSpace, PowerProblem, master_problem
 from cellopt.power.bounds import relaxed_bound
-from cellopt.power.joint import _PatternSet
+from cellopt.power.column_generation import _PatternSet
 from cellopt.power.patterns import (
     best_pattern_exhaustive,
     enumerate_patterns,

@@ -25,7 +25,7 @@ from cellopt.power.bounds import (
     joint_bound,
     relaxed_bound,
 )
-from cellopt.power.joint import master_duals
+from cellopt.power.column_generation import master_duals
 from cellopt.power.patterns import enumerate_patterns, link_coefficients, reduced_values
 
 N_CANDIDATES = 3

@@ -32,7 +32,7 @@ def _network(n_users: int = 150, seed: int = 1):
 
 
 def test_documented_model_runs_and_is_a_propagation(documented):
-    assert isinstance(documented["hata"], radio.Propagation)
+    assert isinstance(documented["friis"], radio.Propagation)
     links = documented["links"]
     frame = links.to_frame()
     assert len(links) > 0 and np.isfinite(frame["coupling_loss_db"]).all()
@@ -44,7 +44,7 @@ def test_documented_model_without_shadowing_equals_its_distance_law(documented):
     net = _network()
     heights = net.cells["height_m"].to_numpy(float)
     assert np.all(heights == heights[0])
-    quiet = documented["Hata"](sigma_db=0.0)
+    quiet = documented["Friis"](sigma_db=0.0)
     law = radio.RadioModel(
         pathloss={"macro": lambda d: quiet.median_db(d, heights[0], 1.5)},
         shadowing_std_db={"macro": 0.0, "pico": 0.0, "femto": 0.0}, wall_loss_db=0.0)
@@ -60,13 +60,13 @@ def test_documented_model_shadowing_is_seeded_and_unit_variance(documented):
     """The model's own shadowing: σ z with z ~ N(0, 1) from the link's seed, the same in
     the dense path and the pairs path, and the same again for the same seed."""
     net = _network(400)
-    hata, quiet = documented["Hata"](sigma_db=6.0), documented["Hata"](sigma_db=0.0)
+    friis, quiet = documented["Friis"](sigma_db=6.0), documented["Friis"](sigma_db=0.0)
     users = np.arange(net.n_users)
-    loud = CouplingGains(net, radio.RadioModel(pathloss={"macro": hata}), 7)
+    loud = CouplingGains(net, radio.RadioModel(pathloss={"macro": friis}), 7)
     flat = CouplingGains(net, radio.RadioModel(pathloss={"macro": quiet}), 7)
     z = (flat.gain_db(users) - loud.gain_db(users)) / 6.0
     assert abs(z.mean()) < 0.1 and 0.85 < z.std() < 1.15
-    again = CouplingGains(net, radio.RadioModel(pathloss={"macro": hata}), 7).gain_db(users)
+    again = CouplingGains(net, radio.RadioModel(pathloss={"macro": friis}), 7).gain_db(users)
     np.testing.assert_array_equal(again, loud.gain_db(users))
     u = np.repeat(users[:5], net.n_cells)
     c = np.tile(np.arange(net.n_cells), 5)
@@ -117,7 +117,7 @@ def test_far_field_and_radius_use_the_models_mean_law(documented):
     shallow = auto_radius_m(net, radio.RadioModel(pathloss={"macro": _Omni()}))
     steep = auto_radius_m(net, radio.RadioModel(pathloss={"macro": Steep()}))
     assert steep < shallow
-    model = radio.RadioModel(pathloss={"macro": documented["hata"]})
+    model = radio.RadioModel(pathloss={"macro": documented["friis"]})
     links = radio.link_table(net, model=model, rng=1, interference_radius_m="auto")
     assert links.radius_m is not None and links.far_field_db is not None
 

@@ -19,9 +19,8 @@ import cellopt
 from cellopt import Drop, radio, topology
 from cellopt.errors import ValidationError
 from cellopt.load_coupling import LoadCoupling, solve_load_coupled
-from cellopt.power import PowerProblem
-from cellopt.power import joint as joint_module
-from cellopt.power.joint import ColumnGenerationOptions
+from cellopt.power import ColumnGenerationOptions, PowerProblem
+from cellopt.power import column_generation as column_generation_module
 from cellopt.problem import Problem
 from cellopt.solvers.certificate import certified_gap
 from cellopt.solvers.common import repair
@@ -240,7 +239,7 @@ def test_solve_power_that_loses_its_certificate_is_converged(six_cells, monkeypa
                               nu=sol.prices["backhaul"], n_iter=sol.n_iter, wall_s=sol.wall_s,
                               theta=sol.pattern_share)
 
-    monkeypatch.setattr(joint_module, "_without_small_shares", halved)
+    monkeypatch.setattr(column_generation_module, "_without_small_shares", halved)
     sol = cellopt.solve_power(six_cells, progress=False)
     assert_rule(sol.power.master, sol, 1e-4)
     assert sol.status == CONVERGED and "not certified" in sol.message

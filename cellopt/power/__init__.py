@@ -2,7 +2,8 @@
 
 from cellopt.power.eicic import abs_grid, abs_problem, solve_abs
 from cellopt.power.gains import GainTable
-from cellopt.power.joint import ColumnGenerationOptions, explain_stop, master_problem, solve_power
+from cellopt.power.joint import explain_stop, master_problem, solve_power
+from cellopt.power.options import ColumnGenerationOptions
 from cellopt.power.patterns import PatternSpace
 from cellopt.power.problem import PowerProblem
 from cellopt.solution import PowerResult

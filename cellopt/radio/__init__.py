@@ -1,6 +1,7 @@
 """The radio model: path loss, antennas, shadowing, noise, SINR, rates and the link table."""
 
 from cellopt.radio.antenna import angle_off_boresight_deg, sector_gain_db
+from cellopt.radio.cost231 import Cost231Hata
 from cellopt.radio.interface import DistanceLaw, Links, Propagation
 from cellopt.radio.links import coupling_db, link_table, link_table_nbytes, resource_power_dbm
 from cellopt.radio.measured import link_table_from_frame
@@ -13,6 +14,7 @@ from cellopt.radio.spectral import SPECTRAL_EFFICIENCY, nr_mcs, shannon, shannon
 
 __all__ = [
     "SPECTRAL_EFFICIENCY",
+    "Cost231Hata",
     "DistanceLaw",
     "Links",
     "Propagation",

@@ -55,7 +55,8 @@ if TYPE_CHECKING:
     from cellopt.network import Network
     from cellopt.radio.model import RadioModel
 
-__all__ = ["LOS_STATES", "USUAL_BS_HEIGHT_M", "ThreeGPP", "UserDraws", "scenario_options"]
+__all__ = ["LOS_STATES", "USUAL_BS_HEIGHT_M", "ThreeGPP", "UserDraws", "scenario_options",
+           "warn_pair_distances"]
 
 #: How a :class:`ThreeGPP` model sets each link's LOS state: drawn from the scenario's
 #: LOS probability, forced (for tests and bounds), or averaged over (``"expected"``: the
@@ -426,38 +427,10 @@ class ThreeGPP:
                        stacklevel: int = 2) -> None:
         """Warn once if 2-D distances from the cells at rows `cells` (raised to their tier's
         ``min_distance_m``, as the links are) are outside the scenario's stated range
-        (:data:`~cellopt.radio.tr38901.VALIDITY`).
-
-        Parameters
-        ----------
-        network : Network
-            The cells (and their wraparound), and the users unless `user_xy` is given.
-        cells : ndarray of int
-            Row positions of the cells that follow this model.
-        radio : RadioModel
-            For the tiers' minimum distances.
-        user_xy : ndarray, shape (n, 2), optional
-            Positions [m] to count instead of the network's users (e.g. a coverage map's
-            pixel centres).
-        what : str
-            What the pairs are, for the message.
-        stacklevel : int
-            Of the warning: 2 points at the caller.
-        """
-        if user_xy is None:
-            users = network.user_arrays()
-            user_xy = np.column_stack([users["x_m"], users["y_m"]])
-        if not len(user_xy):
-            return
-        validity = tr38901.VALIDITY[self.scenario]
-        cells = np.asarray(cells)
-        floor = radio.per_tier("min_distance_m")[network.cell_arrays()["tier"][cells]]
-        lo, hi = validity.distance_range_m(None)
-        n_out, n_all, seen = _pairs_outside(network, np.asarray(user_xy, float), cells, floor,
-                                            lo, hi)
-        if n_out:
-            warnings.warn(validity.outside("distance", n_out, n_all, seen, what), UserWarning,
-                          stacklevel=stacklevel + 1)
+        (:data:`~cellopt.radio.tr38901.VALIDITY`; :func:`warn_pair_distances` gives the
+        arguments)."""
+        warn_pair_distances(tr38901.VALIDITY[self.scenario], network, cells, radio, user_xy,
+                            what, stacklevel + 1)
 
     def draw_users(self, seed: int, indoor: np.ndarray) -> UserDraws:
         """The users' heights and O2I draws (:meth:`UserDraws.draw`), which every 3GPP
@@ -560,6 +533,46 @@ class UserDraws:
                                        self.o2i_normal)
             loss = np.where(self.high_loss, high, low)
         return np.where(self.indoor, loss, 0.0)
+
+
+def warn_pair_distances(validity: tr38901.Validity, network: Network, cells: np.ndarray,
+                        radio: RadioModel, user_xy: np.ndarray | None = None,
+                        what: str = "user–cell pairs", stacklevel: int = 2) -> None:
+    """Warn once if 2-D distances from the cells at rows `cells` (raised to their tier's
+    ``min_distance_m``, as the links are) are outside the distance range of `validity`,
+    counting the pairs outside (:meth:`~cellopt.radio.tr38901.Validity.outside`).
+
+    Parameters
+    ----------
+    validity : Validity
+        The model's stated ranges (:data:`~cellopt.radio.tr38901.VALIDITY` of a scenario,
+        or another model's).
+    network : Network
+        The cells (and their wraparound), and the users unless `user_xy` is given.
+    cells : ndarray of int
+        Row positions of the cells that follow the model.
+    radio : RadioModel
+        For the tiers' minimum distances.
+    user_xy : ndarray, shape (n, 2), optional
+        Positions [m] to count instead of the network's users (e.g. a coverage map's
+        pixel centres).
+    what : str
+        What the pairs are, for the message.
+    stacklevel : int
+        Of the warning: 2 points at the caller.
+    """
+    if user_xy is None:
+        users = network.user_arrays()
+        user_xy = np.column_stack([users["x_m"], users["y_m"]])
+    if not len(user_xy):
+        return
+    cells = np.asarray(cells)
+    floor = radio.per_tier("min_distance_m")[network.cell_arrays()["tier"][cells]]
+    lo, hi = validity.distance_range_m(None)
+    n_out, n_all, seen = _pairs_outside(network, np.asarray(user_xy, float), cells, floor, lo, hi)
+    if n_out:
+        warnings.warn(validity.outside("distance", n_out, n_all, seen, what), UserWarning,
+                      stacklevel=stacklevel + 1)
 
 
 #: The highest floor of the indoor floor model [m] (:func:`~cellopt.radio.tr38901.indoor_floor_height_m`).

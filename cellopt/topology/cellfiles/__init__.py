@@ -6,11 +6,14 @@
 :mod:`~cellopt.topology.cellfiles.chunks` (reading ``chunk_rows`` rows at a time),
 :mod:`~cellopt.topology.cellfiles.filters` (radio / mcc / mnc / bbox / polygon),
 :mod:`~cellopt.topology.cellfiles.projection` (the metric CRS),
+:mod:`~cellopt.topology.cellfiles.location` (cells in the sea, far from towns, or given in
+degrees as metres),
 :mod:`~cellopt.topology.cellfiles.opencellid` (OpenCelliD codes, de-duplication, sites),
 :mod:`~cellopt.topology.cellfiles.checks` and :mod:`~cellopt.topology.cellfiles.problems`
 (row checks, and the problem report naming the offending rows),
 :mod:`~cellopt.topology.cellfiles.columns` (column aliases, units, and the reading table
-:class:`ColumnReading`), and
+:class:`ColumnReading`), :mod:`~cellopt.topology.cellfiles.units` (powers, heights and
+frequencies converted, EARFCN and NR-ARFCN to MHz),
 :mod:`~cellopt.topology.cellfiles.records` (the records they pass each other), and
 :mod:`~cellopt.topology.cellfiles.measurements` (``read_measurements``: drive tests and
 MDT exports, their positions read by the same rules).

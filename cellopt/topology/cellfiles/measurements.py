@@ -47,8 +47,9 @@ from cellopt.topology.cellfiles.formats import (
     _parse_csv,
     _pick_column,
 )
+from cellopt.topology.cellfiles.location import _check_land
 from cellopt.topology.cellfiles.projection import _as_crs, _check_projected, _check_target_crs
-from cellopt.topology.cellfiles.reader import _check_land, _recorders
+from cellopt.topology.cellfiles.reader import _recorders
 from cellopt.topology.cellfiles.records import Source
 from cellopt.topology.gazetteer import describe_location
 
