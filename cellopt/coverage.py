@@ -24,14 +24,12 @@ from __future__ import annotations
 
 import dataclasses
 import math
-import sys
 import warnings
 from collections.abc import Mapping
 from typing import Any
 
 import numpy as np
 import pyproj
-from tqdm import tqdm
 
 from cellopt.checks import check_bool, check_count, check_real, shown
 from cellopt.coverage_grid import MAX_PIXELS_ACROSS, _plan
@@ -39,6 +37,7 @@ from cellopt.drop import Drop
 from cellopt.errors import ValidationError
 from cellopt.linktable import LinkTable
 from cellopt.network import TIERS, Network, users_frame
+from cellopt.progress import progress_bar, shows
 from cellopt.radio import link_table
 from cellopt.radio.model import RadioModel
 from cellopt.solution import Solution
@@ -346,7 +345,7 @@ def _prices(drop: Drop, solution: Solution | None) -> tuple[np.ndarray, np.ndarr
 def coverage_map(drop: Drop, solution: Solution | None = None, *,
                  resolution_m: float | None = None,
                  max_pixels: int = DEFAULT_MAX_PIXELS, method: str | None = None,
-                 progress: bool = False) -> CoverageMap:
+                 progress: bool | None = None) -> CoverageMap:
     """The median coverage maps of a drop, and a new user's rate under a solution.
 
     Every pixel centre inside the area (:func:`~cellopt.coverage_grid.coverage_area`: the
@@ -382,8 +381,9 @@ def coverage_map(drop: Drop, solution: Solution | None = None, *,
         (the map records both).
     method : str, optional
         The label of `solution` to record (default ``solution.method``).
-    progress : bool
+    progress : bool or None
         Show a progress bar of the pixels done (stderr).
+        None (default): when standard error is a terminal (:mod:`cellopt.progress`).
 
     Returns
     -------
@@ -407,7 +407,7 @@ def coverage_map(drop: Drop, solution: Solution | None = None, *,
     if method is not None and not isinstance(method, str):
         raise ValidationError(f"method={shown(method)} is a {type(method).__name__}; fix: give "
                               "the solution's label as a string, or None")
-    progress = check_bool(progress, "progress")
+    progress = shows(progress)
     prices = _prices(drop, solution)
     label = method if method is not None or solution is None else solution.method
     model, seed, n_candidates = drop.links.radio_settings("cellopt.coverage.coverage_map")
@@ -426,8 +426,7 @@ def coverage_map(drop: Drop, solution: Solution | None = None, *,
                "interference_radius_m": drop.links.radius_m,
                "far_field": _has_far_field(drop.links)}
     west, _, _, north = bounds
-    bar = tqdm(total=len(inside), unit="pixel", desc="coverage", disable=not progress,
-               file=sys.stderr)
+    bar = progress_bar(len(inside), progress=progress, desc="coverage", unit="pixel")
     with bar:
         for start in range(0, len(inside), block):  # a loop over blocks of pixels
             pixels = inside[start:start + block]

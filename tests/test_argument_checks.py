@@ -115,8 +115,11 @@ def test_check_seeds_refuses(value):
 
 
 # ------------------------------------------------------------------ radio
-@pytest.mark.parametrize("value", NOT_BOOLS)
-@pytest.mark.parametrize("name", ["far_field", "progress"])
+@pytest.mark.parametrize(("name", "value"), [
+    *(("far_field", v) for v in NOT_BOOLS),
+    # progress=None is its default: shown at a terminal (cellopt.progress)
+    *(("progress", v) for v in NOT_BOOLS if v is not None),
+])
 def test_link_table_flags_are_bools(name, value):
     refused(lambda: radio.link_table(NET, rng=0, interference_radius_m=800.0, **{name: value}),
             f"{name}=")

@@ -269,13 +269,14 @@ def test_vector_files_refuse_chunk_rows(tmp_path):
 
 def test_progress_bar_on_stderr(tmp_path, capsys):
     path = write(tmp_path / "cells.csv", export())
-    read_cells(path, chunk_rows=10)
+    read_cells(path, chunk_rows=10, progress=True)
     err = capsys.readouterr().err
     assert "reading cells.csv" in err and "100%" in err and "rows=60" in err
     read_cells(path, chunk_rows=10, progress=False)
-    read_cells(path)  # one pandas call: no bar
+    read_cells(path, chunk_rows=10)  # the default: a bar at a terminal, and stderr is captured
+    read_cells(path, progress=True)  # one pandas call: no bar
     assert capsys.readouterr().err == ""
-    with raises(ValidationError, "progress='yes' is not True or False"):
+    with raises(ValidationError, "progress='yes' is a str, not True, False or None"):
         read_cells(path, chunk_rows=10, progress="yes")
 
 

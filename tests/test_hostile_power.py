@@ -296,7 +296,7 @@ BAD_SOLVE_ARGS = [
     (dict(max_iter="AUTO"), ["max_iter='AUTO'"]),
     (dict(time_limit_s=0.0), ["time_limit_s=0"]), (dict(time_limit_s=-1.0), ["time_limit_s"]),
     (dict(time_limit_s=np.nan), ["time_limit_s=nan"]), (dict(time_limit_s=True), ["time_limit_s"]),
-    (dict(progress=1), ["progress=1", "True (a bar per phase)"]), (dict(progress=None), ["progress"]),
+    (dict(progress=1), ["progress=1", "True (a bar per phase)"]),
     (dict(progress="no"), ["progress='no'"]),
     (dict(callback=1), ["callback=1", "returns True to stop"]),
     (dict(options={"bound": "exact"}), ["ColumnGenerationOptions"]),

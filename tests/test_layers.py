@@ -24,7 +24,7 @@ PACKAGE = Path(__file__).resolve().parents[1] / "cellopt"
 #: Module-name prefixes of each layer, bottom first.
 LAYERS: list[tuple[str, ...]] = [
     ("cellopt._version", "cellopt.errors", "cellopt.status", "cellopt.parameters", "cellopt.checks",
-     "cellopt.crs", "cellopt.cluster", "cellopt.jit"),
+     "cellopt.crs", "cellopt.cluster", "cellopt.jit", "cellopt.progress"),
     ("cellopt.network", "cellopt.network_checks"),
     ("cellopt.linktable",),  # below radio, which builds link tables
     ("cellopt.radio",),

@@ -114,7 +114,7 @@ def solve_power(
     max_iter: int | str | None = "auto",
     time_limit_s: float | None = None,
     callback: Callable[[dict[str, Any]], bool | None] | None = None,
-    progress: bool | Callable[[dict[str, Any]], Any] = True,
+    progress: bool | Callable[[dict[str, Any]], Any] | None = None,
     options: ColumnGenerationOptions | None = None,
 ) -> Solution:
     """Optimize transmit powers jointly with association and bandwidth.
@@ -159,13 +159,14 @@ def solve_power(
         `max_iter`, the answer then depends on the machine's speed and load.
     callback : callable, optional
         Called after each iteration with its history row; True stops.
-    progress : bool or callable
-        Show the progress of every phase (default True): a tqdm bar per phase —
+    progress : bool, callable or None
+        Show the progress of every phase: a tqdm bar per phase —
         column generation (iterations against `max_iter`; patterns, objective, estimate),
         finishing the answer, and the relaxed and decomposition bounds (rounds and
         optimizer iterations, with the bound so far). A callable instead receives every
         event as a dict (:class:`Progress`: ``phase``, ``step``, ``total`` and the phase's
-        numbers). It only displays: the answer is the same with or without it.
+        numbers). None (default): bars when standard error is a terminal
+        (:mod:`cellopt.progress`). It only displays: the answer is the same with or without it.
     options : ColumnGenerationOptions, optional
         Bound, pricing, stabilization, pattern-set management, the relaxed bound's
         clusters and the masters' own options (default: ``ColumnGenerationOptions()``).

@@ -166,7 +166,7 @@ def _check_run(method: Any, tol: Any, max_iter: Any, time_limit_s: Any, callback
         (callback is None or callable(callback),
          f"callback={callback!r}; fix: a function of the iteration's history row (a dict) "
          "that returns True to stop, or None"),
-        (isinstance(progress, (bool, np.bool_)) or callable(progress),
-         f"progress={progress!r}; fix: True (a bar per phase), False (nothing) or a function "
-         "that receives every event as a dict"),
+        (progress is None or isinstance(progress, (bool, np.bool_)) or callable(progress),
+         f"progress={progress!r}; fix: True (a bar per phase), False (nothing), None (bars at a "
+         "terminal) or a function that receives every event as a dict"),
     ])

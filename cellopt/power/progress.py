@@ -6,6 +6,8 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import Any
 
+from cellopt.progress import progress_bar, shows
+
 __all__ = ["Progress"]
 
 
@@ -18,13 +20,14 @@ class Progress:
     ``"decomposition bound"`` (one step per optimizer iteration, against their budget).
     `show` True draws a tqdm bar per phase on stderr; a callable receives every event as
     a dict: ``phase``, ``step`` (0 when the phase starts), ``total`` (None: unknown) and
-    the phase's numbers; False shows nothing. Display only: nothing of the run depends on
+    the phase's numbers; False shows nothing; None draws the bars when stderr is a
+    terminal (:mod:`cellopt.progress`). Display only: nothing of the run depends on
     it (tqdm's own refresh timing included).
     """
 
-    def __init__(self, show: bool | Callable[[dict[str, Any]], Any]):
+    def __init__(self, show: bool | Callable[[dict[str, Any]], Any] | None):
         self.sink = show if callable(show) else None
-        self.draw = bool(show) and self.sink is None
+        self.draw = self.sink is None and shows(show)
         self.bar: Any = None
         self.name: str | None = None
         self.total: int | None = None
@@ -34,11 +37,9 @@ class Progress:
         self._close_bar()
         self.name, self.total = name, total
         if self.draw:
-            from tqdm.auto import tqdm
-
-            self.bar = tqdm(total=total, unit=unit, desc=f"solve_power: {name}", leave=False,
-                            bar_format="{desc} {n}/{total_fmt} " + unit
-                                       + " |{bar:20}| {elapsed} {postfix}")
+            self.bar = progress_bar(total, progress=True, desc=f"solve_power: {name}", unit=unit,
+                                    leave=False, bar_format="{desc} {n}/{total_fmt} " + unit
+                                    + " |{bar:20}| {elapsed} {postfix}")
         self._emit(0, {})
 
     def step(self, done: int, **info: Any) -> None:

@@ -4,18 +4,17 @@ from __future__ import annotations
 
 import math
 import os
-import sys
 from concurrent.futures import ThreadPoolExecutor
 
 import numpy as np
 from scipy.spatial import cKDTree
-from tqdm import tqdm
 
 from cellopt.checks import check_bool, check_count, check_number, check_real
 from cellopt.errors import ValidationError, check_memory, describe_rows
 from cellopt.linktable import LinkTable
 from cellopt.network import Network
 from cellopt.parameters import LIMITS
+from cellopt.progress import progress_bar, shows
 from cellopt.radio.far_field import FarField, auto_radius_m, cell_extent_m
 from cellopt.radio.model import CouplingGains, RadioModel, thermal_noise_dbm
 
@@ -193,7 +192,7 @@ def link_table(
     workers: int | None = None,
     interference_radius_m: float | str | None = None,
     far_field: bool = True,
-    progress: bool = False,
+    progress: bool | None = None,
 ) -> LinkTable:
     """Candidate links of every user with RSRP, SINR and peak rate per resource.
 
@@ -237,8 +236,9 @@ def link_table(
     far_field : bool
         With a radius: add the mean interference of the cells beyond it (default). False
         leaves it out, which overstates every SINR.
-    progress : bool
+    progress : bool or None
         Show a progress bar of the users done (on stderr).
+        None (default): when standard error is a terminal (:mod:`cellopt.progress`).
 
     Returns
     -------
@@ -272,7 +272,7 @@ def link_table(
     if workers is not None:
         workers = check_count(workers, "workers", fix="give a number of threads ≥ 1", minimum=1)
     far_field = check_bool(far_field, "far_field")
-    progress = check_bool(progress, "progress")
+    progress = shows(progress)
     if model is None:
         model = RadioModel()
     elif not isinstance(model, RadioModel):
@@ -360,8 +360,7 @@ def link_table(
             return tuple(a[order] for a in merged)
 
     starts = range(0, network.n_users, block)
-    bar = tqdm(total=network.n_users, unit="user", desc="link table", disable=not progress,
-               file=sys.stderr)
+    bar = progress_bar(network.n_users, progress=progress, desc="link table", unit="user")
 
     def run(start: int) -> list[np.ndarray]:
         out = list(one_block(start))

@@ -17,6 +17,7 @@ from multiprocessing import resource_tracker
 from typing import Any
 
 from cellopt.cluster import connect
+from cellopt.progress import progress_bar, shows
 
 __all__ = ["run_tasks"]
 
@@ -27,7 +28,7 @@ END_TIMEOUT_S = 10.0
 
 
 def run_tasks(fn: Callable[..., Any], tasks: Sequence[tuple], *, workers: int = 1,
-              scheduler: Any = None, progress: bool = True, unit: str = "task") -> None:
+              scheduler: Any = None, progress: bool | None = None, unit: str = "task") -> None:
     """Call ``fn(*task)`` for every task: serially, on `workers` spawned processes, or on Dask.
 
     `fn` must be a module-level function (it is pickled to the workers) that writes its
@@ -44,8 +45,9 @@ def run_tasks(fn: Callable[..., Any], tasks: Sequence[tuple], *, workers: int = 
         ``> 1``: a spawn-context :class:`~concurrent.futures.ProcessPoolExecutor`.
     scheduler : str or dask.distributed.Client, optional
         Run on this Dask cluster instead (``workers`` is then ignored).
-    progress : bool
-        Show a tqdm progress bar counting `unit`.
+    progress : bool or None
+        Show a tqdm progress bar counting `unit`. None (default): when standard error is a
+        terminal (:mod:`cellopt.progress`).
 
     Raises
     ------
@@ -57,7 +59,8 @@ def run_tasks(fn: Callable[..., Any], tasks: Sequence[tuple], *, workers: int = 
     """
     # Connect before the progress bar shows; nothing to run needs no cluster.
     client = connect(scheduler, CONNECT_TIMEOUT_S) if scheduler is not None and tasks else None
-    bar = _progress(len(tasks), unit) if progress and tasks else None
+    bar = progress_bar(len(tasks), progress=progress, desc="", unit=unit) \
+        if shows(progress) and tasks else None
     try:
         if client is not None:
             _run_on_dask(client, fn, tasks, bar)
@@ -206,10 +209,3 @@ def _run_on_dask(client: Any, fn: Callable[..., Any], tasks: Sequence[tuple], ba
         fut.result()
         if bar is not None:
             bar.update(1)
-
-
-def _progress(total: int, unit: str) -> Any:
-    """A tqdm progress bar over the tasks."""
-    from tqdm.auto import tqdm
-
-    return tqdm(total=total, unit=unit)

@@ -10,7 +10,6 @@ from __future__ import annotations
 
 import contextlib
 import dataclasses
-import sys
 from collections.abc import Iterator, Sequence
 from pathlib import Path
 from typing import Any
@@ -19,9 +18,9 @@ import numpy as np
 import pandas as pd
 import pyproj
 import shapely
-from tqdm.auto import tqdm
 
 from cellopt.errors import ValidationError
+from cellopt.progress import progress_bar
 from cellopt.topology.cellfiles.checks import (
     _DUPLICATE_ID,
     _cell_problems,
@@ -91,8 +90,8 @@ def _read_chunks(path: Path, kind: str | None, source_crs: pyproj.CRS | None,
     ids: list[pd.Series] = []  # plain CSV: cell_id of every row passing radio / mcc / mnc
     keys: dict[str, list[np.ndarray]] = {}  # the key of every row passing radio / mcc / mnc
     whole: list[pd.DataFrame] = []  # the rows inside bbox / polygon
-    bar = tqdm(total=path.stat().st_size, unit="B", unit_scale=True, desc=f"reading {name}",
-               disable=not progress, file=sys.stderr)
+    bar = progress_bar(path.stat().st_size, progress=progress, desc=f"reading {name}", unit="B",
+                       unit_scale=True)
     with bar, contextlib.closing(_csv_chunks(path, chunk_rows, bar, **options)) as chunks:
         for chunk in chunks:
             chunk = _tidy_columns(chunk, kind, plan, options.get("sep", ","))

@@ -29,6 +29,7 @@ import shapely
 from cellopt.checks import check_count, check_real
 from cellopt.errors import ValidationError, describe_rows
 from cellopt.network import ANTENNA_COLUMNS, Network, cells_frame
+from cellopt.progress import shows
 from cellopt.topology.cellfiles.checks import (
     _cell_problems,
     _check_cell_values,
@@ -113,7 +114,7 @@ def read_cells(
     height_m: float = 25.0,
     bandwidth_mhz: float = 10.0,
     chunk_rows: int | None = None,
-    progress: bool = True,
+    progress: bool | None = None,
     check_land: bool = True,
     return_reading: bool = False,
 ) -> Network | tuple[Network, ColumnReading]:
@@ -184,10 +185,11 @@ def read_cells(
         rows kept (see Notes, *Chunked reading*). The result is the same as without it.
         None (default): read the file in one go. Vector files are always read whole, so
         they refuse `chunk_rows`.
-    progress : bool
+    progress : bool or None
         With `chunk_rows`: show a tqdm progress bar of the bytes read (compressed bytes
         for compressed files), with the rows read and kept, on stderr. A read in one go
-        is one pandas call and shows none.
+        is one pandas call and shows none. None (default): when standard error is a
+        terminal (:mod:`cellopt.progress`).
     check_land : bool
         Check the cells' positions against a land mask and the gazetteer's towns (see
         Notes, *Land and sea*): refuse a file whose lon/lat columns look swapped, warn
@@ -415,8 +417,8 @@ def read_cells(
         chunk_rows = check_count(chunk_rows, "chunk_rows", minimum=1, fix="give the rows to read "
                                  "at a time, e.g. chunk_rows=500_000, or None to read the file "
                                  "in one go")
-    for flag, value in (("progress", progress), ("check_land", check_land),
-                        ("return_reading", return_reading)):
+    progress = shows(progress)
+    for flag, value in (("check_land", check_land), ("return_reading", return_reading)):
         if not isinstance(value, bool | np.bool_):
             raise ValidationError(f"{flag}={value!r} is not True or False; fix: pass "
                                   f"{flag}=True or False")
@@ -435,7 +437,7 @@ def read_cells(
                               "as CSV with lon, lat columns")
     else:
         frame, src, x, y = _read_chunks(path, kind, src_crs, filters, chunk_rows=chunk_rows,
-                                        progress=bool(progress))
+                                        progress=progress)
         codes = _opencellid_codes(frame, name)[0] if src.kind == "opencellid" else {}
     kind = src.kind
 
