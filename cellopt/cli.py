@@ -65,7 +65,8 @@ def _cell_file_hint(path: Path, command: str) -> str:
 
 
 def _run(args: argparse.Namespace) -> int:
-    from cellopt.study.run import coverage_text, run_scenario
+    from cellopt.study.run import run_scenario
+    from cellopt.study.runviews import coverage_text
     from cellopt.study.store import default_folder
 
     scenario = _load_scenario(args)
@@ -119,31 +120,24 @@ def _run(args: argparse.Namespace) -> int:
 
 def _method(scenario: Any, name: str) -> Any:
     """The run ``--method NAME`` asks for: a solver method, or "power" (the [power] section)."""
-    from cellopt.study.scenario import POWER, MethodSpec
+    from cellopt.study.runkinds import run_named
 
-    if name != POWER:
-        return MethodSpec(name=name, label=name)
-    if scenario.power is None:
-        raise ValidationError(f"--method {POWER}: the scenario {scenario.path} has no [power] "
+    run = run_named(scenario, name)
+    if run is None:
+        raise ValidationError(f"--method {name}: the scenario {scenario.path} has no [power] "
                               "section; fix: add one (docs/scenarios.md, \"Power\") or run "
                               "hetnet_power")
-    return scenario.power
+    return run
 
 
 def _with_scheduler(methods: Sequence[Any], address: str) -> list[Any]:
     """`methods` with ``scheduler=address`` for each that takes a Dask scheduler."""
-    import dataclasses
-
-    from cellopt.solvers.registry import method_info
-    from cellopt.study.scenario import POWER
-
-    takes = [m for m in methods if m.name != POWER and method_info(m.name).distributed]
+    takes = [m for m in methods if m.distributed]
     if not takes:
         raise ValidationError(f"--scheduler {address}: none of the methods "
                               f"{[m.name for m in methods]} runs on a Dask cluster; fix: add "
                               "--method dual_dask, or leave out --scheduler")
-    return [dataclasses.replace(m, options={**m.options, "scheduler": address}) if m in takes else m
-            for m in methods]
+    return [m.with_options(scheduler=address) if m in takes else m for m in methods]
 
 
 def _parse_grid(items: Sequence[str] | None) -> dict[str, list[Any]]:
@@ -172,7 +166,8 @@ def _parse_grid(items: Sequence[str] | None) -> dict[str, list[Any]]:
 
 
 def _experiment(args: argparse.Namespace) -> int:
-    from cellopt.study.store import FolderLock, SettingsMismatch, default_folder
+    from cellopt.study.lock import FolderLock
+    from cellopt.study.store import SettingsMismatch, default_folder
     from cellopt.study.summary import sweep_table
     from cellopt.study.sweep import grid_scenarios, plot_sweep, resumed_drops, run_sweep
 
@@ -349,7 +344,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     including a results folder that cannot be resumed and a Dask scheduler that cannot be
     reached; 1 for an ``OSError`` (permissions, a full disk, a path that is not a folder,
     an error of GDAL or another writer library, ...) and for an output folder another run
-    is writing to (:class:`~cellopt.study.store.FolderInUseError`); 130 when interrupted
+    is writing to (:class:`~cellopt.study.lock.FolderInUseError`); 130 when interrupted
     (Ctrl+C), with the finished drops of a sweep kept. Each error is one
     ``cellopt: error: ...`` line naming the bad value or path and the fix; anything else
     is a bug and keeps its traceback.
@@ -380,10 +375,10 @@ def main(argv: Sequence[str] | None = None) -> int:
 
 
 def _folder_in_use(err: BaseException) -> bool:
-    """Whether `err` is a :class:`~cellopt.study.store.FolderInUseError` (its module is loaded
+    """Whether `err` is a :class:`~cellopt.study.lock.FolderInUseError` (its module is loaded
     if it is one: it is not imported here, so that `cellopt --help` stays quick)."""
-    store = sys.modules.get("cellopt.study.store")
-    return store is not None and isinstance(err, store.FolderInUseError)
+    lock = sys.modules.get("cellopt.study.lock")
+    return lock is not None and isinstance(err, lock.FolderInUseError)
 
 
 def _silence_stdout() -> None:

@@ -10,6 +10,7 @@ built by hand (:meth:`Drop.from_network`) or from a scenario file.
 from __future__ import annotations
 
 import dataclasses
+from collections.abc import Mapping, Sequence
 from typing import Any, Protocol
 
 import geopandas as gpd
@@ -112,10 +113,19 @@ def _band_share(drop: Drop, solution: Solution) -> np.ndarray:
     return drop.links.resource_mhz / drop.links.resource_mhz.sum()
 
 
-def result_columns_markdown() -> str:
-    """The result columns of :meth:`Drop.frames` as a Markdown table (docs/conventions.md)."""
+def result_columns_markdown(tables: Mapping[str, Sequence[Quantity]] | None = None) -> str:
+    """Declared columns as a Markdown table, one row each (docs/conventions.md).
+
+    Parameters
+    ----------
+    tables : mapping of str to sequence of Quantity, optional
+        The columns of each table, by its name in the docs; default the result columns
+        of :meth:`Drop.frames` (``users`` and ``cells``).
+    """
+    if tables is None:
+        tables = {"users": USER_RESULT_COLUMNS, "cells": CELL_RESULT_COLUMNS}
     lines = ["| table | column | unit | meaning |", "|---|---|---|---|"]
-    for table, columns in (("users", USER_RESULT_COLUMNS), ("cells", CELL_RESULT_COLUMNS)):
+    for table, columns in tables.items():
         lines += [f"| {table} | `{c.name}` | {c.unit} | {c.description} |" for c in columns]
     return "\n".join(lines)
 

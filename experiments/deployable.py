@@ -60,7 +60,8 @@ from cellopt.study.deployment import (
     extra_drop_seed,
     optimizer_of,
 )
-from cellopt.study.scenario import MethodSpec, load_scenario
+from cellopt.study.runkinds import MethodRun
+from cellopt.study.scenario import load_scenario
 from cellopt.study.summary import mean_ci
 
 NETWORKS = ("hetnet", "ye_random", "nr_hetnet", "sf_femto")
@@ -92,14 +93,14 @@ def moved_levels(name: str) -> list[float]:
 
 
 def judge_moved(scenario: cellopt.Scenario, drop: cellopt.Drop, rules: dict[str, pd.Series],
-                spec: MethodSpec, fraction: float, tier: str, count: int) -> list[dict]:
+                spec: MethodRun, fraction: float, tier: str, count: int) -> list[dict]:
     """The rules on `count` drops of the same cells whose users have hotspot share
     `fraction` (around cells of `tier`)."""
     moved = scenario.with_overrides(users={"clustered_fraction": fraction, "cluster_tier": tier})
     rows = []
     for k in range(count):  # a loop over drops
         d = moved.build(extra_drop_seed(drop.seed, "held_out", 1000 + k), cell_seed=drop.seed)
-        best = moved.solve(d, spec)
+        best = spec.solve(moved, d)
         reference = d.solve("max_rsrp").objective
         for rule, offsets in rules.items():
             sol = deploy.evaluate(d, offsets, bound=best)
@@ -116,7 +117,7 @@ def replicate(name: str, k: int, held_out: int) -> pd.DataFrame:
     seed = scenario.seeds[k]
     drop = scenario.build(seed)
     spec = optimizer_of(scenario.methods)
-    solutions = {spec.label: scenario.solve(drop, spec)}
+    solutions = {spec.label: spec.solve(scenario, drop)}
     t = time.perf_counter()
     deployment = deploy_run(scenario, drop, [spec], solutions, seed)
     deploy_s = time.perf_counter() - t
@@ -142,13 +143,13 @@ def training_question(k: int, held_out: int) -> pd.DataFrame:
     seed = scenario.seeds[k]
     drop = scenario.build(seed)
     spec = optimizer_of(scenario.methods)
-    optimum = scenario.solve(drop, spec)
+    optimum = spec.solve(scenario, drop)
     extra = [scenario.build(extra_drop_seed(seed, "training", j), cell_seed=seed)
              for j in range(1, max(TRAINING))]
     judged = [drop, *extra]
     held = [scenario.build(extra_drop_seed(seed, "held_out", j), cell_seed=seed)
             for j in range(held_out)]
-    best = {id(d): (optimum if d is drop else scenario.solve(d, spec)) for d in [*judged, *held]}
+    best = {id(d): (optimum if d is drop else spec.solve(scenario, d)) for d in [*judged, *held]}
     reference = {id(d): d.solve("max_rsrp").objective for d in [*judged, *held]}
     rows = []
     tier = drop.network.cells["tier"].to_numpy()
@@ -179,7 +180,7 @@ def power_question(k: int, held_out: int) -> pd.DataFrame:
     seed = scenario.seeds[k]
     drop = scenario.build(seed)
     spec, power = optimizer_of(scenario.methods), scenario.power
-    solutions = {spec.label: scenario.solve(drop, spec), power.label: scenario.solve(drop, power)}
+    solutions = {spec.label: spec.solve(scenario, drop), power.label: power.solve(scenario, drop)}
     deployment = deploy_run(scenario, drop, [spec, power], solutions, seed)
     rows = deployment.judgements[deployment.judgements["rule"].str.startswith("schedule")]
     rows = rows.assign(subframes=deploy.schedule.DEFAULT_SUBFRAMES)

@@ -7,9 +7,10 @@ import pandas as pd
 import pytest
 
 from cellopt.errors import StoreError
-from cellopt.study.capacity import capacity, capacity_sweep, pooled_rates_mbps
+from cellopt.study.capacity import CAPACITY_FILES, capacity, capacity_sweep, pooled_rates_mbps
 from cellopt.study.scenario import load_scenario
 from cellopt.study.seeds import drop_seeds
+from cellopt.study.store import FOLDER_FILES
 
 SCENARIO = """
 name = "tiny"
@@ -113,6 +114,8 @@ def test_capacity_sweep_writes_resumes_and_refuses(tmp_path):
     assert len(set(meta["drop_seeds"])) == 2
     log = pd.read_csv(out / "evaluations" / "g000_max_rsrp_r0.csv")
     assert len(log) == table.loc[0, "n_evaluations"]
+    written = [p.relative_to(out).as_posix() for p in out.rglob("*") if p.is_file()]
+    assert all(any(e.matches(name) for e in (*FOLDER_FILES, *CAPACITY_FILES)) for name in written), written
 
     # Kill one task after two evaluations: resume finishes it from there, same answer.
     (out / "results" / "g001_max_rsrp_r1.csv").unlink()

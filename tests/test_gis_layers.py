@@ -18,6 +18,7 @@ from cellopt import topology
 from cellopt.radio import RadioModel
 from cellopt.study import load_scenario, run_scenario
 from cellopt.study.gis import (
+    ASSOCIATION_COLUMNS,
     DEFAULT_BEAMWIDTH_DEG,
     FALLBACK_SITE_DISTANCE_M,
     SECTOR_RADIUS_SHARE,
@@ -26,7 +27,7 @@ from cellopt.study.gis import (
     sector_wedges,
     write_geopackage,
 )
-from cellopt.study.run import _power_patterns
+from cellopt.study.tables import power_patterns
 
 ISD_M = 500.0
 #: A wrapped 7-site hex grid with picos (omni cells), a label to sanitise, and full-buffer
@@ -121,8 +122,7 @@ def test_association_lines_end_at_the_nearest_image_of_the_serving_cell(gis_run)
         serving = drop.per_user(gis_run.solutions[label].serving_cell, fill=-1)
         served = np.flatnonzero(serving >= 0)
         assert len(served) > 100 and list(lines["user_id"]) == list(net.users["user_id"].iloc[served])
-        assert list(lines.columns) == ["user_id", "serving_cell_id", "serving_tier", "rate_mbps",
-                                       "length_m", "geometry"]
+        assert list(lines.columns) == [*(c.name for c in ASSOCIATION_COLUMNS), "geometry"]
         cells = serving[served]
         np.testing.assert_array_equal(lines["serving_cell_id"], net.cells["cell_id"].to_numpy()[cells])
         np.testing.assert_array_equal(lines["serving_tier"], net.cells["tier"].to_numpy()[cells])
@@ -197,7 +197,7 @@ def test_study_area_and_region_layers(gis_run, tmp_path):
     area = shapely.box(*net.region.centroid.buffer(400.0).bounds)
     with_area = dataclasses.replace(drop, network=net.replace(study_area=area))
     columns = {label: drop.user_columns(sol) for label, sol in gis_run.solutions.items()}
-    layers = gis_layers(with_area, columns, gis_run.cells, _power_patterns(drop, gis_run.solutions),
+    layers = gis_layers(with_area, columns, gis_run.cells, power_patterns(drop, gis_run.solutions),
                         10**6)
     write_geopackage(tmp_path / "area.gpkg", layers)
     names = list(pyogrio.list_layers(tmp_path / "area.gpkg")[:, 0])

@@ -620,7 +620,7 @@ def test_ctrl_c_in_a_power_sweep_is_one_line_and_resume_gives_the_same_results(
             options["progress"] = interrupt_at(phase)
         return real(problem, **options)
 
-    monkeypatch.setattr("cellopt.study.scenario.solve_power", interrupted)
+    monkeypatch.setattr("cellopt.study.runkinds.solve_power", interrupted)
     out = tmp_path / "out"
     assert cli.main(["experiment", str(path), "--out", str(out)]) == 130
     err = capsys.readouterr().err
@@ -629,7 +629,7 @@ def test_ctrl_c_in_a_power_sweep_is_one_line_and_resume_gives_the_same_results(
                                     f"continue with `cellopt experiment {path} --out {out} --resume`")
     assert sorted(p.name for p in out.glob("drops/*.csv")) == ["g000_drop0.csv"]
     assert not list(out.rglob("*.tmp"))
-    monkeypatch.setattr("cellopt.study.scenario.solve_power", real)
+    monkeypatch.setattr("cellopt.study.runkinds.solve_power", real)
     assert cli.main(["experiment", str(path), "--out", str(out), "--resume"]) == 0
     same_results(out, reference)
 
@@ -710,7 +710,7 @@ def test_ctrl_c_in_the_power_run_of_cellopt_run_is_one_line_and_writes_nothing(
         options["progress"] = interrupt_at(phase)
         return real(problem, **options)
 
-    monkeypatch.setattr("cellopt.study.scenario.solve_power", interrupted)
+    monkeypatch.setattr("cellopt.study.runkinds.solve_power", interrupted)
     out = tmp_path / "out"
     assert cli.main(["run", str(path), "--out", str(out)]) == 130
     err = capsys.readouterr().err

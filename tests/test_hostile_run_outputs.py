@@ -38,10 +38,10 @@ import cellopt.study.atomic as atomic
 import cellopt.study.run as run_module
 from cellopt import cli
 from cellopt.errors import ValidationError
+from cellopt.study.lock import LOCK_NAME
 from cellopt.study.rasters import COVERAGE_FILES
 from cellopt.study.run import OUTPUT_FILES, run_scenario
 from cellopt.study.scenario import Scenario, load_scenario
-from cellopt.study.store import LOCK_NAME
 
 #: The scenario every writer runs in: an optimizer, [deploy] and [power], so that a run
 #: writes every file of OUTPUT_FILES.

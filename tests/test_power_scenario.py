@@ -1,7 +1,7 @@
 """Power optimization from scenario files: the [power] section, its checks, and its outputs.
 
-The power run of a scenario is solved by :meth:`Scenario.solve` beside the association
-methods; its tables (per-user, per-cell with mean power and share off, per-pattern) and
+The power run of a scenario (a :class:`~cellopt.study.runkinds.PowerRun`) is solved beside
+the association methods; its tables (per-user, per-cell with mean power and share off, per-pattern) and
 summary columns are checked against the solution's own power record.
 """
 
@@ -20,7 +20,9 @@ from cellopt import cli
 from cellopt.drop import Drop
 from cellopt.power import GainTable, PowerProblem, solve_power
 from cellopt.study.run import run_scenario
-from cellopt.study.scenario import POWER, Scenario, load_scenario
+from cellopt.study.runkinds import PowerRun
+from cellopt.study.scenario import Scenario, load_scenario
+from cellopt.study.tables import POWER_PATTERN_COLUMNS
 
 #: 4 omni macros and 4 picos (256 patterns of on/off: exact pricing), 40 users.
 TINY = """
@@ -74,7 +76,7 @@ def tiny_run(tmp_path_factory):
 def test_the_section_reads_off_levels_and_defaults(tmp_path):
     scenario = tiny(tmp_path)
     spec = scenario.power
-    assert spec.name == POWER and spec.label == "power (ipm)"
+    assert isinstance(spec, PowerRun) and spec.name == "power" and spec.label == "power (ipm)"
     assert spec.options["levels_db"] == {"macro": [0.0, None], "pico": [0.0, None]}
     assert spec.options["energy_price_per_w"] == 0.01
     assert [s.label for s in scenario.runs] == ["max_rsrp", "alm", "power (ipm)"]
@@ -181,7 +183,8 @@ def test_the_pattern_table_and_layer_hold_every_cell_of_every_pattern(tiny_run):
     table = both[both["method"] == "power (ipm)"]
     n_patterns, n_cells = sol.power.patterns.shape
     assert len(table) == n_patterns * n_cells
-    assert list(table.columns[:4]) == ["method", "cell_id", "x_m", "y_m"]
+    assert list(table.columns) == ["method", "cell_id", "x_m", "y_m",  # the declared columns
+                                   *(c.name for c in POWER_PATTERN_COLUMNS[1:])]
     shares = table.groupby("pattern")["pattern_share"].first().to_numpy()
     np.testing.assert_allclose(shares, sol.power.pattern_share)
     np.testing.assert_allclose(table["power_dbm"].to_numpy().reshape(n_patterns, n_cells),
@@ -219,7 +222,7 @@ def test_a_run_without_power_offers_no_power_colouring(tmp_path):
 @pytest.mark.slow
 def test_the_same_scenario_gives_the_same_power_answer(tmp_path, tiny_run):
     scenario, result = tiny_run
-    again = scenario.solve(scenario.build(result.drop.seed), scenario.power)
+    again = scenario.power.solve(scenario, scenario.build(result.drop.seed))
     first = result.solutions["power (ipm)"]
     assert again.objective == first.objective and again.upper_bound == first.upper_bound
     np.testing.assert_array_equal(again.power.pattern_share, first.power.pattern_share)
@@ -229,7 +232,7 @@ def test_the_same_scenario_gives_the_same_power_answer(tmp_path, tiny_run):
 def test_a_search_run_stops_on_its_work_budget(tmp_path):
     scenario = tiny(tmp_path).with_overrides(power={"max_iter": 2, "levels_db": [0, -3, -6, "off"]})
     drop = scenario.build()
-    sol = scenario.solve(drop, scenario.power)
+    sol = scenario.power.solve(scenario, drop)
     assert sol.status in ("max_iter", "optimal")
     assert len(sol.power.history) <= 2
 

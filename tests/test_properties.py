@@ -484,7 +484,7 @@ def per_method(frame: pd.DataFrame, label: str, key: str, order: np.ndarray) -> 
 @pytest.mark.slow
 def test_run_outputs_read_back_equal_an_in_process_solve(tmp_path, load_coupled):
     """``cellopt run --seed S`` writes user_rates.csv, cell_stats.csv, method_summary.csv and
-    results.gpkg; read back, they hold what ``Scenario.build(S)`` and ``Scenario.solve``
+    results.gpkg; read back, they hold what ``Scenario.build(S)`` and each run's ``solve``
     give in this process (the same floats: pandas writes them to round-trip), and that
     matches the shares recomputed here: per-user rates and serving cells, per-cell loads,
     traffic and user counts, and each method's objective."""
@@ -512,7 +512,7 @@ def test_run_outputs_read_back_equal_an_in_process_solve(tmp_path, load_coupled)
     rows = np.flatnonzero(drop.solvable)
     assert len(rows) > 0.9 * net.n_users
 
-    solutions = {spec.label: scenario.solve(drop, spec) for spec in scenario.runs}
+    solutions = {spec.label: spec.solve(scenario, drop) for spec in scenario.runs}
     # Bounds of the problem as given pool: each method's gap is against the lowest of them
     # (load-coupled runs bound another problem and keep their own).
     pooled = [s.upper_bound for s in solutions.values()

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import hashlib
+import shutil
 import subprocess
 import sys
 from pathlib import Path
@@ -17,6 +19,7 @@ from cellopt import ValidationError, radio, topology
 from cellopt.drop import Drop
 from cellopt.study import load_scenario, run_scenario
 from cellopt.study.gis import layer_suffixes
+from cellopt.study.run import RUN_OUTPUTS
 
 #: Weak macros, on purpose: the builder's warning about their power is expected.
 pytestmark = pytest.mark.filterwarnings(
@@ -154,9 +157,38 @@ def test_every_output_file_is_written(run):
                      "cell_config.csv", "deploy_drops.csv",
                      "results.gpkg", "coverage_best_server.tif", "coverage_rsrp_dbm.tif",
                      "coverage_sinr_db.tif", "coverage_rate_mbps.tif", "network_map.png",
-                     "rate_cdf.png", "convergence.png", "report.html", "run.json"}
+                     "rate_cdf.png", "convergence.png", "report.html", "checksums.sha256", "run.json"}
     assert all(p.stat().st_size > 0 for p in run.files)
     assert not list(run.files[0].parent.glob(".*tmp*"))
+
+
+def test_each_entry_recognises_the_file_it_wrote(run):
+    """What a run removes as stale, and what it replaces without --force, is what its entry
+    recognises; run.json is read by the owner check instead."""
+    out = run.files[0].parent
+    for entry in RUN_OUTPUTS:
+        if (out / entry.name).exists():
+            assert entry.is_own(out / entry.name) == (entry.name != "run.json"), entry.name
+
+
+def test_checksums_let_a_run_made_again_be_checked_with_sha256sum(run, tmp_path):
+    """checksums.sha256 lists every file written without wall-clock values, in the order
+    written, in sha256sum's format; the same scenario and seed run again (without its
+    report) gives the same bytes, which `sha256sum -c` confirms."""
+    out = run.files[0].parent
+    text = (out / "checksums.sha256").read_text(encoding="utf-8")
+    lines = [line.split("  ", 1) for line in text.splitlines()]
+    wall_clock = {"method_summary.csv", "results.gpkg", "report.html", "checksums.sha256", "run.json"}
+    assert [name for _, name in lines] == [p.name for p in run.files if p.name not in wall_clock]
+    assert all(digest == hashlib.sha256((out / name).read_bytes()).hexdigest()
+               for digest, name in lines)
+    again = run_scenario(run.scenario, tmp_path / "again", seed=run.drop.seed, report=False)
+    assert (tmp_path / "again" / "checksums.sha256").read_text(encoding="utf-8") == text
+    assert again.removed == []
+    if shutil.which("sha256sum"):
+        check = subprocess.run(["sha256sum", "-c", str(out / "checksums.sha256")], cwd=tmp_path / "again",
+                               capture_output=True, text=True)
+        assert check.returncode == 0 and check.stdout.count(": OK") == len(lines), check.stdout
 
 
 @pytest.mark.slow
@@ -164,10 +196,11 @@ def test_a_large_run_streams_the_same_tables_in_chunks(run, tmp_path, monkeypatc
     """Above CHUNK_USERS users the per-user tables are written a chunk at a time and not
     kept; they hold the same rows and numbers as the whole-table run's."""
     import cellopt.study.run as run_module
+    import cellopt.study.runviews as runviews
 
     monkeypatch.setattr(run_module, "CHUNK_USERS", 37)   # 120 users: 4 chunks per method
-    monkeypatch.setattr(run_module, "PLOT_USERS", 50)
-    monkeypatch.setattr(run_module, "REPORT_USERS", 40)
+    monkeypatch.setattr(runviews, "PLOT_USERS", 50)
+    monkeypatch.setattr(runviews, "REPORT_USERS", 40)
     streamed = run_scenario(run.scenario, tmp_path / "streamed", progress=True)
     assert streamed.users is None
     whole = run.files[0].parent
@@ -312,7 +345,7 @@ def test_every_gap_in_the_tables_is_to_the_runs_best_bound(run):
     run's best bound was 0.24), and the convergence figure drew that bound as a dot far
     above every objective."""
     from cellopt.solvers.certificate import certified_gap
-    from cellopt.study.run import _plot_bounds
+    from cellopt.study.runviews import plot_bounds
 
     best = run.solutions["optimized"]
     baseline = run.solutions["max_rsrp"]
@@ -327,7 +360,7 @@ def test_every_gap_in_the_tables_is_to_the_runs_best_bound(run):
     np.testing.assert_allclose(summary["upper_bound"], best.upper_bound, rtol=1e-12)
     assert (summary["bound_from"] == "optimized").all()
     # the figure follows: one line for the run's best bound, no baseline's own bound
-    ax = _plot_bounds(run)
+    ax = plot_bounds(run)
     labels = [line.get_label() for line in ax.get_lines()]
     assert "best upper bound of the run (optimized)" in labels
     assert "max_rsrp upper bound" not in labels and "max_rsrp objective" in labels
@@ -345,6 +378,6 @@ def test_a_sweeps_gaps_are_to_each_drops_best_bound(tmp_path):
     index = run_sweep(scenario, tmp_path / "sweep", drops=1, progress=False)
     rows = index.set_index("method")
     drop = scenario.build(int(rows["seed"].iloc[0]))
-    own = scenario.solve(drop, scenario.runs[0])
+    own = scenario.runs[0].solve(scenario, drop)
     assert rows.loc["max_rsrp", "upper_bound"] == pytest.approx(rows.loc["optimized", "upper_bound"])
     assert rows.loc["max_rsrp", "gap"] < own.gap

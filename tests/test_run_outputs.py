@@ -27,9 +27,9 @@ from small_scenario import small_scenario
 
 from cellopt import cli
 from cellopt.study import atomic
+from cellopt.study.lock import LOCK_GRACE_S, LOCK_NAME, FolderInUseError, FolderLock
 from cellopt.study.run import OUTPUT_FILES, run_scenario
 from cellopt.study.scenario import load_scenario
-from cellopt.study.store import LOCK_GRACE_S, LOCK_NAME, FolderInUseError, FolderLock
 
 ENV = {**os.environ, "PYTHONDONTWRITEBYTECODE": "1",
        "PYTHONPATH": str(Path(__file__).resolve().parents[1])}
@@ -37,7 +37,7 @@ ENV = {**os.environ, "PYTHONDONTWRITEBYTECODE": "1",
 WRITTEN = [n for n in OUTPUT_FILES if n != "power_patterns.csv"]
 #: Holds the lock of the folder argv[1], says so, and keeps it until its stdin is closed.
 HOLDER = ("import sys\n"
-          "from cellopt.study.store import FolderLock\n"
+          "from cellopt.study.lock import FolderLock\n"
           "lock = FolderLock(sys.argv[1]).acquire()\n"
           "print('locked', flush=True)\n"
           "sys.stdin.read()\n")

@@ -26,8 +26,8 @@ from small_scenario import small_scenario
 from cellopt.errors import StoreError, ValidationError
 from cellopt.study.scenario import load_scenario
 from cellopt.study.seeds import drop_seeds
-from cellopt.study.store import cached_frame
-from cellopt.study.sweep import collect, load_rates, run_sweep
+from cellopt.study.store import FOLDER_FILES, cached_frame
+from cellopt.study.sweep import SWEEP_FILES, collect, load_rates, plot_sweep, run_sweep
 
 SMALL = small_scenario(drops=4)
 
@@ -200,6 +200,9 @@ def test_serial_layout(scenario_path: Path, tmp_path: Path) -> None:
     assert rates.shape == (30, 3)
     row = df[(df["drop"] == 2) & (df["method"] == "alm")].iloc[0]
     assert np.isclose(rates["alm"].mean(), row["rate_mean_mbps"])
+    plot_sweep(out)
+    written = [p.relative_to(out).as_posix() for p in out.rglob("*") if p.is_file()]
+    assert all(any(e.matches(name) for e in (*FOLDER_FILES, *SWEEP_FILES)) for name in written), written
     # Results exist: refused without resume.
     with pytest.raises(StoreError, match="resume=True"):
         run_sweep(load_scenario(scenario_path), out, progress=False)

@@ -416,12 +416,12 @@ def test_power_labels_and_levels_that_name_nothing_are_refused(tmp_path, power, 
 
 def test_a_method_spec_and_a_run_refuse_labels_that_name_nothing(tmp_path):
     from cellopt.study.run import run_scenario
-    from cellopt.study.schema import MethodSpec
+    from cellopt.study.runkinds import MethodRun
 
-    with pytest.raises(ValidationError, match=r"MethodSpec\('alm'\) label = '' is blank"):
-        MethodSpec("alm", "")
+    with pytest.raises(ValidationError, match=r"MethodRun\('alm'\) label = '' is blank"):
+        MethodRun("alm", "")
     scenario = load_scenario(write(tmp_path, SMALL))
-    clash = [MethodSpec("alm", "mine"), MethodSpec("dual", "mine\t")]
+    clash = [MethodRun("alm", "mine"), MethodRun("dual", "mine\t")]
     with pytest.raises(ValidationError, match=r"methods: labels \['mine', 'mine\\t'\] differ only"):
         run_scenario(scenario, tmp_path / "out", methods=clash)
     assert not (tmp_path / "out").exists()  # refused before anything is made

@@ -2,8 +2,13 @@
 
 - :mod:`~cellopt.study.scenario` — TOML scenario files; one draw builds a
   :class:`cellopt.Drop`;
-- :mod:`~cellopt.study.run` — one drop solved by every method, with tables, a
-  GeoPackage, coverage GeoTIFFs, figures and an HTML report (``cellopt run``);
+- :mod:`~cellopt.study.runkinds` — what a drop is solved with: a method, or the
+  ``[power]`` section;
+- :mod:`~cellopt.study.run` — one drop solved by every run, with tables, a
+  GeoPackage, coverage GeoTIFFs, figures and an HTML report (``cellopt run``), one
+  entry of :mod:`~cellopt.study.outputs` per file;
+- :mod:`~cellopt.study.runviews` — a run's figures and report page;
+- :mod:`~cellopt.study.tables` — a run's tables, and the columns they declare;
 - :mod:`~cellopt.study.gis` — the GeoPackage's layers (per method, association lines,
   sector wedges, areas);
 - :mod:`~cellopt.study.rasters` — coverage maps as GeoTIFF;
@@ -11,7 +16,7 @@
 - :mod:`~cellopt.study.capacity` — the largest user density meeting a rate target;
 - :mod:`~cellopt.study.summary` — summary tables;
 - :mod:`~cellopt.study.store` — results folders: atomic files, one ``meta.json`` schema,
-  resume checks;
+  resume checks; :mod:`~cellopt.study.lock` — one run per folder;
 - :mod:`~cellopt.study.tasks` — tasks on worker processes or a Dask cluster;
 - :mod:`~cellopt.study.report` — the self-contained HTML report.
 """
@@ -33,8 +38,9 @@ _LAZY: dict[str, str] = {
     "write_geotiff": "cellopt.study.rasters",
     **dict.fromkeys(["CoverageLayer", "write_report"], "cellopt.study.report"),
     **dict.fromkeys(["RunResult", "run_scenario"], "cellopt.study.run"),
-    **dict.fromkeys(["MethodSpec", "Scenario", "find_scenario", "load_scenario",
-                     "shipped_scenarios"], "cellopt.study.scenario"),
+    **dict.fromkeys(["MethodRun", "PowerRun", "RunKind"], "cellopt.study.runkinds"),
+    **dict.fromkeys(["Scenario", "find_scenario", "load_scenario", "shipped_scenarios"],
+                    "cellopt.study.scenario"),
     **dict.fromkeys(["drop_seed", "drop_seeds"], "cellopt.study.seeds"),
     "cached_frame": "cellopt.study.store",
     **dict.fromkeys(["link_summary", "method_summary", "rate_summary", "sweep_table"],
@@ -71,13 +77,8 @@ if TYPE_CHECKING:  # for type checkers and IDEs: the same names, eagerly
     from cellopt.study.rasters import write_geotiff  # noqa: F401
     from cellopt.study.report import CoverageLayer, write_report  # noqa: F401
     from cellopt.study.run import RunResult, run_scenario  # noqa: F401
-    from cellopt.study.scenario import (  # noqa: F401
-        MethodSpec,
-        Scenario,
-        find_scenario,
-        load_scenario,
-        shipped_scenarios,
-    )
+    from cellopt.study.runkinds import MethodRun, PowerRun, RunKind  # noqa: F401
+    from cellopt.study.scenario import Scenario, find_scenario, load_scenario, shipped_scenarios  # noqa: F401
     from cellopt.study.seeds import drop_seed, drop_seeds  # noqa: F401
     from cellopt.study.store import cached_frame  # noqa: F401
     from cellopt.study.summary import (  # noqa: F401

@@ -124,7 +124,7 @@ def leftover_temporaries(folder: str | os.PathLike[str], targets: Iterable[str] 
     """Temporary files of the atomic writer that other processes left in `folder`.
 
     A process killed while writing leaves its temporary file; the caller, which owns the
-    folder (it holds its lock, :class:`~cellopt.study.store.FolderLock`), may remove them.
+    folder (it holds its lock, :class:`~cellopt.study.lock.FolderLock`), may remove them.
     Temporary files of this process are not listed.
 
     Parameters
@@ -292,6 +292,20 @@ class AtomicFiles:
             yield tmp
             _fsync_file(tmp)
         self._stage(tmp, path)
+
+    def temporary(self, path: str | os.PathLike[str]) -> Path:
+        """The temporary file written for `path` and not moved yet (to read it back).
+
+        Raises
+        ------
+        KeyError
+            If no file of this set is written for `path`.
+        """
+        path = Path(path)
+        for tmp, target in self._staged:
+            if target == path:
+                return tmp
+        raise KeyError(f"{path} is not written in this set")
 
     def commit(self) -> list[Path]:
         """Move every written file onto its target, in order; return the targets.

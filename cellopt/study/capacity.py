@@ -42,10 +42,9 @@ import pandas as pd
 from cellopt.checks import check_bool, check_callable, check_count, check_number, check_seeds
 from cellopt.errors import StoreError, ValidationError, check_memory
 from cellopt.solvers import METHODS
-from cellopt.solvers.arguments import check_arguments
-from cellopt.solvers.registry import get_method, method_info
-from cellopt.study.atomic import atomic_write
-from cellopt.study.scenario import POWER, MethodSpec, Scenario
+from cellopt.study.outputs import OutputFile, write_table
+from cellopt.study.runkinds import PowerRun, RunKind, run_named, run_names
+from cellopt.study.scenario import Scenario
 from cellopt.study.seeds import drop_seeds
 from cellopt.study.store import (
     TASK_BYTES,
@@ -59,8 +58,8 @@ from cellopt.study.store import (
 )
 from cellopt.study.tasks import run_tasks
 
-__all__ = ["METRICS", "SERVED_RTOL", "CapacityResult", "capacity", "capacity_sweep",
-           "pooled_rates_mbps"]
+__all__ = ["CAPACITY_FILES", "METRICS", "SERVED_RTOL", "CapacityResult", "capacity",
+           "capacity_sweep", "pooled_rates_mbps"]
 
 #: Capacity metrics: what a density must meet.
 METRICS = ("p5_rate", "demand")
@@ -122,7 +121,7 @@ def pooled_rates_mbps(scenario: Scenario, density_per_km2: float, seeds: Sequenc
     density_per_km2 = check_number(density_per_km2, "density_per_km2", low=0.0, unit="per km²",
                                    fix="give a finite density ≥ 0 in users per km²")
     seeds = check_seeds(seeds)
-    _check_method(scenario, method, options)
+    _run_of(scenario, method, options)
     rates, _ = _pooled(scenario, density_per_km2, seeds, method, **options)
     return rates, len(rates)
 
@@ -133,30 +132,36 @@ def _pooled(scenario: Scenario, density_per_km2: float, seeds: Sequence[int], me
     users = {k: v for k, v in scenario.raw["users"].items() if k != "n"}  # density replaces n
     raw = {**scenario.raw, "users": {**users, "density_per_km2": float(density_per_km2)}}
     scen = Scenario.from_dict(raw, scenario.path)
-    spec = _run_of(scen, method, options)
+    run = _run_of(scen, method, options)
     rates, demands = [], []
     for seed in seeds:  # a few drops: a loop over runs, not over data
         built = scen.build(seed)
         rate = np.zeros(built.network.n_users)  # users in outage keep rate 0
         if built.problem.n_users:
-            rate = built.per_user(scen.solve(built, spec).user_rate_mbps)
+            rate = built.per_user(run.solve(scen, built).user_rate_mbps)
         rates.append(rate[built.in_study_area])
         demands.append(built.network.users["demand_mbps"].to_numpy(float)[built.in_study_area])
     return np.concatenate(rates), np.concatenate(demands)
 
 
-def _run_of(scenario: Scenario, method: str, options: Mapping[str, Any]) -> MethodSpec:
-    """The run `method` names: a solver method with `options`, or "power" (the scenario's
-    ``[power]`` section, which takes no more options)."""
-    if method != POWER:
-        return MethodSpec(method, method, dict(options))
-    if scenario.power is None or options:
-        raise ValidationError(f"method={POWER!r} runs the scenario's [power] section; "
+def _run_of(scenario: Scenario, method: Any, options: Mapping[str, Any]) -> RunKind:
+    """The run `method` names (:func:`~cellopt.study.runkinds.run_named`), checked: a
+    registered method with options :func:`cellopt.solve` takes (those of a load-coupled
+    solve too, where the scenario has one), or "power" (the scenario's ``[power]`` section,
+    which takes no more options)."""
+    if isinstance(method, bool) or not isinstance(method, str):
+        raise ValidationError(f"method={method!r} is a {type(method).__name__}; fix: give a "
+                              f"method name, one of {sorted(METHODS)} or {PowerRun.name!r}")
+    run = run_named(scenario, method, options)
+    if run is None or (options and not run.takes_options):
+        raise ValidationError(f"method={method!r} runs the scenario's [power] section; "
                               + ("it has none; fix: add one (docs/scenarios.md, \"Power\")"
-                                 if scenario.power is None else
+                                 if run is None else
                                  f"options {sorted(options)} are not used; fix: set them in the "
                                  "[power] section"))
-    return scenario.power
+    if run.takes_options:
+        run.check(coupled=scenario.problem.get("interference", "full") != "full")
+    return run
 
 
 def served_share(rate_mbps: np.ndarray, demand_mbps: np.ndarray) -> float:
@@ -240,8 +245,7 @@ def capacity(
     """
     _check_scenario(scenario)
     check_metric(scenario, metric, target_p5_mbps, target_served_share)
-    _check_method(scenario, method, options)  # a bad method fails now, not at the first density
-    _run_of(scenario, method, options)
+    _run_of(scenario, method, options)  # a bad method fails now, not at the first density
     first_guess_per_km2, min_density_per_km2, max_density_per_km2, rel_tol, max_evals = \
         _check_search(first_guess_per_km2=first_guess_per_km2,
                       min_density_per_km2=min_density_per_km2,
@@ -366,27 +370,15 @@ def _check_search(*, first_guess_per_km2: Any = 100.0, min_density_per_km2: Any 
     return first, low, high, rel_tol, max_evals
 
 
-def _check_method(scenario: Scenario, method: Any, options: Mapping[str, Any]) -> None:
-    """A registered method (or "power") and, for a method, options :func:`cellopt.solve` takes
-    (those of a load-coupled solve too, where the scenario has one)."""
-    if isinstance(method, bool) or not isinstance(method, str):
-        raise ValidationError(f"method={method!r} is a {type(method).__name__}; fix: give a "
-                              f"method name, one of {sorted(METHODS)} or {POWER!r}")
-    if method == POWER:
-        return
-    get_method(method)
-    opts = dict(options)
-    if scenario.problem.get("interference", "full") != "full":
-        for key in ("max_rounds", "load_tol"):  # the load-coupled rounds' own options
-            if key not in method_info(method).options:
-                opts.pop(key, None)
-    check_arguments(method, tol=opts.pop("tol", 1e-4), max_iter=opts.pop("max_iter", None),
-                    time_limit_s=opts.pop("time_limit_s", None),
-                    callback=opts.pop("callback", None),
-                    single_association=opts.pop("single_association", False), options=opts)
-
-
 # ---------------------------------------------------------------------------- sweeps
+#: A task's evaluation log is appended a row at a time as each density finishes, and
+#: rewritten whole (without a torn last line) when the task resumes; its result is written
+#: last (the task's marker).
+EVALUATIONS_FILE = OutputFile("evaluations/{task}.csv", write_table, what="every density tried")
+RESULT_FILE = OutputFile("results/{task}.csv", write_table, what="the task's capacity")
+TABLE_FILE = OutputFile("capacity.csv", write_table, what="all results, one row per task")
+#: The files of a capacity sweep's folder (beside :data:`~cellopt.study.store.FOLDER_FILES`).
+CAPACITY_FILES = (EVALUATIONS_FILE, RESULT_FILE, TABLE_FILE)
 #: Columns of the capacity sweep's result rows (after the grid keys).
 SWEEP_COLUMNS = ["grid_id", "method", "replicate", "capacity_per_km2", "upper_per_km2",
                  "metric", "target_p5_mbps", "target_served_share", "status", "n_evaluations",
@@ -481,11 +473,10 @@ def capacity_sweep(
     if isinstance(methods, (str, bytes)) or not isinstance(methods, Sequence) or not methods:
         raise ValidationError(f"methods={methods!r}; fix: give a non-empty list of method names, "
                               "e.g. ['max_rsrp', 'dual']")
-    unknown = [m for m in methods if not isinstance(m, str)
-               or (m not in METHODS and not (m == POWER and scenario.power))]
+    unknown = [m for m in methods if not isinstance(m, str) or m not in run_names(scenario)]
     if unknown:
         raise ValidationError(f"unknown methods {unknown}; valid: {sorted(METHODS)}"
-                              + (f" and {POWER!r} (the scenario's [power] section)"
+                              + (f" and {PowerRun.name!r} (the scenario's [power] section)"
                                  if scenario.power else "") + "; fix: use some of them")
     taken = sorted(set(options) & {"seeds", "drops", "method", "callback", "evaluations", "metric",
                                    "target_p5_mbps", "target_served_share"})
@@ -495,7 +486,6 @@ def capacity_sweep(
     _check_search(**{k: v for k, v in options.items() if k in SEARCH_OPTIONS})
     solver_options = {k: v for k, v in options.items() if k not in SEARCH_OPTIONS}
     for method in methods:  # a handful of methods
-        _check_method(scenario, method, solver_options)
         _run_of(scenario, method, solver_options)
     points = grid_points(grid)
     check_memory(len(points) * len(methods) * replicates * TASK_BYTES + replicates * drops * 64,
@@ -522,7 +512,7 @@ def capacity_sweep(
                 for k in range(replicates):
                     name = f"{gid}_{method}_r{k}"
                     every.append((name, gid, point, method, k))
-                    result = out / "results" / f"{name}.csv"
+                    result = RESULT_FILE.path(out, task=name)
                     if result.exists():
                         try:
                             _read_capacity_result(result, columns, gid, point, method, k, target)
@@ -536,14 +526,14 @@ def capacity_sweep(
                   unit="capacity")
         frames = []
         for name, gid, point, method, k in every:  # in grid, method, replicate order
-            path = out / "results" / f"{name}.csv"
+            path = RESULT_FILE.path(out, task=name)
             try:
                 frames.append(_read_capacity_result(path, columns, gid, point, method, k, target))
             except (Damaged, FileNotFoundError) as err:
                 raise StoreError(f"{path} is damaged or missing ({err}); fix: run the sweep again with "
                                  "resume=True, which computes it again") from None
         table = pd.concat(frames, ignore_index=True) if frames else pd.DataFrame(columns=SWEEP_COLUMNS)
-        atomic_write(out / "capacity.csv", lambda f: table.to_csv(f, index=False))
+        TABLE_FILE.write_to(out, table)
         return table
 
 
@@ -596,7 +586,7 @@ def _capacity_task(raw: dict[str, Any], path: str, point: dict[str, Any], gid: s
                    options: dict[str, Any], out: str, name: str) -> None:
     """One capacity search of a sweep (module level: it runs in spawned workers)."""
     scenario = Scenario.from_dict(raw, path)
-    log = Path(out) / "evaluations" / f"{name}.csv"
+    log = EVALUATIONS_FILE.path(out, task=name)
     columns = _LOG_COLUMNS
     earlier = None
     if log.exists():  # an interrupted run: replay its densities, rewrite the log without torn lines
@@ -604,7 +594,7 @@ def _capacity_task(raw: dict[str, Any], path: str, point: dict[str, Any], gid: s
         if earlier is None:
             log.unlink()
         else:
-            atomic_write(log, lambda f: earlier.to_csv(f, index=False))
+            EVALUATIONS_FILE.write_to(out, earlier, task=name)
 
     def write(row: dict[str, Any]) -> None:
         new = not log.exists() or log.stat().st_size == 0
@@ -622,5 +612,4 @@ def _capacity_task(raw: dict[str, Any], path: str, point: dict[str, Any], gid: s
            "capacity_per_km2": res.capacity_per_km2, "upper_per_km2": res.upper_per_km2,
            **target, "status": res.status,
            "n_evaluations": len(res.evaluations), "wall_s": time.perf_counter() - t0}
-    atomic_write(Path(out) / "results" / f"{name}.csv",
-                  lambda f: pd.DataFrame([row]).to_csv(f, index=False))
+    RESULT_FILE.write_to(out, pd.DataFrame([row]), task=name)

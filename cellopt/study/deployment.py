@@ -49,8 +49,7 @@ from cellopt.drop import Drop
 from cellopt.errors import ValidationError, check_memory
 from cellopt.solution import Solution
 from cellopt.solvers.baselines import tier_bias_db
-from cellopt.solvers.registry import method_info
-from cellopt.study.schema import POWER, MethodSpec
+from cellopt.study.runkinds import PowerRun, RunKind
 
 if TYPE_CHECKING:
     from cellopt.study.scenario import Scenario
@@ -82,11 +81,11 @@ def extra_drop_seed(seed: int, kind: str, k: int) -> int:
     return int(np.random.SeedSequence(seed, spawn_key=(key, k)).generate_state(1)[0])
 
 
-def optimizer_of(methods: Sequence[MethodSpec]) -> MethodSpec | None:
+def optimizer_of(methods: Sequence[RunKind]) -> RunKind | None:
     """The optimizer among a run's methods: the last that solves the convex problem to a
-    certified gap with fractional association (None: there is none)."""
-    convex = [m for m in methods if m.name != POWER and method_info(m.name).convex
-              and not m.options.get("single_association", False)]
+    certified gap with fractional association (:attr:`RunKind.optimizer
+    <cellopt.study.runkinds.RunKind.optimizer>`; None: there is none)."""
+    convex = [m for m in methods if m.optimizer]
     return convex[-1] if convex else None
 
 
@@ -186,14 +185,14 @@ class Deployment:
         return line + "; cell_config.csv"
 
 
-def applies(scenario: Scenario, drop: Drop, methods: Sequence[MethodSpec]) -> bool:
+def applies(scenario: Scenario, drop: Drop, methods: Sequence[RunKind]) -> bool:
     """Whether a run fits deployable settings: ``[deploy] enabled``, an optimizer among
     `methods`, full-buffer interference and users to serve."""
     return (scenario.deploy.enabled and optimizer_of(methods) is not None
             and drop.coupling is None and drop.problem.n_users > 0)
 
 
-def check_memory_of(scenario: Scenario, drop: Drop, methods: Sequence[MethodSpec]) -> None:
+def check_memory_of(scenario: Scenario, drop: Drop, methods: Sequence[RunKind]) -> None:
     """Refuse, before a run solves anything, deployable settings whose training drops
     would not fit in memory together (each about as large as the run's drop).
 
@@ -213,7 +212,7 @@ def check_memory_of(scenario: Scenario, drop: Drop, methods: Sequence[MethodSpec
                  "window of the network, or [deploy] enabled = false")
 
 
-def deploy_run(scenario: Scenario, drop: Drop, methods: Sequence[MethodSpec],
+def deploy_run(scenario: Scenario, drop: Drop, methods: Sequence[RunKind],
                solutions: dict[str, Solution], seed: int, *, progress: bool = False
                ) -> Deployment | None:
     """Fit the deployable settings of a run's drop and judge them (see the module notes).
@@ -223,7 +222,7 @@ def deploy_run(scenario: Scenario, drop: Drop, methods: Sequence[MethodSpec],
     scenario : Scenario
     drop : Drop
         The run's drop (built with `seed`).
-    methods : sequence of MethodSpec
+    methods : sequence of RunKind
         What the run solved the drop with.
     solutions : dict of str to Solution
         The run's solutions by label: the optimizer's (:func:`optimizer_of`) is read, and
@@ -276,7 +275,7 @@ def deploy_run(scenario: Scenario, drop: Drop, methods: Sequence[MethodSpec],
     max_rsrp: dict[int, float] = {}  # each drop's max-RSRP objective, by id(drop)
     for split, drops in (("training", training), ("held_out", held_out)):
         for k, d in enumerate(drops):  # a loop over drops
-            best = optimum if d is drop else scenario.solve(d, spec)
+            best = optimum if d is drop else spec.solve(scenario, d)
             reference = max_rsrp[id(d)] = d.solve("max_rsrp").objective
             for rule, values in rules.items():
                 sol = evaluate(d, values, values_db=settings.values_db, bound=best)
@@ -287,7 +286,7 @@ def deploy_run(scenario: Scenario, drop: Drop, methods: Sequence[MethodSpec],
     _say(progress, f"deploy: offsets judged on {len(training)} training and {len(held_out)} "
          "held-out drops", t)
     schedule = sleep = None
-    power = next((m for m in methods if m.name == POWER), None)
+    power = next((m for m in methods if m.patterns), None)
     if power is not None and power.label in solutions:
         t = time.perf_counter()
         schedule, sleep, power_rows, mine_power = _judge_schedule(
@@ -305,7 +304,7 @@ def deploy_run(scenario: Scenario, drop: Drop, methods: Sequence[MethodSpec],
     return result
 
 
-def rule_offsets(label: str, methods: Sequence[MethodSpec], deployment: Deployment,
+def rule_offsets(label: str, methods: Sequence[RunKind], deployment: Deployment,
                  cells: pd.DataFrame) -> np.ndarray:
     """The offset [dB] each cell gets under the method of `label`, shape (n_cells,).
 
@@ -327,7 +326,7 @@ def rule_offsets(label: str, methods: Sequence[MethodSpec], deployment: Deployme
     return np.zeros(len(cells)) if offsets is None else np.asarray(offsets, float)
 
 
-def _judge_schedule(scenario: Scenario, power: MethodSpec, drop: Drop, mixture: Solution,
+def _judge_schedule(scenario: Scenario, power: PowerRun, drop: Drop, mixture: Solution,
                     held_out: list[Drop], max_rsrp: dict[int, float], subframes: int,
                     sleep_share_off: float
                     ) -> tuple[Schedule, pd.DataFrame, list[dict[str, Any]], dict[str, Solution]]:
@@ -345,7 +344,7 @@ def _judge_schedule(scenario: Scenario, power: MethodSpec, drop: Drop, mixture: 
     cases = [("training", 0, drop, mixture)] + [("held_out", k, h, None) for k, h in enumerate(held_out)]
     for split, k, d, best in cases:  # a loop over drops
         p = problem if d is drop else scenario.power_problem(d, power)
-        best = scenario.solve(d, power) if best is None else best
+        best = power.solve(scenario, d) if best is None else best
         sol = evaluate_schedule(p, schedule, upper_bound=best.upper_bound,
                                 bound_kind=best.power.bound_kind)
         full_cost = float(p.space.energy_cost(p.space.full_power()[None, :])[0])

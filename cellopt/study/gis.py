@@ -26,9 +26,11 @@ from scipy.spatial import cKDTree
 
 from cellopt.drop import Drop
 from cellopt.network import Network
+from cellopt.parameters import Quantity
 
-__all__ = ["DEFAULT_BEAMWIDTH_DEG", "FALLBACK_SITE_DISTANCE_M", "SECTOR_RADIUS_SHARE", "gis_layers",
-           "gis_nulls", "layer_suffixes", "sector_wedges", "write_geopackage"]
+__all__ = ["ASSOCIATION_COLUMNS", "DEFAULT_BEAMWIDTH_DEG", "FALLBACK_SITE_DISTANCE_M",
+           "SECTOR_RADIUS_SHARE", "gis_layers", "gis_nulls", "layer_suffixes", "sector_wedges",
+           "write_geopackage"]
 
 #: Radius of the wedges of the ``sectors`` layer, as a share of the median distance from
 #: each sectorised site to its nearest other one (a third: the wedges of neighbouring
@@ -44,8 +46,17 @@ DEFAULT_BEAMWIDTH_DEG = 65.0
 _ARC_POINTS = 17
 #: The widest wedge drawn [°] (a full turn would close the arc on itself).
 _MAX_OPENING_DEG = 359.0
-
-
+#: The columns of the ``association_<m>`` layers, in order: one row per served user, whose
+#: line runs from the user to its serving cell's nearest wraparound image.
+ASSOCIATION_COLUMNS: tuple[Quantity, ...] = (
+    Quantity("user_id", "user id", "the user (a served one: users without a serving cell "
+                 "have no line)"),
+    Quantity("serving_cell_id", "cell id", "its serving cell, at the line's other end"),
+    Quantity("serving_tier", "tier", "tier of the serving cell"),
+    Quantity("rate_mbps", "Mbit/s", "the user's rate"),
+    Quantity("length_m", "m", "the line's length: from the user to the copy of its serving "
+                 "cell nearest to it (the cell itself without wraparound)"),
+)
 
 
 class _Layer(NamedTuple):
@@ -182,11 +193,10 @@ def _association_lines(drop: Drop, cols: dict[str, Any], rows: slice) -> gpd.Geo
     Returns
     -------
     geopandas.GeoDataFrame
-        One row per served user of `rows`, in network order: ``user_id``,
-        ``serving_cell_id``, ``serving_tier``, ``rate_mbps`` [Mbit/s] and ``length_m``
-        [m], the line's length; a two-point LineString from the user to the copy of its
-        serving cell nearest to it (:meth:`Network.nearest_image_m`: the cell itself
-        without wraparound), in the network's CRS.
+        One row per served user of `rows`, in network order: :data:`ASSOCIATION_COLUMNS`;
+        a two-point LineString from the user to the copy of its serving cell nearest to
+        it (:meth:`Network.nearest_image_m`: the cell itself without wraparound), in the
+        network's CRS.
     """
     net = drop.network
     start, _, _ = rows.indices(net.n_users)

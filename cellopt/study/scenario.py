@@ -65,27 +65,22 @@ from cellopt.deploy.settings import DeploySettings
 from cellopt.errors import ValidationError
 from cellopt.load_coupling import LoadCoupling
 from cellopt.network import Network
-from cellopt.power import PowerProblem, solve_power
+from cellopt.power import PowerProblem
 from cellopt.power.patterns import UnusualLevelWarning
-from cellopt.solution import Solution
 from cellopt.study import schema as _schema
 from cellopt.study import seeds as _seeds
 from cellopt.study.builders import BUILDERS, LINK_KEYS, has_tier, problem_options, radio_model
-from cellopt.study.schema import POWER, Distribution, MethodSpec
+from cellopt.study.runkinds import MethodRun, PowerRun, RunKind
+from cellopt.study.schema import Distribution
 
 __all__ = [
-    "POWER",
     "SHIPPED_DIR",
     "Distribution",
-    "MethodSpec",
     "Scenario",
     "find_scenario",
     "load_scenario",
     "shipped_scenarios",
 ]
-
-#: Keys of the ``[power]`` section that build the PowerProblem; the others run solve_power.
-_POWER_PROBLEM_KEYS = ("levels_db", "energy_price_per_w", "n_interferers")
 
 
 @dataclasses.dataclass(frozen=True)
@@ -109,11 +104,11 @@ class Scenario:
         ``interference_radius_m``, ``far_field``.
     problem : dict
         ``alpha``, and ``backhaul_mbps`` / ``price_per_mbps`` for third-party cells.
-    methods : tuple of MethodSpec
+    methods : tuple of MethodRun
         The association methods of the ``methods`` array.
-    power : MethodSpec or None
-        The ``[power]`` section (name :data:`~cellopt.study.schema.POWER`, its keys the
-        options); None if absent. :attr:`runs` lists it after the methods.
+    power : PowerRun or None
+        The ``[power]`` section (its keys the options); None if absent. :attr:`runs` lists
+        it after the methods.
     seed_base, drops : int
     raw : dict
         The parsed TOML, used by :meth:`with_overrides`.
@@ -135,8 +130,8 @@ class Scenario:
     users: dict[str, Any]
     radio: dict[str, Any]
     problem: dict[str, Any]
-    methods: tuple[MethodSpec, ...]
-    power: MethodSpec | None
+    methods: tuple[MethodRun, ...]
+    power: PowerRun | None
     seed_base: int
     drops: int
     raw: dict[str, Any] = dataclasses.field(repr=False, compare=False)
@@ -211,7 +206,7 @@ class Scenario:
         methods = check.methods(raw.get("methods", ["max_rsrp", "dual"]))
         if "label" in (sections["power"] or {}):
             check.label(sections["power"]["label"], "[power] key 'label'")
-        power = None if sections["power"] is None else MethodSpec.power(sections["power"])
+        power = None if sections["power"] is None else PowerRun.from_section(sections["power"])
         if power is not None:
             if power.label in [m.label for m in methods]:
                 raise check.fail("[power]", f"label {power.label!r} is a method's label too; fix: "
@@ -235,48 +230,14 @@ class Scenario:
         return _seeds.DropSeeds(self.seed_base, self.drops)
 
     @property
-    def runs(self) -> tuple[MethodSpec, ...]:
+    def runs(self) -> tuple[RunKind, ...]:
         """What :func:`~cellopt.study.run_scenario` and :func:`~cellopt.study.run_sweep`
-        solve each drop with: the methods, then the ``[power]`` section if present."""
+        solve each drop with: the methods, then the ``[power]`` section if present
+        (:mod:`cellopt.study.runkinds`; ``run.solve(scenario, drop)`` solves a drop)."""
         return self.methods + (() if self.power is None else (self.power,))
 
-    def solve(self, drop: _drop.Drop, spec: MethodSpec, **extra: Any) -> Solution:
-        """Solve a drop of this scenario with one of its runs (:attr:`runs`).
-
-        A method: ``drop.solve(spec.name, **spec.options, **extra)``. The ``[power]``
-        section: :meth:`PowerProblem.from_drop <cellopt.power.PowerProblem.from_drop>`
-        with its ``levels_db``, ``energy_price_per_w`` and ``n_interferers``, solved by
-        :func:`~cellopt.power.solve_power` with its ``master_method``, ``tol``,
-        ``max_iter`` (default "auto", the work budget) and ``time_limit_s``.
-
-        Parameters
-        ----------
-        drop : Drop
-            A drop of this scenario (:meth:`build`).
-        spec : MethodSpec
-        **extra
-            More options, e.g. ``callback`` (called with each iteration's history row);
-            for ``[power]`` also ``progress`` (:func:`~cellopt.power.solve_power`'s, off
-            by default).
-
-        Raises
-        ------
-        ValidationError
-            Naming the file and ``[power]`` for a power problem this network refuses
-            (e.g. a level list for a tier a cell file lacks).
-        """
-        options = {**spec.options, **extra}
-        if spec.name != POWER:
-            return drop.solve(spec.name, **options)
-        problem = self.power_problem(drop, spec)
-        options = {k: v for k, v in options.items() if k not in _POWER_PROBLEM_KEYS}
-        if "master_method" in options:
-            options["method"] = options.pop("master_method")
-        options.setdefault("progress", False)
-        return solve_power(problem, **options)
-
-    def power_problem(self, drop: _drop.Drop, spec: MethodSpec | None = None) -> PowerProblem:
-        """The power problem of a drop under the ``[power]`` section (or `spec`): its
+    def power_problem(self, drop: _drop.Drop, run: PowerRun | None = None) -> PowerProblem:
+        """The power problem of a drop under the ``[power]`` section (or `run`): its
         ``levels_db``, ``energy_price_per_w`` and ``n_interferers``.
 
         Raises
@@ -285,11 +246,11 @@ class Scenario:
             Naming the file and ``[power]``: for a scenario without the section, or a
             power problem this network refuses.
         """
-        spec = self.power if spec is None else spec
-        if spec is None:
+        run = self.power if run is None else run
+        if run is None:
             raise ValidationError(f"{self.path}: [power] the scenario has no [power] section; fix: "
                                   "add one (levels_db, energy_price_per_w)")
-        built = {k: spec.options[k] for k in _POWER_PROBLEM_KEYS if k in spec.options}
+        built = run.problem_options
         with warnings.catch_warnings():  # the file's unusual levels warned when it was loaded
             warnings.simplefilter("ignore", UnusualLevelWarning)
             return self._stage(False, "power", lambda: PowerProblem.from_drop(drop, **built))

@@ -50,15 +50,15 @@ from cellopt.radio.predictions import RasterPathLoss
 from cellopt.solvers import METHODS
 from cellopt.solvers.arguments import check_arguments
 from cellopt.study.builders import BUILDERS, RADIO_KEYS, has_tier, scenario_keys
+from cellopt.study.runkinds import MethodRun, PowerRun, label_problem, labels_problem
 from cellopt.study.seeds import DropSeeds
 from cellopt.topology.femto import WIFI_DENSITY_PER_KM2, add_femtocells_nbytes
 from cellopt.topology.hexgrid import add_picos_nbytes
 from cellopt.topology.poisson import TIER_KEYS
 from cellopt.topology.users import drop_users_nbytes
 
-__all__ = ["INTERFERENCE", "MEASURED_RADIO_KEYS", "MEASURED_USER_KEYS", "POISSON_TIER_KEYS", "POWER",
-           "SECTION_KEYS", "Checker", "Distribution", "MethodSpec", "check_range", "key_table",
-           "label_problem", "labels_problem", "toml_type"]
+__all__ = ["INTERFERENCE", "MEASURED_RADIO_KEYS", "MEASURED_USER_KEYS", "POISSON_TIER_KEYS",
+           "SECTION_KEYS", "Checker", "Distribution", "check_range", "key_table", "toml_type"]
 
 #: Keys of each tier table of a Poisson layout (``[network.tiers.<tier>]``), with their kinds.
 POISSON_TIER_KEYS = {k: kind_of(k) for k in TIER_KEYS}
@@ -141,65 +141,6 @@ class Distribution:
         if self.kind == "uniform":
             return rng.uniform(p["low"], p["high"], n)
         return p["median"] * np.exp(p["sigma"] * rng.standard_normal(n))
-
-
-#: The name of the ``[power]`` section's run among a scenario's methods
-#: (:meth:`cellopt.study.Scenario.solve`).
-POWER = "power"
-
-
-@dataclasses.dataclass(frozen=True)
-class MethodSpec:
-    """One method to run, reported as `label`: ``solve(problem, method=name, **options)``,
-    or, for name :data:`POWER`, the ``[power]`` section (its keys are the options)."""
-
-    name: str
-    label: str
-    options: Mapping[str, Any] = dataclasses.field(default_factory=dict)
-
-    def __post_init__(self) -> None:
-        problem = label_problem(self.label)
-        if problem is not None:
-            raise ValidationError(f"MethodSpec({self.name!r}) label {problem}")
-
-    @classmethod
-    def power(cls, section: Mapping[str, Any]) -> MethodSpec:
-        """The run of a checked ``[power]`` section; label ``power (<master method>)`` unless
-        it gives one."""
-        options = {k: v for k, v in section.items() if k != "label"}
-        label = section.get("label", f"{POWER} ({options.get('master_method', 'ipm')})")
-        return cls(POWER, label, options)
-
-
-def label_problem(label: Any) -> str | None:
-    """Why `label` cannot name a run, or None.
-
-    A label names the run's rows in every output (the ``method`` column of the CSV
-    tables, the GeoPackage layers, the report): it must be a string with text, since an
-    empty one reads back from a CSV as a missing value.
-    """
-    if not isinstance(label, str):
-        return f"= {label!r} is a {type(label).__name__}; fix: give the label as a string"
-    if not label.strip():
-        return (f"= {label!r} is blank, and the label names the run's rows in every output (an "
-                "empty one reads back from a CSV as a missing value); fix: give a label with "
-                "text, or leave 'label' out for the default")
-    return None
-
-
-def labels_problem(labels: Sequence[str]) -> str | None:
-    """Why the labels of a run's methods cannot name its rows apart, or None: two equal, or
-    equal once the spaces at their ends are stripped (they read as one run)."""
-    groups: dict[str, list[str]] = {}
-    for label in labels:
-        groups.setdefault(label.strip(), []).append(label)
-    clash = [sorted(set(g)) for g in groups.values() if len(g) > 1]
-    if not clash:
-        return None
-    if len(clash[0]) == 1:
-        return f"duplicate labels {clash[0]}; fix: give each a distinct 'label'"
-    return (f"labels {clash[0]} differ only by spaces at their ends, so they read as one run in "
-            "the outputs; fix: give each a distinct 'label'")
 
 
 #: How :func:`key_table` names each TOML kind.
@@ -682,7 +623,7 @@ class Checker:
                             f"median={p['median']}, sigma={p['sigma']}")
         return Distribution(kind, tuple((k, p[k]) for k in names))
 
-    def methods(self, raw: Any) -> tuple[MethodSpec, ...]:
+    def methods(self, raw: Any) -> tuple[MethodRun, ...]:
         """The methods of the ``methods`` array, checked as ``solve()`` would check them."""
         where = "methods"
         if not isinstance(raw, list):
@@ -707,7 +648,7 @@ class Checker:
                                         f"array or table of numbers (e.g. per tier), got {v!r}")
             else:
                 raise self.fail(at, f"expected string or table, got {toml_type(item)}")
-            if name == POWER:
+            if name == PowerRun.name:  # a section's run, not a method
                 raise self.fail(at, "power optimization is not a method of the list; fix: "
                                 "describe it in a [power] section (levels_db, "
                                 "energy_price_per_w, ...): it runs after the methods")
@@ -725,18 +666,20 @@ class Checker:
                 label = name + ("".join(f" {k}={v}" for k, v in options.items()))
             else:
                 self.label(label, f"{at} key 'label'")
-            specs.append(MethodSpec(name, label, options))
+            specs.append(MethodRun(name, label, options))
         self.distinct_labels([s.label for s in specs], where)
         return tuple(specs)
 
     def label(self, label: str, where: str) -> None:
-        """Refuse a blank run label (:func:`label_problem`), naming the file and `where`."""
+        """Refuse a blank run label (:func:`~cellopt.study.runkinds.label_problem`), naming
+        the file and `where`."""
         problem = label_problem(label)
         if problem is not None:
             raise self.fail(where, problem)
 
     def distinct_labels(self, labels: Sequence[str], where: str) -> None:
-        """Refuse labels that differ only by spaces at their ends (:func:`labels_problem`)."""
+        """Refuse labels that differ only by spaces at their ends
+        (:func:`~cellopt.study.runkinds.labels_problem`)."""
         problem = labels_problem(labels)
         if problem is not None:
             raise self.fail(where, problem)

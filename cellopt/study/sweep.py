@@ -19,7 +19,7 @@ method, the npz holds the expected arrays and agrees with the CSV): a damaged on
 recomputed, with a warning naming the file. A folder holding results whose ``meta.json``
 or ``scenario.toml`` is missing is refused unless ``force=True``; one written for another
 scenario, seed base or grid always is (:class:`~cellopt.errors.StoreError`). The sweep holds
-the folder's lock while it runs (:class:`~cellopt.study.store.FolderLock`): a second run
+the folder's lock while it runs (:class:`~cellopt.study.lock.FolderLock`): a second run
 into the folder is refused, and the stale lock of a killed run is taken over on resume.
 
 Seeds: ``numpy.random.SeedSequence(seeds.base).spawn(drops)`` gives one child per drop; drop
@@ -44,8 +44,9 @@ import pandas as pd
 
 from cellopt.checks import check_count, close_names
 from cellopt.errors import StoreError, ValidationError, check_memory
-from cellopt.study.atomic import atomic_write, save_figure
+from cellopt.study.atomic import png_writer
 from cellopt.study.builders import BUILDERS
+from cellopt.study.outputs import OutputFile, is_matplotlib_png, write_table
 from cellopt.study.scenario import Scenario
 from cellopt.study.schema import SECTION_KEYS
 from cellopt.study.seeds import drop_seeds
@@ -64,8 +65,8 @@ from cellopt.study.store import (
 from cellopt.study.summary import rate_summary, run_bounds
 from cellopt.study.tasks import run_tasks
 
-__all__ = ["SUMMARY_COLUMNS", "collect", "grid_scenarios", "load_rates", "plot_sweep", "resumed_drops",
-           "run_sweep", "sweep_grid"]
+__all__ = ["SUMMARY_COLUMNS", "SWEEP_FILES", "collect", "grid_scenarios", "load_rates", "plot_sweep",
+           "resumed_drops", "run_sweep", "sweep_grid"]
 
 #: Columns of the per-method summary rows (after ``grid_id, drop, seed`` and the grid keys);
 #: rates, ``n_users`` and ``n_outage`` count the users of the study area only.
@@ -85,8 +86,26 @@ def _result_name(gid: str, drop: int) -> str:
     return f"{gid}_drop{drop}"
 
 
+def _write_figure(f: Any, fig: Any) -> None:
+    png_writer(fig, dpi=110)(f)
+
+
+#: A task writes its rates first and its summary last (the task's marker).
+RATES_FILE = OutputFile("drops/{task}.npz", lambda f, arrays: np.savez(f, **arrays), "wb",
+                        what="per-user rates of every method")
+SUMMARY_FILE = OutputFile("drops/{task}.csv", write_table, what="per-method summary rows")
+INDEX_FILE = OutputFile("index.csv", write_table, what="all summary rows (collect)")
+RATE_CDF_FILE = OutputFile("rate_cdf_{grid_id}.png", _write_figure, "wb", recognise=is_matplotlib_png,
+                           what="the rates of all drops of a grid point pooled (plot_sweep)")
+GAIN_FILE = OutputFile("gain_{rate}.png", _write_figure, "wb", recognise=is_matplotlib_png,
+                       what="rate percentile gains over the first method (plot_sweep)")
+#: The files of a sweep's folder (beside :data:`~cellopt.study.store.FOLDER_FILES`), each
+#: written whole on its own.
+SWEEP_FILES = (RATES_FILE, SUMMARY_FILE, INDEX_FILE, RATE_CDF_FILE, GAIN_FILE)
+
+
 def _run_task(raw: dict[str, Any], path: str, point: dict[str, Any], gid: str, drop: int,
-              seed: int, drops_dir: str) -> str:
+              seed: int, out_dir: str) -> str:
     """Build and solve one drop with every method; write its rates and summary. Module-level
     with plain arguments, so it runs in a spawned worker. Returns the summary file's path."""
     scenario = Scenario.from_dict(raw, path)
@@ -96,7 +115,7 @@ def _run_task(raw: dict[str, Any], path: str, point: dict[str, Any], gid: str, d
     solutions, walls = {}, {}
     for spec in scenario.runs:
         t0 = time.perf_counter()
-        solutions[spec.label] = scenario.solve(built, spec)
+        solutions[spec.label] = spec.solve(scenario, built)
         walls[spec.label] = time.perf_counter() - t0
     bounds = run_bounds(built.problem, solutions)  # every gap to the drop's best bound
     for i, spec in enumerate(scenario.runs):
@@ -110,14 +129,12 @@ def _run_task(raw: dict[str, Any], path: str, point: dict[str, Any], gid: str, d
             "n_users": int(study.sum()), "n_outage": int((study & ~served).sum()),
             "status": sol.status, "wall_s": walls[spec.label],
         })
-    out = Path(drops_dir)
     name = _result_name(gid, drop)
     labels = np.array([s.label for s in scenario.runs], dtype=str)
     # The rates first, the summary (the task's marker) last: a marker always has its rates.
-    atomic_write(out / f"{name}.npz", lambda f: np.savez(
-        f, method=labels, rate_mbps=rates, served=served, study=study), "wb")
-    atomic_write(out / f"{name}.csv", lambda f: pd.DataFrame(rows).to_csv(f, index=False))
-    return str(out / f"{name}.csv")
+    RATES_FILE.write_to(out_dir, {"method": labels, "rate_mbps": rates, "served": served,
+                                  "study": study}, task=name)
+    return str(SUMMARY_FILE.write_to(out_dir, pd.DataFrame(rows), task=name))
 
 
 # ---------------------------------------------------------------------------- checks
@@ -182,10 +199,10 @@ def _check_rates(arrays: Mapping[str, np.ndarray], frame: pd.DataFrame, name: st
             raise Damaged(f"{name} and the summary disagree on the rates of {row['method']!r}")
 
 
-def _result_problem(drops_dir: Path, gid: str, drop: int, **expected: Any) -> str | None:
+def _result_problem(out_dir: Path, gid: str, drop: int, **expected: Any) -> str | None:
     """Why the finished task (`gid`, `drop`) cannot be kept, or None if both its files are sound."""
-    csv = drops_dir / f"{_result_name(gid, drop)}.csv"
-    npz = csv.with_suffix(".npz")
+    csv = SUMMARY_FILE.path(out_dir, task=_result_name(gid, drop))
+    npz = RATES_FILE.path(out_dir, task=_result_name(gid, drop))
     try:
         frame = read_whole_csv(csv)
         _check_summary(frame, gid=gid, drop=drop, **expected)
@@ -254,7 +271,7 @@ def collect(out_dir: str | Path) -> pd.DataFrame:
         index = pd.concat(frames, ignore_index=True)
     else:
         index = pd.DataFrame(columns=columns or ["grid_id", "drop", "seed", *SUMMARY_COLUMNS])
-    atomic_write(out_dir / "index.csv", lambda f: index.to_csv(f, index=False))
+    INDEX_FILE.write_to(out_dir, index)
     return index
 
 
@@ -268,7 +285,7 @@ def load_rates(out_dir: str | Path, grid_id: str, drop: int) -> pd.DataFrame:
     StoreError
         If the task's ``.npz`` is missing or cannot be read.
     """
-    path = Path(out_dir) / "drops" / f"{_result_name(grid_id, drop)}.npz"
+    path = RATES_FILE.path(out_dir, task=_result_name(grid_id, drop))
     try:
         z = _load_npz(path)
     except Damaged as err:
@@ -437,7 +454,7 @@ def run_sweep(
         For more tasks than fit in memory.
     FolderInUseError
         While another running process writes to `out_dir` (it holds its lock,
-        :class:`~cellopt.study.store.FolderLock`; the lock of a run that was killed is
+        :class:`~cellopt.study.lock.FolderLock`; the lock of a run that was killed is
         taken over with a warning).
     StoreError
         For a folder with results and ``resume=False``; on resume, for a folder whose
@@ -481,13 +498,13 @@ def run_sweep(
         for gid, k in wanted:
             sc, point = by_gid[gid]
             if (gid, k) in existing:
-                problem = _result_problem(drops_dir, gid, k, columns=columns, methods=meta["methods"],
+                problem = _result_problem(folder.path, gid, k, columns=columns, methods=meta["methods"],
                                           seed=seeds[k], point=point)
                 if problem is None:
                     continue
                 warnings.warn(f"{existing[gid, k]} is damaged: {problem}; computing that drop again",
                               stacklevel=2)
-            tasks.append((sc.raw, str(sc.path), point, gid, k, seeds[k], str(drops_dir)))
+            tasks.append((sc.raw, str(sc.path), point, gid, k, seeds[k], str(folder.path)))
         run_tasks(_run_task, tasks, workers=workers, scheduler=scheduler, progress=progress,
                   unit="drop")
         return collect(folder.path)
@@ -536,14 +553,14 @@ def plot_sweep(out_dir: str | Path) -> list[Path]:
     if index.empty:
         raise StoreError(f"{out} holds no finished drop yet; fix: run `cellopt experiment SCENARIO "
                          f"--out {out}` (with --resume to continue it) first")
-    figures: list[tuple[Any, Path]] = []
+    figures: list[tuple[Any, OutputFile, dict[str, str]]] = []
     for gid in index["grid_id"].unique():  # a few grid points
         drops = index.loc[index["grid_id"] == gid, "drop"].unique()
         rates = pd.concat([load_rates(out, gid, int(k)) for k in drops], ignore_index=True)
         ax = plot_rate_cdf({m: rates[m].to_numpy() for m in rates.columns if m != "served"})
         ax.set_title(f"{gid}: {meta.get('grid_points', {}).get(gid) or 'scenario as given'}, "
                      f"{len(drops)} drop(s)")
-        figures.append((ax.figure, out / f"rate_cdf_{gid}.png"))
+        figures.append((ax.figure, RATE_CDF_FILE, {"grid_id": gid}))
     keys = list(sweep_grid(meta))
     numeric = len(keys) == 1 and pd.api.types.is_numeric_dtype(index[keys[0]]) \
         and not pd.api.types.is_bool_dtype(index[keys[0]])
@@ -557,11 +574,9 @@ def plot_sweep(out_dir: str | Path) -> list[Path]:
             x = next(iter(gains.values())).columns.to_numpy(float)
             ax = plot_gain_curve(x, {m: g.to_numpy() for m, g in gains.items()}, xlabel=key,
                                  ylabel=f"{label} rate gain over {base}")
-            figures.append((ax.figure, out / f"gain_{name}.png"))
+            figures.append((ax.figure, GAIN_FILE, {"rate": name}))
     try:
-        for fig, path in figures:
-            save_figure(fig, path, dpi=110)
+        return [entry.write_to(out, fig, **fields) for fig, entry, fields in figures]
     finally:
-        for fig, _ in figures:
+        for fig, _, _ in figures:
             plt.close(fig)
-    return [path for _, path in figures]
