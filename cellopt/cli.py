@@ -73,10 +73,9 @@ def _run(args: argparse.Namespace) -> int:
     methods = scenario.runs if not args.method else [_method(scenario, m) for m in args.method]
     if args.scheduler is not None:
         methods = _with_scheduler(methods, args.scheduler)
-    progress = sys.stderr.isatty() if args.progress is None else args.progress
     out = Path(args.out) if args.out else default_folder(scenario.name, scenario.path.stem)
     result = run_scenario(scenario, out, seed=args.seed, methods=methods,
-                          report=not args.no_report, progress=progress, force=args.force)
+                          report=not args.no_report, progress=args.progress, force=args.force)
     drop, seed = result.drop, result.drop.seed
     print(f"cellopt {__version__} - scenario {scenario.name!r} ({scenario.path}), seed {seed}")
     for reading in result.readings:

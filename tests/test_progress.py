@@ -49,11 +49,13 @@ def test_the_bar_draws_at_a_terminal_and_not_in_a_pipe(monkeypatch):
 def _long_calls():
     from cellopt.coverage import coverage_map
     from cellopt.radio import link_table
+    from cellopt.study import Scenario, capacity_sweep, run_scenario, run_sweep
     from cellopt.topology import read_cells
 
-    return [link_table, coverage_map, read_cells, cellopt.solve_power, tasks.run_tasks]
+    return [link_table, coverage_map, read_cells, cellopt.solve_power, tasks.run_tasks,
+            Scenario.build, run_scenario, run_sweep, capacity_sweep]
 
 
-@pytest.mark.parametrize("fn", _long_calls(), ids=lambda fn: fn.__name__)
+@pytest.mark.parametrize("fn", _long_calls(), ids=lambda fn: fn.__qualname__)
 def test_every_long_call_defaults_to_the_rule(fn):
     assert inspect.signature(fn).parameters["progress"].default is None

@@ -41,6 +41,7 @@ import pandas as pd
 
 from cellopt.checks import check_bool, check_callable, check_count, check_number, check_seeds
 from cellopt.errors import StoreError, ValidationError, check_memory
+from cellopt.progress import shows
 from cellopt.solvers import METHODS
 from cellopt.study.outputs import OutputFile, write_table
 from cellopt.study.runkinds import PowerRun, RunKind, run_named, run_names
@@ -399,7 +400,7 @@ def capacity_sweep(
     workers: int = 1,
     scheduler: Any = None,
     resume: bool = False,
-    progress: bool = True,
+    progress: bool | None = None,
     force: bool = False,
     **options: Any,
 ) -> pd.DataFrame:
@@ -464,9 +465,8 @@ def capacity_sweep(
     replicates, drops, workers = (check_count(value, name, fix="give an integer ≥ 1", minimum=1)
                                   for name, value in (("replicates", replicates),
                                                       ("drops", drops), ("workers", workers)))
-    resume, progress, force = (check_bool(v, n) for n, v in (("resume", resume),
-                                                             ("progress", progress),
-                                                             ("force", force)))
+    resume, force = (check_bool(v, n) for n, v in (("resume", resume), ("force", force)))
+    progress = shows(progress)
     check_metric(scenario, metric, target_p5_mbps, target_served_share)
     target = {"metric": metric, "target_p5_mbps": float(target_p5_mbps),
               "target_served_share": float(target_served_share)}

@@ -50,6 +50,7 @@ import rasterio
 from cellopt.coverage import CoverageMap, check_coverage, coverage_map
 from cellopt.drop import Drop
 from cellopt.errors import StoreError, ValidationError
+from cellopt.progress import shows
 from cellopt.solution import Solution
 from cellopt.study.atomic import AtomicFiles, atomic_files, leftover_temporaries, png_writer
 from cellopt.study.deployment import Deployment, check_memory_of, deploy_run, rule_offsets
@@ -338,7 +339,7 @@ OUTPUT_FILES = tuple(entry.name for entry in RUN_OUTPUTS)
 
 def run_scenario(scenario: Scenario, out: str | Path, *, seed: int | None = None,
                  methods: Sequence[RunKind] | None = None, report: bool = True,
-                 progress: bool = False, force: bool = False) -> RunResult:
+                 progress: bool | None = None, force: bool = False) -> RunResult:
     """Build one drop of `scenario`, solve it with every method, write the outputs to `out`.
 
     Parameters
@@ -356,9 +357,9 @@ def run_scenario(scenario: Scenario, out: str | Path, *, seed: int | None = None
         ``[power]`` section if it has one; :mod:`cellopt.study.runkinds`).
     report : bool
         Also write ``report.html``.
-    progress : bool
+    progress : bool or None
         Show each stage's time, the link table's progress bar and each method's
-        iterations on stderr.
+        iterations on stderr. None (default): when standard error is a terminal (:mod:`cellopt.progress`).
     force : bool
         Write into `out` even if it holds another scenario's results (see
         :func:`~cellopt.study.store.check_owner`).
@@ -392,6 +393,7 @@ def run_scenario(scenario: Scenario, out: str | Path, *, seed: int | None = None
         For a folder that cannot be written, or a failed write (a full disk; an error of
         GDAL is a :class:`~cellopt.study.atomic.WriteError`): the earlier run's files stay.
     """
+    progress = shows(progress)
     if methods is not None:  # a label names the run's rows of every output
         problem = labels_problem([m.label for m in methods])
         if problem is not None:

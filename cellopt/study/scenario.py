@@ -67,6 +67,7 @@ from cellopt.load_coupling import LoadCoupling
 from cellopt.network import Network
 from cellopt.power import PowerProblem
 from cellopt.power.patterns import UnusualLevelWarning
+from cellopt.progress import shows
 from cellopt.study import schema as _schema
 from cellopt.study import seeds as _seeds
 from cellopt.study.builders import BUILDERS, LINK_KEYS, has_tier, problem_options, radio_model
@@ -280,7 +281,7 @@ class Scenario:
             return radio_model(self.radio)
 
     def build(self, seed: int | None = None, *, cell_seed: int | None = None,
-              progress: bool = False) -> _drop.Drop:
+              progress: bool | None = None) -> _drop.Drop:
         """One drop: the network, its link table and the association problem.
 
         Parameters
@@ -294,8 +295,9 @@ class Scenario:
             seeds have the same cells, and new users and shadowing: the held-out
             drops on which a configuration fitted to one drop is judged
             (:mod:`cellopt.deploy`).
-        progress : bool
-            Show each step's time and the link table's progress bar on stderr.
+        progress : bool or None
+            Show each step's time and the link table's progress bar on stderr. None
+            (default): when standard error is a terminal (:mod:`cellopt.progress`).
 
         Returns
         -------
@@ -303,6 +305,7 @@ class Scenario:
             The network (all cells and users), the links of every user, and the problem
             of the users with a usable link (:attr:`Drop.solvable`).
         """
+        progress = shows(progress)
         seed = self.seed_base if seed is None else seed
         cell_seed = seed if cell_seed is None else cell_seed
         for name, value in (("seed", seed), ("cell_seed", cell_seed)):

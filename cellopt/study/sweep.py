@@ -406,7 +406,7 @@ def run_sweep(
     grid: Mapping[str, Sequence[Any]] | None = None,
     workers: int = 1,
     resume: bool = False,
-    progress: bool = True,
+    progress: bool | None = None,
     scheduler: Any = None,
     force: bool = False,
 ) -> pd.DataFrame:
@@ -431,8 +431,8 @@ def run_sweep(
     resume : bool
         Skip tasks whose result exists and is sound; recompute damaged ones (with a
         warning naming the file). Without it, a folder holding results is refused.
-    progress : bool
-        Show a tqdm progress bar.
+    progress : bool or None
+        Show a tqdm progress bar. None (default): when standard error is a terminal (:mod:`cellopt.progress`).
     scheduler : str or dask.distributed.Client, optional
         Run the tasks on this Dask cluster instead (``workers`` is then ignored); the
         results are identical, drop by drop.
