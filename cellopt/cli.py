@@ -356,6 +356,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         # The command line shows each warning once, as one line, whatever filters its caller set.
         warnings.simplefilter("default")
         warnings.showwarning = _show_warning
+        _SHOWN.clear()  # once per command
         try:
             return args.func(args)
         except KeyboardInterrupt:
@@ -426,10 +427,19 @@ def _os_error(err: OSError) -> str:
     return f"{err.strerror or err}{where}; fix: {fix}"
 
 
+#: The cellopt warnings this command has shown: a warning raised again (a sweep's task
+#: loads its scenario again, and code that sets warning filters in between makes Python
+#: forget what it showed) is not shown twice.
+_SHOWN: set[str] = set()
+
+
 def _show_warning(message: Warning | str, category: type[Warning], filename: str, lineno: int,
                   file: Any = None, line: str | None = None) -> None:
-    """Show cellopt's own warnings as one ``cellopt: warning:`` line, others as usual."""
+    """Show cellopt's own warnings as one ``cellopt: warning:`` line, once; others as usual."""
     if Path(filename).resolve().is_relative_to(Path(__file__).resolve().parent):
+        if str(message) in _SHOWN:
+            return
+        _SHOWN.add(str(message))
         print(f"cellopt: warning: {message}", file=sys.stderr if file is None else file)
     else:
         text = warnings.formatwarning(message, category, filename, lineno, line)

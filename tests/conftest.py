@@ -1,17 +1,16 @@
 """Shared test set-up.
 
-Helpers used by several test files are plain modules next to this file, imported by
-name (``from problems import random_problem``), not fixtures:
+The tests are laid out by the part of the package they test (``core/``, ``radio/``,
+``topology/``, ``solvers/``, ``power/``, ``deploy/``, ``study/``, ``cli/``), with the
+hostile-input tests of a part beside its other tests (``test_*_hostile.py``); ``docs/``
+runs the README, the tutorials and the documentation, and ``house/`` checks the layout of
+the package itself (layers, packaging). Helpers used by several test files are the
+package ``helpers/`` next to this file (``from helpers.problems import random_problem``),
+not fixtures; ``helpers.ROOT`` is the repository's root.
 
-- ``problems.py`` — seeded instances: :func:`random_problem(seed, kind, ...)` (one
-  generator, four documented families) and :func:`one_cell`;
-- ``checks.py`` — :func:`assert_feasible` (recomputed with numpy), :func:`raises` (an
-  exact piece of the message) and :func:`assert_same_cells`;
-- ``gap_oracle.py`` — an independent rate-equivalent gap;
-- ``small_scenario.py`` — the smallest scenario the CLI and runner tests use.
-
-pytest's default ("prepend") import mode puts ``tests/`` on ``sys.path``; the lines
-below do the same under ``--import-mode=importlib``, so the helpers import either way.
+pytest's default ("prepend") import mode puts ``tests/`` on ``sys.path`` for this file;
+the lines below do the same under ``--import-mode=importlib``, so the helpers import
+either way.
 
 Ctrl+C as a terminal delivers it: a shell without job control starts a background
 command (``pytest &``, a CI step run that way) with SIGINT ignored, and every process it
