@@ -63,7 +63,7 @@ def test_newton_direction_solves_the_proximal_system():
 
 # ---------------------------------------------------------------- the semismooth Newton solver
 def _drawn_problem(seed: int, **options) -> cellopt.Problem:
-    from problems import random_problem
+    from helpers.problems import random_problem
 
     return random_problem(seed, "drawn", **options)
 

@@ -296,7 +296,7 @@ def test_sweeps_and_capacity_sweeps_write_one_meta_schema(tmp_path):
     """Two engines used to write meta.json in two schemas."""
     import json
 
-    from small_scenario import small_scenario
+    from helpers.small_scenario import small_scenario
 
     from cellopt.study import capacity_sweep, run_sweep
 
